@@ -5,6 +5,7 @@ Each generator class has ``max_rank`` (exact int), ``unrank(rank)``,
 numba kernels they wrap live beside them as ``_``-prefixed functions.
 """
 
+from epcg.combinatorics.bitboard import BitboardCombinations
 from epcg.combinatorics.combinations import Combinations
 
-__all__ = ["Combinations"]
+__all__ = ["BitboardCombinations", "Combinations"]

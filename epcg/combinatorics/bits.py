@@ -1,0 +1,105 @@
+"""Bit primitives on 64-bit words, callable from numba kernels and from plain Python.
+
+Inside ``@njit`` code each compiles to one LLVM instruction (ctpop, cttz, ctlz,
+bitreverse); called from Python, or under ``NUMBA_DISABLE_JIT=1``, the
+pure-Python bodies below run instead. Results are int64 counts/indices;
+words are uint64 (any integer argument is read as its low 64 bits).
+
+>>> popcount(0b1011), ctz(0b1000), msb(0b1000), ctz(0)
+(3, 3, 3, 64)
+>>> int(reverse_bits(0b0011, 4)), bin(low_mask(5))
+(12, '0b11111')
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic, overload
+
+__all__ = ["ctz", "low_mask", "msb", "popcount", "reverse_bits"]
+
+_WORD = (1 << 64) - 1
+
+
+def popcount(x) -> int:
+    """Number of set bits."""
+    return (int(x) & _WORD).bit_count()
+
+
+def ctz(x) -> int:
+    """Index of the lowest set bit (count of trailing zeros); 64 for 0."""
+    x = int(x) & _WORD
+    return (x & -x).bit_length() - 1 if x else 64
+
+
+def msb(x) -> int:
+    """Index of the highest set bit; -1 for 0."""
+    return (int(x) & _WORD).bit_length() - 1
+
+
+def _unary_intrinsic(emit):
+    """An intrinsic applying ``emit(builder, i64 value)`` to an integer cast to uint64."""
+
+    @intrinsic
+    def _impl(typingctx, x):
+        if not isinstance(x, types.Integer):
+            return None
+
+        def codegen(context, builder, signature, args):
+            return emit(builder, context.cast(builder, args[0], x, types.uint64))
+
+        return types.int64(x), codegen
+
+    return _impl
+
+
+_FALSE = ir.Constant(ir.IntType(1), 0)
+_llvm_ctpop = _unary_intrinsic(lambda b, v: b.ctpop(v))
+_llvm_cttz = _unary_intrinsic(lambda b, v: b.cttz(v, _FALSE))
+_llvm_ctlz = _unary_intrinsic(lambda b, v: b.ctlz(v, _FALSE))
+_llvm_bitreverse = _unary_intrinsic(lambda b, v: b.bitreverse(v))
+
+
+@overload(popcount)
+def _popcount_jit(x):
+    if isinstance(x, types.Integer):
+        return lambda x: _llvm_ctpop(x)
+
+
+@overload(ctz)
+def _ctz_jit(x):
+    if isinstance(x, types.Integer):
+        return lambda x: _llvm_cttz(x)
+
+
+@overload(msb)
+def _msb_jit(x):
+    if isinstance(x, types.Integer):
+        return lambda x: 63 - _llvm_ctlz(x)
+
+
+def _bitreverse64(x) -> int:
+    """The 64 bits of ``x`` in reverse order (pure Python)."""
+    return int(f"{int(x) & _WORD:064b}"[::-1], 2)
+
+
+@overload(_bitreverse64)
+def _bitreverse64_jit(x):
+    if isinstance(x, types.Integer):
+        return lambda x: np.uint64(_llvm_bitreverse(x))
+
+
+@njit(cache=True, nogil=True)
+def low_mask(m):
+    """uint64 with the ``m`` lowest bits set, ``0 <= m <= 64``."""
+    if m >= 64:
+        return ~np.uint64(0)
+    return (np.uint64(1) << np.uint64(m)) - np.uint64(1)
+
+
+@njit(cache=True, nogil=True)
+def reverse_bits(x, n):
+    """The low ``n`` bits of ``x`` in reverse order: bit ``i`` moves to bit ``n-1-i`` (``1 <= n <= 64``)."""
+    return np.uint64(_bitreverse64(x)) >> np.uint64(64 - n)
