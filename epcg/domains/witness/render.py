@@ -3,8 +3,9 @@
 Everything is drawn in data units (one grid step = 1) as filled patches, so a
 panel looks the same at any figure size, in SVG and in PNG. Figures are built
 with :class:`matplotlib.figure.Figure` on an Agg canvas: no pyplot, no display,
-and the process-wide backend is left alone. The functions take plain values (positions, cells, colours, a
-vertex path) in the index conventions of :mod:`epcg.domains.witness.geometry`.
+and the process-wide backend is left alone. The functions take plain values
+(positions, cells, colours, a vertex path) in the index conventions of
+:mod:`epcg.domains.witness.geometry`. The goal nub points up.
 
 Each constraint and path gets an SVG id, ``<panel>-cross-<position>``,
 ``<panel>-cell-<cell>-black|white`` and ``<panel>-path``, so a designer can
@@ -29,7 +30,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PatchCollection
 from matplotlib.figure import Figure
-from matplotlib.patches import Circle, FancyBboxPatch, Rectangle, RegularPolygon
+from matplotlib.patches import Circle, FancyBboxPatch, Patch, Rectangle, RegularPolygon
 
 from epcg.domains.witness.geometry import Geometry
 
@@ -148,9 +149,9 @@ def _segment(x0: float, y0: float, x1: float, y1: float) -> Rectangle:
     return Rectangle((x0 - LINE / 2, min(y0, y1)), LINE, abs(y1 - y0))
 
 
-def _bars(points: Sequence[tuple[float, float]]) -> list:
+def _bars(points: Sequence[tuple[float, float]]) -> list[Patch]:
     """Round-jointed thick polyline through ``points``, as bars plus joint discs."""
-    out: list = [_segment(*a, *b) for a, b in zip(points, points[1:])]
+    out: list[Patch] = [_segment(*a, *b) for a, b in zip(points, points[1:])]
     out += [Circle(p, LINE / 2) for p in points]
     return out
 
@@ -209,14 +210,18 @@ def _panel_extent(g: Geometry) -> tuple[float, float]:
     return g.width + 2 * MARGIN, g.height + 2 * MARGIN
 
 
-def _blank_axes(fig: Figure, width: float, height: float) -> Axes:
-    """One axes filling ``fig``, data box (0, 0)-(width, height), equal aspect, no frame."""
-    ax = fig.add_axes((0, 0, 1, 1))
+def _frame(ax: Axes, width: float, height: float) -> Axes:
+    """Show the data box (0, 0)-(width, height) of ``ax`` at equal aspect, without axes."""
     ax.set_xlim(0, width)
     ax.set_ylim(0, height)
     ax.set_aspect("equal")
     ax.set_axis_off()
     return ax
+
+
+def _blank_axes(fig: Figure, width: float, height: float) -> Axes:
+    """One axes filling ``fig``, showing (0, 0)-(width, height)."""
+    return _frame(fig.add_axes((0, 0, 1, 1)), width, height)
 
 
 def draw_puzzle(
@@ -240,11 +245,7 @@ def draw_puzzle(
     if gid is None:
         gid = f"ax{ax.figure.axes.index(ax)}"
     _draw_panel(ax, geometry, pz, MARGIN, MARGIN, gid, solved=path is not None)
-    pw, ph = _panel_extent(geometry)
-    ax.set_xlim(0, pw)
-    ax.set_ylim(0, ph)
-    ax.set_aspect("equal")
-    ax.set_axis_off()
+    _frame(ax, *_panel_extent(geometry))
     if title is not None:
         ax.set_title(title, color=TEXT_COLOUR)
 
