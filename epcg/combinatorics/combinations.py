@@ -25,7 +25,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from epcg.combinatorics._checks import as_items, check_fits, check_range, check_rank, check_size
+from epcg.combinatorics._base import Kernels, RowGenerator
+from epcg.combinatorics._checks import check_fits, check_size
 from epcg.combinatorics.binomial import BINOMIAL, TABLE_SIZE, binomial
 
 __all__ = ["Combinations"]
@@ -100,70 +101,47 @@ def _unrank_range_lex(start, count, n, k, out):
 
 
 @njit(cache=True, nogil=True)
+def _unrank_rows_lex(ranks, n, k, out):
+    """``_unrank_lex(ranks[i], n, k, out[i])`` for every i. Unchecked like ``_unrank_lex``."""
+    for row in range(ranks.shape[0]):
+        _unrank_lex(ranks[row], n, k, out[row])
+
+
+@njit(cache=True, nogil=True)
 def _rank_rows_lex(states, n, k, out):
     """``out[i] = _rank_lex(states[i], n, k)`` for every row. Unchecked like ``_rank_lex``."""
     for row in range(states.shape[0]):
         out[row] = _rank_lex(states[row], n, k)
 
 
-class Combinations:
+class Combinations(RowGenerator):
     """The C(n, k) ways to choose ``k`` of ``n`` items, in lexicographic order.
+
+    A state is the ascending tuple of the chosen items (``width == k``).
 
     >>> Combinations(5, 2).unrank_range(0, 4).tolist()
     [[0, 1], [0, 2], [0, 3], [0, 4]]
     """
+
+    _kernels = Kernels(_unrank_lex, _rank_lex, _increment_lex, _unrank_range_lex,
+                       _unrank_rows_lex, _rank_rows_lex)
 
     def __init__(self, n: int, k: int) -> None:
         self.n = check_size("n", n)
         self.k = check_size("k", k)
         if self.n >= TABLE_SIZE:
             raise ValueError(f"n must be < {TABLE_SIZE}, got {self.n}")
-        self.max_rank: int = binomial(self.n, self.k)
-        """Number of states, C(n, k) (0 when k > n)."""
-        check_fits(self.max_rank, f"Combinations({self.n}, {self.k})")
+        self.width = self.k
+        self.max_rank = binomial(self.n, self.k)
+        check_fits(self.max_rank, repr(self))
+        self._args = (self.n, self.k)
 
     def __repr__(self) -> str:
         return f"Combinations({self.n}, {self.k})"
 
-    def unrank(self, rank: int) -> tuple[int, ...]:
-        """The ascending combination of lexicographic ``rank``."""
-        rank = check_rank(rank, self.max_rank)
-        out = np.empty(self.k, dtype=np.int64)
-        _unrank_lex(rank, self.n, self.k, out)
-        return tuple(out.tolist())
-
     def check_state(self, state) -> np.ndarray:
         """``state`` as an int64 array, or ValueError unless strictly ascending in ``[0, n)``."""
-        items = as_items(state, self.k, repr(self))
+        items = self._items(state)
         if self.k and (items[0] < 0 or items[-1] >= self.n or np.any(np.diff(items) <= 0)):
             raise ValueError(f"{self!r}: items must be strictly ascending in [0, {self.n}), got {state!r}")
         return items
-
-    def rank(self, state) -> int:
-        """Lexicographic rank of an ascending combination."""
-        return int(_rank_lex(self.check_state(state), self.n, self.k))
-
-    def increment(self, state) -> tuple[int, ...] | None:
-        """The combination of the next rank, or None after the last one."""
-        items = self.check_state(state)
-        if not _increment_lex(items, self.n, self.k):
-            return None
-        return tuple(items.tolist())
-
-    def unrank_range(self, start: int, stop: int) -> np.ndarray:
-        """Combinations of ranks ``start .. stop-1`` as a ``(stop-start, k)`` int64 array."""
-        start, stop = check_range(start, stop, self.max_rank)
-        out = np.empty((stop - start, self.k), dtype=np.int64)
-        _unrank_range_lex(start, stop - start, self.n, self.k, out)
-        return out
-
-    def rank_rows(self, states) -> np.ndarray:
-        """Ranks of the rows of a ``(m, k)`` array of ascending combinations."""
-        states = np.asarray(states, dtype=np.int64)
-        if states.ndim != 2 or states.shape[1] != self.k:
-            raise ValueError(f"{self!r}: expected an (m, {self.k}) array, got shape {states.shape}")
-        for row in states:
-            self.check_state(row)
-        out = np.empty(states.shape[0], dtype=np.int64)
-        _rank_rows_lex(np.ascontiguousarray(states), self.n, self.k, out)
-        return out
