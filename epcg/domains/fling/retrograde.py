@@ -1,0 +1,362 @@
+"""Retrograde analysis of Fling! layers (paper Algorithm 5) as pure functions over word ranges.
+
+Layer ``k`` holds two bitsets over the C(n, k) boards of ``k`` pieces on an
+``n = width * height`` cell board, indexed by lexicographic rank (paper
+Algorithm 4: rank 0 is cells ``{0..k-1}``) and packed in uint64 words: bit
+``r % 64`` of word ``r // 64`` is the board of rank ``r``; bits past C(n, k)
+are 0.
+
+* ``k = 1``: every board is solvable and unique.
+* ``k = 2``: unique = solvable (the choice of the last move does not count).
+* ``k > 2``: over the board's legal moves, ``sc`` counts moves whose result
+  is solvable and ``ss`` moves whose result is unique (moves, not distinct
+  results); solvable iff ``sc > 0``, unique iff ``sc == 1 and ss == 1``.
+  A board stops looking at moves once ``sc > 1``.
+
+>>> s, u = first_layer(3, 1)
+>>> [int(w) for w in s], [int(w) for w in u]
+([7], [7])
+>>> s2, u2 = solve_words(3, 1, 2, s, u, 0, layer_words(3, 1, 2))
+>>> bin(int(s2[0]))                      # only o.o (rank 1) has a move
+'0b10'
+
+The fast kernel (``_solve_fast``) handles boards whose rows and columns are
+at most ``LINE_TABLE_MAX`` cells long; longer lines use ``_solve_plain``,
+which walks cells and ranks every successor from scratch.
+
+How the fast kernel spends its time, per board of the range:
+
+* boards are enumerated by a bit-trick lex increment, not unranked;
+* each row and each column (read from a transposed copy of the board) is
+  looked up in a per-line move table listing its legal moves and results;
+* a successor differs from its parent only inside the span of the changed
+  line, so its rank is the parent's cached 8-bit-chunk sums above and below
+  that span plus a table lookup for each chunk inside it (``RankTables``);
+* ``unique`` of the previous layer is read at most once per board, for the
+  only solvable successor, after the moves are done.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+from numba import njit
+
+from epcg.combinatorics.binomial import BINOMIAL
+from epcg.combinatorics.bitboard import _rank_lex_bb, _unrank_lex_bb
+from epcg.combinatorics.bits import ctz, msb, popcount
+from epcg.domains.fling.moves import LINE_TABLE_MAX, _fling, line_table
+
+__all__ = ["first_layer", "layer_size", "layer_words", "solve_words"]
+
+_ONE = np.uint64(1)
+_BYTE = np.uint64(255)
+
+
+# --------------------------------------------------------------------------- sizes
+
+
+def _check_board(width: int, height: int) -> int:
+    if not (isinstance(width, int) and isinstance(height, int)) or width < 1 or height < 1:
+        raise ValueError(f"board must be positive integers width x height, got {width!r} x {height!r}")
+    if width * height > 64:
+        raise ValueError(f"a board has at most 64 cells, got {width} x {height}")
+    return width * height
+
+
+def layer_size(width: int, height: int, k: int) -> int:
+    """Number of boards with ``k`` pieces, C(width*height, k).
+
+    >>> layer_size(7, 8, 10)
+    35607051480
+    """
+    return math.comb(_check_board(width, height), k) if k >= 0 else 0
+
+
+def layer_words(width: int, height: int, k: int) -> int:
+    """uint64 words holding one bit per board of layer ``k``, ceil(C(n, k) / 64).
+
+    >>> layer_words(7, 8, 2), layer_size(7, 8, 2)
+    (25, 1540)
+    """
+    return -(-layer_size(width, height, k) // 64)
+
+
+def first_layer(width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
+    """Words of layer 1: every one-piece board is solved, and uniquely.
+
+    >>> [hex(int(w)) for w in first_layer(7, 8)[0]]
+    ['0xffffffffffffff']
+    """
+    n = _check_board(width, height)
+    words = np.zeros(layer_words(width, height, 1), dtype=np.uint64)
+    for r in range(n):
+        words[r >> 6] |= _ONE << np.uint64(r & 63)
+    return words, words.copy()
+
+
+# --------------------------------------------------------------------------- rank tables
+
+
+@njit(cache=True, nogil=True)
+def _build_rank_table(n, kc):
+    """``T[t, a, b]``: chunk ``t``'s part of the rank sum of a ``kc``-piece board.
+
+    The lexicographic rank of a board with ``kc`` pieces is
+    ``C(n, kc) - 1 - sum_cells C(n - 1 - cell, above(cell) + 1)`` where
+    ``above(cell)`` counts pieces on higher cells. Split the cells into 8-bit
+    chunks; chunk ``t`` holding bits ``b`` with ``a`` pieces in higher chunks
+    contributes ``T[t, a, b]``.
+    """
+    nchunks = (n + 7) // 8
+    table = np.zeros((nchunks, kc + 1, 256), dtype=np.int64)
+    for t in range(nchunks):
+        for a in range(kc + 1):
+            for b in range(256):
+                s = 0
+                above = a
+                for x in range(7, -1, -1):
+                    if (b >> x) & 1:
+                        cell = 8 * t + x
+                        if cell < n:
+                            s += BINOMIAL[n - 1 - cell, above + 1]
+                        above += 1
+                table[t, a, b] = s
+    return table
+
+
+@lru_cache(maxsize=None)
+def _rank_table(n: int, kc: int) -> np.ndarray:
+    return _build_rank_table(n, kc)
+
+
+@lru_cache(maxsize=None)
+def _column_tables(width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
+    """``cell_t[c]``: bit of cell ``c`` in the transposed board (column ``x`` in bits
+    ``x*height .. x*height+height-1``); ``scatter[v]``: column value ``v`` as column 0 cells."""
+    cell_t = np.zeros(64, dtype=np.uint64)
+    for c in range(width * height):
+        cell_t[c] = np.uint64(1) << np.uint64((c % width) * height + c // width)
+    scatter = np.zeros(1 << height, dtype=np.uint64)
+    for v in range(1 << height):
+        s = 0
+        for y in range(height):
+            if v >> y & 1:
+                s |= 1 << (y * width)
+        scatter[v] = s
+    return cell_t, scatter
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+@njit(cache=True, nogil=True)
+def _increment(board, full, n):
+    """Next board in lexicographic order (see ``bitboard._increment_lex_bb``); 0 after the last."""
+    empty = ~board & full
+    if empty == 0:
+        return np.uint64(0)
+    q = msb(empty)
+    rest = board & ((_ONE << np.uint64(q)) - _ONE)
+    if rest == 0:
+        return np.uint64(0)
+    p = msb(rest)
+    run = n - 1 - q
+    return (rest ^ (_ONE << np.uint64(p))) | (((_ONE << np.uint64(run + 1)) - _ONE) << np.uint64(p + 1))
+
+
+@njit(cache=True, nogil=True)
+def _bit(words, r):
+    return (words[r >> 6] >> np.uint64(r & 63)) & _ONE
+
+
+@njit(cache=True, nogil=True)
+def _solve_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
+                row_start, row_result, col_start, col_result, rank_t, cell_t, scatter):
+    """Fill ``out_s``/``out_u`` (word 0 = layer word ``w0``) for ranks ``r0 .. r1-1``.
+
+    Unchecked: ``k >= 2``, ``r0 < r1 <= C(n, k)``, ``64*w0 <= r0``, outputs
+    zeroed and long enough, previous-layer words complete, tables built for
+    this board and ``k - 1`` (rows and columns at most ``LINE_TABLE_MAX``).
+    """
+    n = width * height
+    full = (_ONE << np.uint64(n)) - _ONE if n < 64 else ~np.uint64(0)
+    row_mask = np.uint64((1 << width) - 1)
+    col_mask = np.uint64((1 << height) - 1)
+    nchunks = (n + 7) // 8
+    base = BINOMIAL[n, k - 1] - 1
+    above = np.zeros(nchunks, dtype=np.int64)
+    hi = np.zeros(nchunks, dtype=np.int64)
+    lo = np.zeros(nchunks, dtype=np.int64)
+    board = _unrank_lex_bb(r0, n, k)
+    for r in range(r0, r1):
+        # chunk sums of the parent: unchanged chunks of a successor reuse them
+        a = 0
+        for t in range(nchunks - 1, -1, -1):
+            above[t] = a
+            a += popcount((board >> np.uint64(8 * t)) & _BYTE)
+        s = 0
+        for t in range(nchunks - 1, -1, -1):
+            hi[t] = s
+            s += rank_t[t, above[t], (board >> np.uint64(8 * t)) & _BYTE]
+        s = 0
+        for t in range(nchunks):
+            lo[t] = s
+            am = above[t] - 1
+            if am < 0:
+                am = 0
+            s += rank_t[t, am, (board >> np.uint64(8 * t)) & _BYTE]
+        sc = 0
+        first = -1
+        # rows
+        for y in range(height):
+            shift = np.uint64(y * width)
+            v = (board >> shift) & row_mask
+            for j in range(row_start[v], row_start[v + 1]):
+                diff = np.uint64(v ^ row_result[j]) << shift
+                child = board ^ diff
+                tlo = ctz(diff) >> 3
+                thi = msb(diff) >> 3
+                s = hi[thi] + lo[tlo]
+                a = above[thi]
+                for t in range(thi, tlo - 1, -1):
+                    b = (child >> np.uint64(8 * t)) & _BYTE
+                    s += rank_t[t, a, b]
+                    a += popcount(b)
+                cr = base - s
+                if _bit(prev_s, cr):
+                    sc += 1
+                    first = cr
+                    if sc > 1:
+                        break
+            if sc > 1:
+                break
+        if sc <= 1:
+            # columns, read from the transposed board
+            tb = np.uint64(0)
+            x = board
+            while x:
+                tb |= cell_t[ctz(x)]
+                x &= x - _ONE
+            for cx in range(width):
+                v = (tb >> np.uint64(cx * height)) & col_mask
+                for j in range(col_start[v], col_start[v + 1]):
+                    dv = v ^ np.uint64(col_result[j])
+                    diff = scatter[dv] << np.uint64(cx)
+                    child = board ^ diff
+                    tlo = (ctz(dv) * width + cx) >> 3
+                    thi = (msb(dv) * width + cx) >> 3
+                    s = hi[thi] + lo[tlo]
+                    a = above[thi]
+                    for t in range(thi, tlo - 1, -1):
+                        b = (child >> np.uint64(8 * t)) & _BYTE
+                        s += rank_t[t, a, b]
+                        a += popcount(b)
+                    cr = base - s
+                    if _bit(prev_s, cr):
+                        sc += 1
+                        first = cr
+                        if sc > 1:
+                            break
+                if sc > 1:
+                    break
+        if sc > 0:
+            bit = _ONE << np.uint64(r & 63)
+            out_s[(r >> 6) - w0] |= bit
+            if sc == 1 and _bit(prev_u, first):
+                out_u[(r >> 6) - w0] |= bit
+        board = _increment(board, full, n)
+
+
+@njit(cache=True, nogil=True)
+def _solve_plain(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0):
+    """Same contract as ``_solve_fast`` for any board: moves by walking cells
+    (``moves._fling``), successors ranked from scratch. Unchecked like ``_solve_fast``."""
+    n = width * height
+    board = _unrank_lex_bb(r0, n, k)
+    for r in range(r0, r1):
+        sc = 0
+        first = -1
+        x = board
+        while x and sc <= 1:
+            cell = ctz(x)
+            x &= x - _ONE
+            for d in range(4):
+                child = _fling(board, width, height, cell, d)
+                if child != 0:
+                    cr = _rank_lex_bb(child, n, k - 1)
+                    if _bit(prev_s, cr):
+                        sc += 1
+                        first = cr
+                        if sc > 1:
+                            break
+        if sc > 0:
+            bit = _ONE << np.uint64(r & 63)
+            out_s[(r >> 6) - w0] |= bit
+            if sc == 1 and _bit(prev_u, first):
+                out_u[(r >> 6) - w0] |= bit
+        if r + 1 < r1:
+            board = _increment(board, (_ONE << np.uint64(n)) - _ONE if n < 64 else ~np.uint64(0), n)
+
+
+# --------------------------------------------------------------------------- public
+
+
+def _check_words(name: str, words: np.ndarray, expected: int) -> np.ndarray:
+    words = np.ascontiguousarray(words)
+    if words.dtype != np.uint64 or words.ndim != 1 or words.shape[0] != expected:
+        raise ValueError(f"{name} must be a 1-D uint64 array of {expected} words, got {words.dtype} {words.shape}")
+    return words
+
+
+def solve_words(
+    width: int,
+    height: int,
+    k: int,
+    prev_solvable: np.ndarray,
+    prev_unique: np.ndarray,
+    word_start: int,
+    word_stop: int,
+    *,
+    kernel: str = "auto",
+) -> tuple[np.ndarray, np.ndarray]:
+    """Words ``[word_start, word_stop)`` of layer ``k`` (``solvable``, ``unique``).
+
+    ``prev_solvable``/``prev_unique`` are the whole layer ``k - 1`` (uint64,
+    ``layer_words(width, height, k - 1)`` words each). Any split of a layer
+    into word ranges gives the same words. Single-threaded and ``nogil``:
+    run several calls on threads to use more cores. ``kernel`` is ``"auto"``
+    (fast when every line is at most ``LINE_TABLE_MAX`` cells), ``"fast"`` or
+    ``"plain"`` (the cell-walking kernel, for checks).
+    """
+    n = _check_board(width, height)
+    if not isinstance(k, int) or not 2 <= k <= n:
+        raise ValueError(f"k must be an integer in [2, {n}], got {k!r}")
+    total = layer_words(width, height, k)
+    if not (isinstance(word_start, int) and isinstance(word_stop, int)) or not 0 <= word_start <= word_stop <= total:
+        raise ValueError(f"word range [{word_start!r}, {word_stop!r}) not within [0, {total}]")
+    prev_words = layer_words(width, height, k - 1)
+    prev_solvable = _check_words("prev_solvable", prev_solvable, prev_words)
+    prev_unique = _check_words("prev_unique", prev_unique, prev_words)
+    if kernel == "auto":
+        kernel = "fast" if max(width, height) <= LINE_TABLE_MAX else "plain"
+    if kernel not in ("fast", "plain") or (kernel == "fast" and max(width, height) > LINE_TABLE_MAX):
+        raise ValueError(f"kernel must be 'auto', 'plain' or (lines <= {LINE_TABLE_MAX}) 'fast', got {kernel!r}")
+    out_s = np.zeros(word_stop - word_start, dtype=np.uint64)
+    out_u = np.zeros(word_stop - word_start, dtype=np.uint64)
+    r0 = 64 * word_start
+    r1 = min(64 * word_stop, layer_size(width, height, k))
+    if r0 < r1:
+        if kernel == "fast":
+            rows, cols = line_table(width), line_table(height)
+            cell_t, scatter = _column_tables(width, height)
+            _solve_fast(width, height, k, r0, r1, prev_solvable, prev_unique, out_s, out_u, word_start,
+                        rows.start, rows.result, cols.start, cols.result,
+                        _rank_table(n, k - 1), cell_t, scatter)
+        else:
+            _solve_plain(width, height, k, r0, r1, prev_solvable, prev_unique, out_s, out_u, word_start)
+    if k == 2:
+        out_u[:] = out_s
+    return out_s, out_u
