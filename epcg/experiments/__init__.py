@@ -1,0 +1,24 @@
+"""Experiments: the glue between a job's domain, a search driver and the runtime.
+
+Each module here names a job ``domain`` and provides the :class:`Experiment`
+interface. The runtime knows experiments only through it; domains know nothing
+of either.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+_MODULES = {
+    "witness": "epcg.experiments.witness",
+}
+
+
+def known_domains() -> tuple[str, ...]:
+    return tuple(_MODULES)
+
+
+def experiment_for(domain: str) -> ModuleType:
+    """The experiment module of ``domain`` (imported on first use)."""
+    return importlib.import_module(_MODULES[domain])

@@ -1,0 +1,260 @@
+"""Witness design-space exploration: path counts and scans of must-cross, region and joint puzzles.
+
+One stage per table row; a stage's tasks are rank ranges of its puzzle space.
+Each task runs the Witness scan kernel and keeps the ranks at its own minimum
+number of solutions; the reduction keeps the chunks at the row's minimum.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pydantic
+
+from epcg.domains.witness import scan
+from epcg.domains.witness.geometry import MAX_SIDE, Geometry
+from epcg.domains.witness.paths import paths_for
+from epcg.experiments import witness_paper as paper
+from epcg.experiments.base import JobConfig, stage_records
+from epcg.runtime.plan import Plan, Stage, Task, split_range
+from epcg.runtime.store import RunDir
+from epcg.search.scan import ArgMin
+
+Kind = Literal["paths", "must-cross", "regions", "joint"]
+_ROW = re.compile(r"^(\d+)x(\d+)(?::(\d+)(?:\+(\d+))?)?$")
+MAX_PUZZLES = 1 << 40
+"""Largest puzzle space one row may scan (about 10^12 puzzles)."""
+
+
+class Row(pydantic.BaseModel):
+    """One table row: a board and its constraint counts."""
+
+    model_config = pydantic.ConfigDict(frozen=True)
+    width: int
+    height: int
+    k: tuple[int, ...] = ()
+
+    @property
+    def geometry(self) -> Geometry:
+        return Geometry(self.width, self.height)
+
+    @property
+    def name(self) -> str:
+        ks = "+".join(str(k) for k in self.k)
+        return f"{self.width}x{self.height}" + (f"-k{ks}" if ks else "")
+
+    @property
+    def kernel_k(self) -> int | tuple[int, int]:
+        return self.k if len(self.k) == 2 else self.k[0]
+
+
+def parse_row(text: str, kind: str) -> Row:
+    """Parse ``'4x4'`` (paths), ``'4x4:5'`` (must-cross, regions) or ``'3x4:2+4'`` (joint).
+
+    >>> parse_row("3x4:2+4", "joint").name
+    '3x4-k2+4'
+    """
+    match = _ROW.match(text.strip())
+    shapes = {"paths": "WxH", "joint": "WxH:K+K", "must-cross": "WxH:K", "regions": "WxH:K"}
+    if not match:
+        raise ValueError(f"row {text!r} is not of the form {shapes[kind]}")
+    w, h = int(match[1]), int(match[2])
+    ks = tuple(int(g) for g in match.groups()[2:] if g is not None)
+    if len(ks) != {"paths": 0, "joint": 2}.get(kind, 1):
+        raise ValueError(f"row {text!r} is not of the form {shapes[kind]} for kind {kind!r}")
+    if not (1 <= w <= MAX_SIDE and 1 <= h <= MAX_SIDE):
+        raise ValueError(f"row {text!r}: boards up to {MAX_SIDE}x{MAX_SIDE} are supported")
+    g = Geometry(w, h)
+    limits = {"must-cross": (g.num_positions,), "regions": (g.num_cells,), "joint": (g.num_positions, g.num_cells)}
+    for k, limit, what in zip(ks, limits.get(kind, ()), ("positions", "cells")):
+        if not 1 <= k <= limit:
+            where = "must-cross positions" if (kind != "regions" and what == "positions") else "cells"
+            raise ValueError(f"row {text!r}: k={k} must be 1..{limit}, the {where} of a {w}x{h} board")
+    row = Row(width=w, height=h, k=ks)
+    if kind != "paths" and scan.max_rank(kind, w, h, row.kernel_k) > MAX_PUZZLES:
+        raise ValueError(f"row {text!r} has more than 2^40 puzzles; epcg scans at most that per row")
+    return row
+
+
+class Config(JobConfig):
+    """A Witness job: one kind of constraint and the table rows to compute."""
+
+    domain: Literal["witness"]
+    kind: Kind
+    rows: list[str] = pydantic.Field(min_length=1)
+    chunk_size: int = pydantic.Field(2_000_000, ge=1, le=1 << 32)
+    """Puzzles per task."""
+    figures_per_row: int = pydantic.Field(24, ge=0, le=400)
+    """Puzzles drawn per row (those at the row's minimum, longest solutions first)."""
+    decoded_per_row: int = pydantic.Field(8, ge=0, le=10_000)
+    """Puzzles written out decoded in results.json per row."""
+
+    @pydantic.field_validator("rows")
+    @classmethod
+    def _rows(cls, rows: list[str], info: pydantic.ValidationInfo) -> list[str]:
+        kind = info.data.get("kind", "paths")
+        names = [parse_row(text, kind).name for text in rows]
+        if len(set(names)) != len(names):
+            raise ValueError(f"rows repeat a board: {rows}")
+        return rows
+
+    def parsed_rows(self) -> list[Row]:
+        return [parse_row(text, self.kind) for text in self.rows]
+
+
+def plan(config: Config) -> Plan:
+    stages = []
+    for row in config.parsed_rows():
+        if config.kind == "paths":
+            tasks = (Task(row.name, 0, 0, 1),)
+            size = 1
+        else:
+            size = scan.max_rank(config.kind, row.width, row.height, row.kernel_k)
+            tasks = split_range(row.name, size, config.chunk_size)
+        stages.append(Stage(row.name, tasks, label=f"{config.kind} {row.name}", size=size))
+    return Plan(tuple(stages))
+
+
+def warm_up(config: Config) -> None:
+    """Compile the scan kernels on a tiny board (numba caches them on disk)."""
+    for row in config.parsed_rows():
+        paths_for(row.width, row.height)
+    if config.kind != "paths":
+        k = (1, 1) if config.kind == "joint" else 1
+        scan.scan_range(config.kind, 2, 2, k, 0, 1)
+
+
+def _row(config: Config, stage: str) -> Row:
+    return next(row for row in config.parsed_rows() if row.name == stage)
+
+
+def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
+    row = _row(config, task.stage)
+    if config.kind == "paths":
+        paths = paths_for(row.width, row.height)
+        run.write_array(f"paths/{row.name}/length", paths.length)
+        return {"paths": len(paths)}
+    part = scan.scan_range(config.kind, row.width, row.height, row.kernel_k, task.start, task.stop)
+    if len(part.ranks):
+        prefix = f"{task.stage}/partial/{task.index:05d}"
+        run.write_array(f"{prefix}/ranks", part.ranks)
+        run.write_array(f"{prefix}/longest", part.longest)
+    return {
+        "examined": int(part.examined),
+        "solvable": int(part.solvable),
+        "min_solutions": int(part.min_solutions) or None,
+        "at_min": int(len(part.ranks)),
+    }
+
+
+def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) -> dict[str, Any]:
+    rows = [
+        _reduce_paths(row, stage_records(plan, row.name, records))
+        if config.kind == "paths"
+        else _reduce_scan(config, plan, row, records, run)
+        for row in config.parsed_rows()
+    ]
+    return {"kind": config.kind, "rows": rows}
+
+
+def _reduce_paths(row: Row, records: list[dict]) -> dict[str, Any]:
+    return {
+        "width": row.width,
+        "height": row.height,
+        "paths": records[0]["result"]["paths"],
+        "paper_paths": paper.PATHS.get((row.width, row.height)),
+        "seconds": round(sum(r["seconds"] for r in records), 4),
+    }
+
+
+def _reduce_scan(config: Config, plan: Plan, row: Row, records: dict, run: RunDir) -> dict[str, Any]:
+    stage = plan.by_name[row.name]
+    recs = stage_records(plan, row.name, records)
+    parts = []
+    for task, rec in zip(stage.tasks, recs):
+        value = rec["result"]["min_solutions"]
+        if value is not None:
+            parts.append((task, value))
+    best = ArgMin.best([value for _task, value in parts])
+    ranks, longest = _gather_at_min(run, row.name, [t for t, v in parts if v == best])
+    run.write_array(f"{row.name}/at_min/ranks", ranks)
+    run.write_array(f"{row.name}/at_min/longest", longest)
+    top = int(longest.max()) if len(longest) else None
+    order = np.lexsort((ranks, -longest.astype(np.int64)))
+    g = row.geometry
+    out: dict[str, Any] = {
+        "width": row.width,
+        "height": row.height,
+        "k": row.k[0] if len(row.k) == 1 else list(row.k),
+        "positions": g.num_positions if config.kind != "regions" else g.num_cells,
+        "puzzles": stage.size,
+        "examined": sum(r["result"]["examined"] for r in recs),
+        "solvable": sum(r["result"]["solvable"] for r in recs),
+        "min_solutions": best,
+        "puzzles_at_min": int(len(ranks)),
+        "longest_solution": top,
+        "puzzles_at_longest": int(np.count_nonzero(longest == top)) if top is not None else 0,
+        "seconds": round(sum(r["seconds"] for r in recs), 4),
+        "store": f"store.zarr/{row.name}/at_min",
+        "first": [_decoded(config, row, int(ranks[i])) for i in order[: config.decoded_per_row]],
+    }
+    out.update(_paper_columns(config.kind, row))
+    return out
+
+
+def _gather_at_min(run: RunDir, stage: str, tasks: list[Task]) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenate, in rank order, the stored ranks of the chunks at the row's minimum."""
+    if not tasks:
+        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.uint8)
+    prefixes = [f"{stage}/partial/{task.index:05d}" for task in tasks]
+    ranks = np.concatenate([run.read_array(f"{p}/ranks") for p in prefixes]).astype(np.uint64)
+    longest = np.concatenate([run.read_array(f"{p}/longest") for p in prefixes]).astype(np.uint8)
+    return ranks, longest
+
+
+def _decoded(config: Config, row: Row, rank: int) -> dict[str, Any]:
+    """A puzzle at the minimum, decoded: constraints, solution count, longest solution."""
+    g = row.geometry
+    puzzle = scan.decode(config.kind, row.width, row.height, row.kernel_k, rank)
+    paths = paths_for(row.width, row.height)
+    sols = scan.solutions(paths, puzzle)
+    return {
+        "rank": rank,
+        "must_cross": [g.position_name(p) for p in puzzle.cross],
+        "squares": [
+            {"cell": list(g.cell_xy(c)), "colour": "white" if colour else "black"}
+            for c, colour in zip(puzzle.cells, puzzle.colours)
+        ],
+        "solutions": int(len(sols)),
+        "solution": paths.moves(int(sols[0])) if len(sols) else None,
+    }
+
+
+def _paper_columns(kind: str, row: Row) -> dict[str, Any]:
+    key = (row.width, row.height, *row.k)
+    if kind == "must-cross" and key in paper.MUST_CROSS:
+        n, m, s = paper.MUST_CROSS[key]
+        return {"paper_puzzles": n, "paper_min_solutions": m, "paper_seconds": s}
+    if kind == "regions" and key in paper.REGIONS:
+        n, m, s = paper.REGIONS[key]
+        return {"paper_puzzles": n, "paper_min_solutions": m, "paper_seconds": s}
+    if kind == "joint" and key in paper.JOINT:
+        n, at_min, at_longest, s, m = paper.JOINT[key]
+        return {
+            "paper_examined": n,
+            "paper_min_solutions": m,
+            "paper_puzzles_at_min": at_min,
+            "paper_puzzles_at_longest": at_longest,
+            "paper_seconds": s,
+        }
+    return {}
+
+
+def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, list[Path]]:
+    from epcg.experiments.witness_report import figures, summary
+
+    written = [] if config.kind == "paths" else figures(config, results, run)
+    return summary(config, results), written

@@ -1,0 +1,124 @@
+"""Execute a plan: run the unfinished tasks, stage after stage, on an executor.
+
+Executors are small classes with a name and ``run()``; the Dask one is imported
+only when chosen. Resume needs no log: the manifest says which tasks are done,
+and only the others run.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import Any, Protocol
+
+from epcg.runtime.jobs import Job
+from epcg.runtime.plan import Plan, Stage, Task
+from epcg.runtime.progress import Callback, TaskEndEvent
+from epcg.runtime.store import RunDir
+
+OnDone = Callable[[Task, dict[str, Any]], None]
+
+
+@lru_cache(maxsize=8)
+def _config(domain: str, job_json: str) -> Any:
+    """The validated config on a worker, parsed once per process and job."""
+    from epcg.experiments import experiment_for
+
+    return experiment_for(domain).Config.model_validate(json.loads(job_json))
+
+
+def run_task(domain: str, job_json: str, run_path: str, task: Task) -> dict[str, Any]:
+    """Run one task where it lands (any worker), store its data, then its record."""
+    from epcg.experiments import experiment_for
+
+    experiment = experiment_for(domain)
+    config = _config(domain, job_json)
+    run = RunDir(run_path)
+    began = time.perf_counter()
+    result = experiment.run_task(config, task, run)
+    record = {
+        "task": task.id,
+        "start": task.start,
+        "stop": task.stop,
+        "seconds": round(time.perf_counter() - began, 6),
+        "result": result,
+    }
+    run.write_record(task, record)
+    return record
+
+
+def warm_up(domain: str, job_json: str) -> float:
+    """Compile (or load from numba's cache) the kernels a job uses; return seconds."""
+    from epcg.experiments import experiment_for
+
+    began = time.perf_counter()
+    experiment_for(domain).warm_up(_config(domain, job_json))
+    return time.perf_counter() - began
+
+
+class Executor(Protocol):
+    name: str
+
+    def warm_up(self, domain: str, job_json: str) -> float:
+        """Prepare every worker; return the slowest worker's seconds."""
+
+    def run(
+        self,
+        stages: Sequence[Stage],
+        pending: dict[str, list[Task]],
+        call: tuple[str, str, str],
+        on_done: OnDone,
+    ) -> None:
+        """Run the pending tasks, a stage only after the stages it depends on."""
+
+
+class SerialExecutor:
+    """Everything in this process, in plan order: tests, notebooks, debugging."""
+
+    name = "serial"
+
+    def warm_up(self, domain: str, job_json: str) -> float:
+        return warm_up(domain, job_json)
+
+    def run(self, stages, pending, call, on_done) -> None:
+        for stage in stages:
+            for task in pending.get(stage.name, []):
+                on_done(task, run_task(*call, task))
+
+
+def execute(
+    job: Job,
+    plan: Plan,
+    run: RunDir,
+    executor: Executor,
+    callbacks: Sequence[Callback] = (),
+) -> dict[str, dict[str, Any]]:
+    """Run every task of ``plan`` that has no manifest record; return all records."""
+    done = run.done(plan.tasks())
+    pending = {
+        stage.name: [task for task in stage.tasks if task.id not in done] for stage in plan.stages
+    }
+    left = {name: len(tasks) for name, tasks in pending.items()}
+    for callback in callbacks:
+        callback.on_run_start(plan, sum(left.values()))
+
+    def on_done(task: Task, record: dict[str, Any]) -> None:
+        done[task.id] = record
+        event = TaskEndEvent(task, record)
+        for callback in callbacks:
+            callback.on_task_end(event)
+        left[task.stage] -= 1
+        if left[task.stage] == 0:
+            for callback in callbacks:
+                callback.on_stage_end(plan.by_name[task.stage])
+
+    call = (job.domain, json.dumps(job.to_dict(), sort_keys=True), str(run.path))
+    try:
+        if any(left.values()):
+            executor.run(plan.stages, pending, call, on_done)
+    finally:
+        for callback in callbacks:
+            callback.on_run_end()
+    return done

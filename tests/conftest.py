@@ -1,0 +1,48 @@
+"""Shared test helpers: run the CLI in a subprocess, strip timings from results."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+JOBS = ROOT / "jobs"
+
+
+def epcg(*args: str, cwd: Path | None = None, timeout: float = 600, **popen) -> subprocess.CompletedProcess:
+    """Run ``python -m epcg ARGS`` and capture its output."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "epcg", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env, **popen,
+    )
+
+
+def without_timings(data: Any) -> Any:
+    """results.json minus every timing field, for comparing runs."""
+    if isinstance(data, dict):
+        return {k: without_timings(v) for k, v in data.items() if "seconds" not in k and "per_second" not in k}
+    if isinstance(data, list):
+        return [without_timings(v) for v in data]
+    return data
+
+
+def load_results(run_dir: Path) -> Any:
+    return without_timings(json.loads((run_dir / "results.json").read_text()))
+
+
+@pytest.fixture
+def small_job(tmp_path: Path) -> Path:
+    """A must-cross job of three small rows, several chunks each."""
+    path = tmp_path / "small.toml"
+    path.write_text(
+        'name = "small"\ndomain = "witness"\nkind = "must-cross"\n'
+        'rows = ["2x2:2", "3x3:3", "3x3:4"]\nchunk_size = 700\nfigures_per_row = 2\n'
+    )
+    return path
