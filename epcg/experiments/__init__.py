@@ -12,6 +12,7 @@ from types import ModuleType
 
 _MODULES = {
     "witness": "epcg.experiments.witness",
+    "fling": "epcg.experiments.fling",
 }
 
 

@@ -89,6 +89,9 @@ def run_plan(
     job, plan, run = prepared
     began = time.perf_counter()
     job_json = json.dumps(job.to_dict(), sort_keys=True)
+    prepare = getattr(experiment_for(job.domain), "prepare", None)
+    if prepare is not None:
+        prepare(job.config, run)
     warm = executor.warm_up(job.domain, job_json)
     records = execute(job, plan, run, executor, callbacks)
     timing = {

@@ -1,0 +1,146 @@
+"""Fling! retrograde analysis: one stage per piece count, then the expert evaluator.
+
+Layer ``k`` is two Zarr arrays, ``solvable/k`` and ``unique/k``, of packed bits
+in uint64 words (bit ``r % 64`` of word ``r // 64`` is the board of
+lexicographic rank ``r``). One task computes one Zarr chunk of both arrays from
+the whole of layer ``k-1``, which each worker loads once and keeps
+(:class:`~epcg.search.retrograde.LayerCache`).
+
+Peak memory per worker, layer ``k``: the previous layer, ``2·C(n,k-1)/8`` bytes,
+plus twice the task's output, ``2·8·chunk_words`` bytes, plus one Zarr chunk
+being compressed. For 7×8 and k = 10: 2·C(56,9)/8 = 1.9 GB + 2·8·2^18 = 4 MB.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pydantic
+
+from epcg.combinatorics.binomial import binomial
+from epcg.domains.fling import retrograde as kernels
+from epcg.experiments.base import JobConfig, stage_records
+from epcg.runtime.plan import Plan, Stage, Task, split_range
+from epcg.runtime.store import RunDir
+from epcg.search.retrograde import LayerCache, layer_checksum, layer_name, layer_stages, popcount
+
+MAX_BOARDS = 1 << 40
+"""Largest layer a job may ask for (C(56, 12) = 5.6e11 fits; about 137 GB per array)."""
+
+_PREVIOUS = LayerCache()
+
+
+class Config(JobConfig):
+    """A Fling! job: board size, deepest layer, task size, how many puzzles to report."""
+
+    domain: Literal["fling"]
+    width: int = pydantic.Field(7, ge=1, le=64)
+    height: int = pydantic.Field(8, ge=1, le=64)
+    max_pieces: int = pydantic.Field(8, ge=1)
+    """Deepest layer: boards with 1..max_pieces pieces are solved."""
+    chunk_words: int = pydantic.Field(1 << 18, ge=1, le=1 << 26)
+    """uint64 words (64 boards each) per task and per Zarr chunk."""
+    top_puzzles: int = pydantic.Field(20, ge=0, le=1000)
+    """Uniquely solvable boards of the deepest layer to report, best ratio first."""
+
+    @pydantic.model_validator(mode="after")
+    def _fits(self) -> Config:
+        cells = self.width * self.height
+        if cells > 64:
+            raise ValueError(f"a board has at most 64 cells; {self.width}x{self.height} has {cells}")
+        if self.max_pieces > cells:
+            raise ValueError(f"max_pieces must be 1..{cells} on a {self.width}x{self.height} board, got {self.max_pieces}")
+        if binomial(cells, self.max_pieces) > MAX_BOARDS:
+            raise ValueError(
+                f"max_pieces={self.max_pieces} gives {binomial(cells, self.max_pieces):,} boards; "
+                f"at most 2^40 per layer are supported"
+            )
+        return self
+
+    def words(self, k: int) -> int:
+        return kernels.layer_words(self.width, self.height, k)
+
+
+def plan(config: Config) -> Plan:
+    return Plan(layer_stages(1, config.max_pieces, config.words, config.chunk_words))
+
+
+def prepare(config: Config, run: RunDir) -> None:
+    """Create every layer's arrays (empty) before any task writes a chunk."""
+    for k in range(1, config.max_pieces + 1):
+        for kind in ("solvable", "unique"):
+            name = f"{kind}/{k}"
+            if not run.has_array(name):
+                run.group.create_array(
+                    name, shape=(config.words(k),), dtype="uint64",
+                    chunks=(min(config.chunk_words, config.words(k)),), fill_value=0,
+                )
+
+
+def warm_up(config: Config) -> None:
+    """Compile the layer kernels on a 3×3 board."""
+    s, u = kernels.first_layer(3, 3)
+    for k in (2, 3):
+        s, u = kernels.solve_words(3, 3, k, s, u, 0, kernels.layer_words(3, 3, k))
+    layer_checksum(s, 0)
+
+
+def _load_layer(run: RunDir, k: int) -> tuple[np.ndarray, np.ndarray]:
+    return run.read_array(f"solvable/{k}"), run.read_array(f"unique/{k}")
+
+
+def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
+    k = int(task.stage.removeprefix("k"))
+    if k == 1:
+        solvable, unique = (words[task.start:task.stop] for words in kernels.first_layer(config.width, config.height))
+    else:
+        prev_s, prev_u = _PREVIOUS.get((str(run.path), k - 1), lambda: _load_layer(run, k - 1))
+        solvable, unique = kernels.solve_words(
+            config.width, config.height, k, prev_s, prev_u, task.start, task.stop
+        )
+    run.group[f"solvable/{k}"][task.start:task.stop] = solvable
+    run.group[f"unique/{k}"][task.start:task.stop] = unique
+    return {
+        "solvable": popcount(solvable),
+        "unique": popcount(unique),
+        "checksum_solvable": layer_checksum(solvable, task.start),
+        "checksum_unique": layer_checksum(unique, task.start),
+        "ended_at": time.time(),
+    }
+
+
+def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) -> dict[str, Any]:
+    layers = []
+    for k in range(1, config.max_pieces + 1):
+        recs = stage_records(plan, layer_name(k), records)
+        results = [r["result"] for r in recs]
+        seconds = sum(r["seconds"] for r in recs)
+        boards = kernels.layer_size(config.width, config.height, k)
+        wall = max(r["ended_at"] for r in results) - min(
+            r["ended_at"] - rec["seconds"] for r, rec in zip(results, recs)
+        )
+        layers.append({
+            "pieces": k,
+            "boards": boards,
+            "solvable": sum(r["solvable"] for r in results),
+            "unique": sum(r["unique"] for r in results),
+            "checksum": "{:016x}-{:016x}".format(
+                sum(r["checksum_solvable"] for r in results) % 2**64,
+                sum(r["checksum_unique"] for r in results) % 2**64,
+            ),
+            "tasks": len(recs),
+            "seconds": round(seconds, 4),
+            "boards_per_second": round(boards / seconds) if seconds else None,
+            "wall_seconds": round(wall, 4),
+            "boards_per_wall_second": round(boards / wall) if wall > 0 else None,
+        })
+    return {"width": config.width, "height": config.height, "rows": layers}
+
+
+def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, list[Path]]:
+    from epcg.experiments.fling_report import figures, summary
+
+    return summary(config, results), figures(config, results, run)
