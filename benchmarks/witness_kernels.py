@@ -1,0 +1,74 @@
+"""Single-process seconds of the Witness scan kernels for every row of the paper's Tables 2 and 3.
+
+Prints compile time (first call on a tiny board; zero when numba's cache is warm),
+then per row: puzzles, min non-zero solutions, puzzles at the min, the longest
+solution among them and how many reach it, our seconds and the paper's.
+
+    python benchmarks/witness_kernels.py            # Tables 2 and 3
+    python benchmarks/witness_kernels.py --joint    # also the two joint rows
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from epcg.domains.witness.bitsets import bitsets_for
+from epcg.domains.witness.scan import max_rank, scan_range
+
+# (kind, width, height, k, paper min, paper seconds); the paper's boards are height x width.
+ROWS = [
+    ("must-cross", 3, 3, 3, 4, 0.01),
+    ("must-cross", 3, 3, 5, 1, 1.51),
+    ("must-cross", 4, 3, 3, 16, 0.20),
+    ("must-cross", 4, 3, 5, 1, 5.42),
+    ("must-cross", 4, 4, 3, 190, 0.59),
+    ("must-cross", 4, 4, 4, 27, 6.01),
+    ("must-cross", 4, 4, 5, 2, 73.41),
+    ("must-cross", 4, 4, 6, 1, 969.74),
+    ("regions", 3, 3, 3, 14, 0.01),
+    ("regions", 3, 3, 5, 1, 0.08),
+    ("regions", 4, 3, 3, 87, 0.24),
+    ("regions", 4, 3, 4, 20, 0.59),
+    ("regions", 4, 3, 5, 2, 1.38),
+    ("regions", 4, 4, 3, 820, 6.25),
+    ("regions", 4, 4, 4, 218, 24.56),
+    ("regions", 4, 4, 5, 74, 74.36),
+    ("regions", 4, 4, 6, 2, 219.36),
+]
+JOINT = [
+    ("joint", 4, 3, (2, 4), 1, 173.04),
+    ("joint", 4, 4, (3, 3), 2, 5721.52),
+]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--joint", action="store_true", help="also run the joint rows")
+    args = parser.parse_args()
+    t = time.perf_counter()
+    for kind, k in (("must-cross", 2), ("regions", 2), ("joint", (1, 2))):
+        scan_range(kind, 2, 2, k, 0, max_rank(kind, 2, 2, k))
+    print(f"compile (or load from cache): {time.perf_counter() - t:.2f}s")
+    rows = ROWS + (JOINT if args.joint else [])
+    total = 0.0
+    header = f"{'kind':<10} {'board':>5} {'k':>6} {'puzzles':>12} {'min':>5} {'paper':>5} {'at min':>7} " \
+             f"{'longest':>7} {'#longest':>8} {'seconds':>8} {'paper s':>8}"
+    print(header)
+    for kind, w, h, k, paper_min, paper_s in rows:
+        bitsets_for(w, h)  # tables are built once per process, outside the timing
+        n = max_rank(kind, w, h, k)
+        t = time.perf_counter()
+        r = scan_range(kind, w, h, k, 0, n)
+        dt = time.perf_counter() - t
+        total += dt if kind != "joint" else 0.0
+        longest = int(r.longest.max()) if len(r.longest) else 0
+        at_longest = int((r.longest == longest).sum()) if len(r.longest) else 0
+        ks = "+".join(map(str, k)) if isinstance(k, tuple) else str(k)
+        print(f"{kind:<10} {h}x{w:<3} {ks:>6} {n:>12,} {r.min_solutions:>5} {paper_min:>5} {len(r.ranks):>7,} "
+              f"{longest:>7} {at_longest:>8,} {dt:>8.3f} {paper_s:>8.2f}")
+    print(f"Tables 2 and 3 together: {total:.2f}s single process")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""Bitsets over a board's path list: one bit per path, bit ``s % 64`` of word ``s // 64``.
+
+A constraint's solution set is a bitset; a puzzle's is the AND of its
+constraints' sets. Two tables are built once per board from a ``PathSet``:
+
+- ``cross[p]``: the paths that cross must-cross position ``p``;
+- ``separated[pair_index[a, b]]``: the paths that put cells ``a`` and ``b`` in
+  different regions (two cells of different colours must be separated).
+
+Paths are ordered longest first (see ``PathSet``), so the first set bit of a
+solution set is its longest solution.
+
+>>> b = bitsets_for(2, 2)
+>>> b.num_paths, b.words, b.cross.shape, b.separated.shape
+(12, 1, (21, 1), (6, 1))
+>>> int(popcount(np.uint64(0b1011)))
+3
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from epcg.domains.witness.paths import paths_for
+
+_M1 = np.uint64(0x5555555555555555)
+_M2 = np.uint64(0x3333333333333333)
+_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+_H01 = np.uint64(0x0101010101010101)
+_ONE = np.uint64(1)
+
+
+@njit(cache=True, nogil=True)
+def popcount(x):
+    """Set bits of a uint64 (SWAR; LLVM lowers it to ``popcnt`` where the CPU has one)."""
+    x = x - ((x >> np.uint64(1)) & _M1)
+    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+    x = (x + (x >> np.uint64(4))) & _M4
+    return (x * _H01) >> np.uint64(56)
+
+
+@njit(cache=True, nogil=True)
+def _ctz(x):
+    """Index of the lowest set bit of a non-zero uint64. Unchecked: ``x != 0``."""
+    return popcount((x & (~x + _ONE)) - _ONE)
+
+
+@njit(cache=True, nogil=True)
+def _count(bits, words):
+    """Set bits in ``bits[0:words]``."""
+    total = 0
+    for i in range(words):
+        total += popcount(bits[i])
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _first(bits, words):
+    """Index of the lowest set bit of ``bits[0:words]``, or -1 when empty."""
+    for i in range(words):
+        if bits[i] != 0:
+            return i * 64 + np.int64(_ctz(bits[i]))
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _and_count(a, b, out, words):
+    """``out = a & b`` over ``words`` words; returns the number of set bits."""
+    total = 0
+    for i in range(words):
+        x = a[i] & b[i]
+        out[i] = x
+        total += popcount(x)
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _build_cross(cross_mask, num_positions, out):
+    """``out[p]`` = paths whose must-cross mask has bit ``p``. Unchecked: ``out`` zeroed, shaped."""
+    for s in range(cross_mask.shape[0]):
+        word = s >> 6
+        bit = _ONE << np.uint64(s & 63)
+        for p in range(num_positions):
+            if (cross_mask[s, p >> 6] >> np.uint64(p & 63)) & _ONE:
+                out[p, word] |= bit
+
+
+@njit(cache=True, nogil=True)
+def _build_separated(regions, pair_cells, out):
+    """``out[i]`` = paths with different region labels at the two cells of pair ``i``."""
+    for s in range(regions.shape[0]):
+        word = s >> 6
+        bit = _ONE << np.uint64(s & 63)
+        for i in range(pair_cells.shape[0]):
+            if regions[s, pair_cells[i, 0]] != regions[s, pair_cells[i, 1]]:
+                out[i, word] |= bit
+
+
+class Bitsets(NamedTuple):
+    """Solution-set tables of one board (read-only arrays)."""
+
+    num_paths: int
+    words: int
+    """uint64 words per bitset, ``ceil(num_paths / 64)``."""
+    cross: np.ndarray
+    """``(num_positions, words)`` uint64: paths crossing each must-cross position."""
+    separated: np.ndarray
+    """``(num_pairs, words)`` uint64: paths separating each pair of cells."""
+    pair_index: np.ndarray
+    """``(num_cells, num_cells)`` int64: row of ``separated`` for cells ``a != b``; -1 on the diagonal."""
+    pair_cells: np.ndarray
+    """``(num_pairs, 2)`` int64: the two cells of each row of ``separated``, lower first."""
+    lengths: np.ndarray
+    """``(num_paths,)`` int64 edges of each path, non-increasing."""
+
+
+@lru_cache(maxsize=None)
+def bitsets_for(width: int, height: int) -> Bitsets:
+    """The ``Bitsets`` of a ``width × height`` board (computed once per process)."""
+    paths = paths_for(width, height)
+    g = paths.geometry
+    words = (len(paths) + 63) // 64
+    cross = np.zeros((g.num_positions, words), dtype=np.uint64)
+    _build_cross(paths.cross_mask, g.num_positions, cross)
+    cells = g.num_cells
+    pair_index = np.full((cells, cells), -1, dtype=np.int64)
+    pairs = [(a, b) for a in range(cells) for b in range(a + 1, cells)]
+    for i, (a, b) in enumerate(pairs):
+        pair_index[a, b] = pair_index[b, a] = i
+    pair_cells = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+    separated = np.zeros((len(pairs), words), dtype=np.uint64)
+    _build_separated(paths.regions, pair_cells, separated)
+    lengths = paths.length.astype(np.int64)
+    for a in (cross, separated, pair_index, pair_cells, lengths):
+        a.flags.writeable = False
+    return Bitsets(len(paths), words, cross, separated, pair_index, pair_cells, lengths)
