@@ -188,86 +188,77 @@ def _solve_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
     nchunks = (n + 7) // 8
     base = BINOMIAL[n, k - 1] - 1
     above = np.zeros(nchunks, dtype=np.int64)
+    c_hi = np.zeros(nchunks, dtype=np.int64)
+    c_lo = np.zeros(nchunks, dtype=np.int64)
     hi = np.zeros(nchunks, dtype=np.int64)
     lo = np.zeros(nchunks, dtype=np.int64)
+    diffs = np.empty(4 * k, dtype=np.uint64)
     board = _unrank_lex_bb(r0, n, k)
+    changed = board  # bits that differ from the previous board (all, at first)
+    tb = np.uint64(0)  # transposed board: column x in bits x*height ..
     for r in range(r0, r1):
-        # chunk sums of the parent: unchanged chunks of a successor reuse them
+        # per-chunk parts of the rank sum; chunks below the lowest changed bit keep theirs
+        x = changed
+        while x:
+            tb ^= cell_t[ctz(x)]
+            x &= x - _ONE
         a = 0
-        for t in range(nchunks - 1, -1, -1):
+        for t in range(nchunks - 1, (ctz(changed) >> 3) - 1, -1):
             above[t] = a
-            a += popcount((board >> np.uint64(8 * t)) & _BYTE)
+            b = (board >> np.uint64(8 * t)) & _BYTE
+            c_hi[t] = rank_t[t, a, b]
+            c_lo[t] = rank_t[t, max(a - 1, 0), b]
+            a += popcount(b)
         s = 0
         for t in range(nchunks - 1, -1, -1):
             hi[t] = s
-            s += rank_t[t, above[t], (board >> np.uint64(8 * t)) & _BYTE]
+            s += c_hi[t]
         s = 0
         for t in range(nchunks):
             lo[t] = s
-            am = above[t] - 1
-            if am < 0:
-                am = 0
-            s += rank_t[t, am, (board >> np.uint64(8 * t)) & _BYTE]
-        sc = 0
-        first = -1
-        # rows
+            s += c_lo[t]
+        # every successor as the cells it flips: rows, then columns of the transposed board
+        m = 0
         for y in range(height):
             shift = np.uint64(y * width)
             v = (board >> shift) & row_mask
             for j in range(row_start[v], row_start[v + 1]):
-                diff = np.uint64(v ^ row_result[j]) << shift
-                child = board ^ diff
-                tlo = ctz(diff) >> 3
-                thi = msb(diff) >> 3
-                s = hi[thi] + lo[tlo]
-                a = above[thi]
-                for t in range(thi, tlo - 1, -1):
-                    b = (child >> np.uint64(8 * t)) & _BYTE
-                    s += rank_t[t, a, b]
-                    a += popcount(b)
-                cr = base - s
-                if _bit(prev_s, cr):
-                    sc += 1
-                    first = cr
-                    if sc > 1:
-                        break
+                diffs[m] = (v ^ np.uint64(row_result[j])) << shift
+                m += 1
+        for cx in range(width):
+            v = (tb >> np.uint64(cx * height)) & col_mask
+            for j in range(col_start[v], col_start[v + 1]):
+                diffs[m] = scatter[v ^ np.uint64(col_result[j])] << np.uint64(cx)
+                m += 1
+        # rank each successor from the parent's sums outside its changed span;
+        # branch-free apart from the short chunk loop, so lookups can overlap
+        sc = np.int64(0)
+        first = np.int64(-1)
+        for i in range(m):
+            diff = diffs[i]
+            child = board ^ diff
+            tlo = ctz(diff) >> 3
+            thi = msb(diff) >> 3
+            s = hi[thi] + lo[tlo]
+            a = above[thi]
+            for t in range(thi, tlo - 1, -1):
+                b = (child >> np.uint64(8 * t)) & _BYTE
+                s += rank_t[t, a, b]
+                a += popcount(b)
+            cr = base - s
+            ok = np.int64((prev_s[cr >> 6] >> np.uint64(cr & 63)) & _ONE)
+            sc += ok
+            first = cr if ok else first
             if sc > 1:
                 break
-        if sc <= 1:
-            # columns, read from the transposed board
-            tb = np.uint64(0)
-            x = board
-            while x:
-                tb |= cell_t[ctz(x)]
-                x &= x - _ONE
-            for cx in range(width):
-                v = (tb >> np.uint64(cx * height)) & col_mask
-                for j in range(col_start[v], col_start[v + 1]):
-                    dv = v ^ np.uint64(col_result[j])
-                    diff = scatter[dv] << np.uint64(cx)
-                    child = board ^ diff
-                    tlo = (ctz(dv) * width + cx) >> 3
-                    thi = (msb(dv) * width + cx) >> 3
-                    s = hi[thi] + lo[tlo]
-                    a = above[thi]
-                    for t in range(thi, tlo - 1, -1):
-                        b = (child >> np.uint64(8 * t)) & _BYTE
-                        s += rank_t[t, a, b]
-                        a += popcount(b)
-                    cr = base - s
-                    if _bit(prev_s, cr):
-                        sc += 1
-                        first = cr
-                        if sc > 1:
-                            break
-                if sc > 1:
-                    break
         if sc > 0:
             bit = _ONE << np.uint64(r & 63)
             out_s[(r >> 6) - w0] |= bit
-            if sc == 1 and _bit(prev_u, first):
+            if sc == 1 and (prev_u[first >> 6] >> np.uint64(first & 63)) & _ONE:
                 out_u[(r >> 6) - w0] |= bit
-        board = _increment(board, full, n)
+        nxt = _increment(board, full, n)
+        changed = board ^ nxt
+        board = nxt
 
 
 @njit(cache=True, nogil=True)
