@@ -1,0 +1,125 @@
+"""Whole Fling! runs: layers identical across workers and chunkings, after SIGKILL, after a lost worker."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from epcg.runtime.jobs import load_job
+from epcg.runtime.session import claimed, prepare_new, run_plan
+
+from .conftest import JOBS, epcg, load_results
+
+FLING = str(JOBS / "fling.toml")
+
+
+def checksums(run_dir: Path) -> list[tuple[int, int, int, str]]:
+    rows = json.loads((run_dir / "results.json").read_text())["rows"]
+    return [(r["pieces"], r["solvable"], r["unique"], r["checksum"]) for r in rows]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> Path:
+    """7x8 to 6 pieces, in process, one chunk size."""
+    out = tmp_path_factory.mktemp("fling") / "reference"
+    result = epcg("run", FLING, "--out", str(out), "--serial", "--set", "max_pieces=6",
+                  "--set", "chunk_words=65536", "--set", "top_puzzles=3")
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def test_published_counts(reference: Path) -> None:
+    counts = {pieces: (s, u) for pieces, s, u, _ in checksums(reference)}
+    assert counts[2] == (267, 267)
+    assert counts[3] == (2_720, 2_110)
+    assert counts[4] == (35_518, 15_724)
+    assert counts[5] == (481_048, 103_324)
+
+
+def test_two_workers_other_chunks_same_layers(reference: Path, tmp_path: Path) -> None:
+    out = tmp_path / "two"
+    result = epcg("run", FLING, "--out", str(out), "--workers", "2", "--set", "max_pieces=6",
+                  "--set", "chunk_words=20000", "--set", "top_puzzles=3")
+    assert result.returncode == 0, result.stderr
+    assert checksums(out) == checksums(reference)
+    def layers(run_dir: Path) -> list[dict]:
+        return [{k: v for k, v in row.items() if k != "tasks"} for row in load_results(run_dir)["rows"]]
+
+    assert layers(out) == layers(reference)
+
+
+def test_resume_after_sigkill_mid_layer(reference: Path, tmp_path: Path) -> None:
+    out = tmp_path / "killed"
+    args = [sys.executable, "-m", "epcg", "run", FLING, "--out", str(out), "--workers", "1",
+            "--set", "max_pieces=6", "--set", "chunk_words=4096", "--set", "top_puzzles=3"]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    layer6 = out / "manifest" / "k06"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and not (layer6.exists() and len(list(layer6.glob("*.json"))) >= 5):
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    finished = {p: p.stat().st_mtime_ns for p in (out / "manifest").rglob("0*.json")}
+    total_k6 = -(-507_320 // 4096)
+    assert 5 <= len(list(layer6.glob("*.json"))) < total_k6
+
+    resumed = epcg("resume", str(out), "--serial")
+    assert resumed.returncode == 0, resumed.stderr
+    assert checksums(out) == checksums(reference)
+    assert all(p.stat().st_mtime_ns == t for p, t in finished.items())
+
+
+def test_worker_killed_mid_layer(reference: Path, tmp_path: Path) -> None:
+    from epcg.runtime.cluster import connect
+    from epcg.runtime.dask_executor import DaskExecutor
+    from epcg.runtime.progress import Callback
+
+    job = load_job(JOBS / "fling.toml", ["max_pieces=6", "chunk_words=4096", "top_puzzles=3"])
+    prepared = prepare_new(job, tmp_path / "lost-worker")
+
+    class KillOneWorker(Callback):
+        """SIGKILL one worker process once a few layer-6 tasks are done."""
+
+        def __init__(self, client) -> None:
+            self.client, self.seen, self.killed = client, 0, None
+
+        def on_task_end(self, event) -> None:
+            if event.task.stage == "k06":
+                self.seen += 1
+                if self.seen == 3 and self.killed is None:
+                    pids = self.client.run(os.getpid)
+                    self.killed = sorted(pids.values())[0]
+                    threading.Thread(target=os.kill, args=(self.killed, signal.SIGKILL)).start()
+
+    with connect(workers=2) as client:
+        killer = KillOneWorker(client)
+        with claimed(prepared, new=True):
+            run_plan(prepared, DaskExecutor(client), [killer])
+        assert killer.killed is not None
+    assert checksums(prepared.run.path) == checksums(reference)
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("width=9", "at most 64 cells"),
+        ("max_pieces=0", "max_pieces"),
+        ("max_pieces=57", "max_pieces must be 1..56"),
+        ("max_pieces=20", "at most 2^40"),
+        ("chunk_words=0", "chunk_words"),
+    ],
+)
+def test_bad_parameters(tmp_path: Path, override: str, message: str) -> None:
+    out = tmp_path / "bad"
+    result = epcg("run", FLING, "--out", str(out), "--set", override)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and message in result.stderr
+    assert not out.exists()
