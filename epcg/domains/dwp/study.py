@@ -1,0 +1,190 @@
+"""The paper's experiments (Table I) and one evolutionary run of one of them.
+
+Table I of Ashlock & Salge, with the recent-room hack (RRH) column restored from
+the text: experiments 1-15 vary population (10, 32, 100, 320, 1000) and the
+maximum number of mutations MNM (1, 3, 5) with 12 states; 16 adds the RRH to
+the best of those (32, MNM 1); 17-21 vary the states (4, 8, 12, 16, 20) with the
+RRH; 22 is the extended run (16 states, RRH, 120×120 grid, 800 rooms, 100,000
+mating events); 23 starts from a 40×2 room (16 states, RRH). Every run is
+10,000 mating events of size-7 single tournament selection unless stated.
+
+:func:`run_replicate` is a pure function of ``(params, seed)``: the same seed
+gives the same result on any worker.
+
+>>> EXPERIMENTS[16].population, EXPERIMENTS[16].mnm, EXPERIMENTS[16].states, EXPERIMENTS[16].recent_room_hack
+(32, 1, 12, True)
+>>> from dataclasses import replace
+>>> r = run_replicate(replace(EXPERIMENTS[1], mating_events=5, max_rooms=16), seed_for(1, 0))
+>>> r.best_fitness == float(r.history_best[-1]), r.best_map.shape
+(True, (80, 80))
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from epcg.domains.dwp.maps import MapRules, Rect, _build, build_map
+from epcg.domains.dwp.sda import MAX_STATES, random_population
+from epcg.domains.dwp.variation import _vary
+from epcg.search.evolve import evolve_jit
+
+__all__ = ["EXPERIMENTS", "ExperimentParams", "ReplicateResult", "run_replicate", "seed_for"]
+
+TOURNAMENT = 7
+
+
+@dataclass(frozen=True)
+class ExperimentParams:
+    """One row of Table I plus the map rules; validated when built (one-line ValueError).
+
+    ``start=None`` is one 4×4 room near the centre; ``proposals=None`` is
+    4 × ``max_rooms`` proposals per map (see :mod:`epcg.domains.dwp.maps`).
+    """
+
+    population: int
+    mnm: int
+    states: int
+    recent_room_hack: bool = False
+    grid: tuple[int, int] = (80, 80)
+    max_rooms: int = 256
+    mating_events: int = 10_000
+    start: tuple[Rect, ...] | None = None
+    obstacles: tuple[Rect, ...] = ()
+    proposals: int | None = None
+    rules: MapRules = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.population < TOURNAMENT:
+            raise ValueError(f"population must be >= {TOURNAMENT} (the tournament size), got {self.population}")
+        if self.mnm < 1:
+            raise ValueError(f"mnm (maximum number of mutations) must be >= 1, got {self.mnm}")
+        if not 1 <= self.states <= MAX_STATES:
+            raise ValueError(f"states must be in 1..{MAX_STATES}, got {self.states}")
+        if self.mating_events < 0:
+            raise ValueError(f"mating_events must be >= 0, got {self.mating_events}")
+        rules = MapRules(grid=self.grid, max_rooms=self.max_rooms, recent_room_hack=self.recent_room_hack,
+                         start=self.start, obstacles=self.obstacles, proposals=self.proposals)
+        object.__setattr__(self, "rules", rules)
+        object.__setattr__(self, "grid", rules.grid)
+        object.__setattr__(self, "start", rules.start)
+        object.__setattr__(self, "obstacles", rules.obstacles)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able fields (tuples become lists)."""
+        d = asdict(self)
+        d.pop("rules")
+        return d
+
+
+def _table() -> dict[int, ExperimentParams]:
+    table = {}
+    for i, (mnm, pop) in enumerate((m, p) for m in (1, 3, 5) for p in (10, 32, 100, 320, 1000)):
+        table[i + 1] = ExperimentParams(population=pop, mnm=mnm, states=12)
+    table[16] = ExperimentParams(population=32, mnm=1, states=12, recent_room_hack=True)
+    for i, states in enumerate((4, 8, 12, 16, 20)):
+        table[17 + i] = ExperimentParams(population=32, mnm=1, states=states, recent_room_hack=True)
+    table[22] = ExperimentParams(population=32, mnm=1, states=16, recent_room_hack=True, grid=(120, 120),
+                                 max_rooms=800, mating_events=100_000)
+    table[23] = ExperimentParams(population=32, mnm=1, states=16, recent_room_hack=True,
+                                 start=((39, 20, 2, 40),))
+    return table
+
+
+EXPERIMENTS: dict[int, ExperimentParams] = _table()
+"""Table I, experiments 1..23."""
+
+
+@dataclass
+class ReplicateResult:
+    """The outcome of one evolutionary run."""
+
+    seed: int
+    best_fitness: float
+    best_genome: np.ndarray
+    """``(states, 5)`` int64 SDA (layout in :mod:`epcg.domains.dwp.sda`)."""
+    best_map: np.ndarray
+    """int8 grid: 0 empty, 1 room, 2 corridor, 3 start room, 4 obstacle."""
+    best_rooms: np.ndarray
+    """``(rooms, 5)`` rows ``(row, col, height, width, kind)``, start rooms first."""
+    history_event: np.ndarray
+    """Mating events after which the best fitness rose (0 first, the last event last)."""
+    history_best: np.ndarray
+    """Best fitness after those events."""
+    seconds: float
+
+    @property
+    def rooms(self) -> int:
+        """Rooms in the best map, start rooms and corridors included."""
+        return int(self.best_rooms.shape[0])
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able form; the map as one string of digits per row."""
+        return {
+            "seed": self.seed,
+            "best_fitness": self.best_fitness,
+            "rooms": self.rooms,
+            "best_genome": self.best_genome.tolist(),
+            "best_rooms": self.best_rooms.tolist(),
+            "best_map": ["".join(map(str, row)) for row in self.best_map.tolist()],
+            "history": [[int(e), float(b)] for e, b in zip(self.history_event, self.history_best)],
+            "seconds": self.seconds,
+        }
+
+
+@njit(cache=True, nogil=True)
+def _fitness(genome, context):
+    """Map fitness of one SDA; ``context`` as made by :func:`_context`."""
+    template, starts, max_rooms, room_bits, hack, proposals, no_stream, _ = context
+    _, _, value, _ = _build(genome, no_stream, template, starts, max_rooms, room_bits, hack, proposals)
+    return value
+
+
+@njit(cache=True, nogil=True)
+def _vary_in_context(a, b, rng, context):
+    """Crossover and ``1..mnm`` mutations, ``mnm`` the last item of ``context``."""
+    return _vary(a, b, rng, context[7])
+
+
+def _context(params: ExperimentParams) -> tuple:
+    """``(template, starts, max_rooms, room_bits, hack, proposals, empty stream, mnm)``."""
+    return params.rules.kernel_args() + (np.zeros(0, np.int8), int(params.mnm))
+
+
+def seed_for(experiment: int, run: int, base_seed: int = 0) -> int:
+    """A 63-bit seed for run ``run`` of ``experiment``, from ``SeedSequence([base_seed, experiment, run])``.
+
+    >>> seed_for(1, 0) == seed_for(1, 0) != seed_for(1, 1)
+    True
+    """
+    for name, v in (("experiment", experiment), ("run", run), ("base_seed", base_seed)):
+        if v < 0:
+            raise ValueError(f"{name} must be >= 0, got {v}")
+    state = np.random.SeedSequence([base_seed, experiment, run]).generate_state(1, np.uint64)[0]
+    return int(state >> np.uint64(1))
+
+
+def run_replicate(params: ExperimentParams, seed: int) -> ReplicateResult:
+    """One evolutionary run: a random population, ``params.mating_events`` mating events, the best map."""
+    start = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    pop = random_population(params.population, params.states, rng)
+    result = evolve_jit(pop, _fitness, _vary_in_context, _context(params), rng, params.mating_events,
+                        tournament_size=TOURNAMENT)
+    best = int(np.argmax(result.fitness))
+    genome = result.population[best]
+    built = build_map(genome, params.rules)
+    return ReplicateResult(
+        seed=int(seed),
+        best_fitness=float(result.fitness[best]),
+        best_genome=genome,
+        best_map=built.grid,
+        best_rooms=built.rooms,
+        history_event=result.history_event,
+        history_best=result.history_best,
+        seconds=time.perf_counter() - start,
+    )
