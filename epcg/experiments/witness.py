@@ -119,9 +119,8 @@ def plan(config: Config) -> Plan:
 
 
 def warm_up(config: Config) -> None:
-    """Compile the scan kernels on a tiny board (numba caches them on disk)."""
-    for row in config.parsed_rows():
-        paths_for(row.width, row.height)
+    """Compile the path and scan kernels on a tiny board (numba caches them on disk)."""
+    paths_for(2, 2)
     if config.kind != "paths":
         k = (1, 1) if config.kind == "joint" else 1
         scan.scan_range(config.kind, 2, 2, k, 0, 1)
