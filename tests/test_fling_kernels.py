@@ -116,3 +116,30 @@ def test_any_word_split_gives_same_words(board_7x8) -> None:
     assert (np.concatenate([p[1] for p in parts]) == u4).all()
     empty = solve_words(7, 8, 4, s3, u3, 5, 5)
     assert empty[0].shape == (0,) and empty[1].shape == (0,)
+
+
+def test_evaluator_matches_reference_tree_sizes() -> None:
+    from epcg.domains.fling.evaluate import evaluate, top_puzzles, tree_sizes
+    from epcg.domains.fling.rules import Board
+
+    w, h = 4, 4
+    got = layers(w, h, 5)
+    rng = random.Random(11)
+    for k in (3, 4, 5):
+        g = BitboardCombinations(w * h, k)
+        for r in rng.sample(range(g.max_rank), 40):
+            bits = g.unrank(r)
+            cells = ref.cells_of(BitboardCombinations.to_items(bits), w)
+            assert tree_sizes(w, h, bits) == ref.tree_sizes(cells, w, h)
+            if get_bit(got[k][1], r):
+                moves = evaluate(Board(w, h, bits)).solution
+                b = Board(w, h, bits)
+                for m in moves:
+                    b.push(m)
+                assert b.is_solved() and len(moves) == k - 1
+    u5 = got[5][1]
+    top = top_puzzles(w, h, 5, u5, limit=5)
+    everything = top_puzzles(w, h, 5, u5, limit=10_000)
+    assert top == everything[:5]
+    keys = [(-ratio, rank) for rank, ratio, _ in everything]
+    assert keys == sorted(keys) and len(everything) == popcount(u5)
