@@ -13,6 +13,7 @@ from types import ModuleType
 _MODULES = {
     "witness": "epcg.experiments.witness",
     "fling": "epcg.experiments.fling",
+    "dwp": "epcg.experiments.dwp",
 }
 
 
