@@ -58,67 +58,111 @@ __all__ = ["Evaluation", "evaluate", "top_puzzles", "tree_sizes"]
 _ONE = np.uint64(1)
 
 
+# The tree walks use explicit stacks: numba's cached recursive functions can
+# crash when loaded from the cache. A stack never holds more than 4 moves per
+# piece per level, so 4 * 64 * 64 entries always suffice.
+_STACK = 4 * 64 * 64
+
+
 @njit(cache=True, nogil=True)
 def _brute(board, width, height):
     """Nodes of the full tree below ``board`` (itself included)."""
-    if (board & (board - _ONE)) == 0:
-        return np.int64(1)
-    total = np.int64(1)
-    x = board
-    while x:
-        cell = ctz(x)
-        x &= x - _ONE
-        for d in range(4):
-            child = _fling(board, width, height, cell, d)
-            if child != 0:
-                total += _brute(child, width, height)
+    stack = np.empty(_STACK, dtype=np.uint64)
+    stack[0] = board
+    top = 1
+    total = np.int64(0)
+    while top:
+        top -= 1
+        b = stack[top]
+        total += 1
+        if popcount(b) == 1:
+            continue
+        x = b
+        while x:
+            cell = ctz(x)
+            x &= x - _ONE
+            for d in range(4):
+                child = _fling(b, width, height, cell, d)
+                if child != 0:
+                    stack[top] = child
+                    top += 1
     return total
 
 
 @njit(cache=True, nogil=True)
-def _expert(b0, cell1, d1, b1, width, height):
-    """Nodes of the expert tree below ``b1``, reached from ``b0`` by (``cell1``, ``d1``).
+def _expert(board, width, height):
+    """Nodes of the expert tree below ``board`` (itself included).
 
-    ``cell1 < 0`` marks the root (no previous move: nothing is skipped).
+    A stack entry is a position ``b1`` with the board ``b0`` and the move
+    (``cell1``, ``d1``) that led to it; ``cell1 = -1`` at the root.
     """
-    if (b1 & (b1 - _ONE)) == 0:
-        return np.int64(1)
-    total = np.int64(1)
-    x = b1
-    while x:
-        cell = ctz(x)
-        x &= x - _ONE
-        for d in range(4):
-            b2 = _fling(b1, width, height, cell, d)
-            if b2 == 0:
-                continue
-            if cell1 >= 0:
-                earlier = _fling(b0, width, height, cell, d)
-                if earlier != 0 and _fling(earlier, width, height, cell1, d1) == b2:
-                    continue  # independent of the previous move
-            total += _expert(b1, cell, d, b2, width, height)
+    prev = np.empty(_STACK, dtype=np.uint64)
+    cur = np.empty(_STACK, dtype=np.uint64)
+    mcell = np.empty(_STACK, dtype=np.int64)
+    mdir = np.empty(_STACK, dtype=np.int64)
+    prev[0] = board
+    cur[0] = board
+    mcell[0] = -1
+    mdir[0] = 0
+    top = 1
+    total = np.int64(0)
+    while top:
+        top -= 1
+        b0 = prev[top]
+        b1 = cur[top]
+        cell1 = mcell[top]
+        d1 = mdir[top]
+        total += 1
+        if popcount(b1) == 1:
+            continue
+        x = b1
+        while x:
+            cell = ctz(x)
+            x &= x - _ONE
+            for d in range(4):
+                b2 = _fling(b1, width, height, cell, d)
+                if b2 == 0:
+                    continue
+                if cell1 >= 0:
+                    earlier = _fling(b0, width, height, cell, d)
+                    if earlier != 0 and _fling(earlier, width, height, cell1, d1) == b2:
+                        continue  # independent of the previous move
+                prev[top] = b1
+                cur[top] = b2
+                mcell[top] = cell
+                mdir[top] = d
+                top += 1
     return total
 
 
 @njit(cache=True, nogil=True)
 def _solutions(board, width, height):
     """Solution count (choice of the last move excluded), capped at 2."""
-    if (board & (board - _ONE)) == 0:
-        return np.int64(1)
-    two = popcount(board) == 2
+    stack = np.empty(_STACK, dtype=np.uint64)
+    stack[0] = board
+    top = 1
     count = np.int64(0)
-    x = board
-    while x:
-        cell = ctz(x)
-        x &= x - _ONE
-        for d in range(4):
-            child = _fling(board, width, height, cell, d)
-            if child != 0:
-                if two:
-                    return np.int64(1)
-                count += _solutions(child, width, height)
-                if count >= 2:
-                    return np.int64(2)
+    while top:
+        top -= 1
+        b = stack[top]
+        pieces = popcount(b)
+        if pieces == 1:
+            count += 1
+        x = b
+        while x and pieces > 1:
+            cell = ctz(x)
+            x &= x - _ONE
+            for d in range(4):
+                child = _fling(b, width, height, cell, d)
+                if child != 0:
+                    if pieces == 2:  # any last move solves it, and counts once
+                        count += 1
+                        x = np.uint64(0)
+                        break
+                    stack[top] = child
+                    top += 1
+        if count >= 2:
+            return np.int64(2)
     return count
 
 
@@ -139,7 +183,7 @@ def _top(width, height, k, words, limit, out_rank, out_brute, out_expert):
             x &= x - _ONE
             board = _unrank_lex_bb(r, n, k)
             b = _brute(board, width, height)
-            e = _expert(board, -1, 0, board, width, height)
+            e = _expert(board, width, height)
             # insertion position: after every held entry that is at least as good
             pos = held
             while pos > 0 and b * out_expert[pos - 1] > out_brute[pos - 1] * e:
@@ -176,7 +220,7 @@ def tree_sizes(width: int, height: int, bits: int) -> tuple[int, int]:
     """(brute, expert) tree sizes of a board (see the module docstring)."""
     _check_board(width, height)
     b = np.uint64(bits)
-    return int(_brute(b, width, height)), int(_expert(b, -1, 0, b, width, height))
+    return int(_brute(b, width, height)), int(_expert(b, width, height))
 
 
 def solution(board: Board) -> list[Move]:
