@@ -86,7 +86,7 @@ def _read(buf, at, k):
     """The ``k``-bit integer ``buf[at:at+k]``, most significant bit first."""
     v = 0
     for i in range(at, at + k):
-        v = 2 * v + buf[i]
+        v = 2 * v + int(buf[i])
     return v
 
 
