@@ -27,7 +27,7 @@ def epcg(*args: str, cwd: Path | None = None, timeout: float = 600, **popen) -> 
 def without_timings(data: Any) -> Any:
     """results.json minus every timing field, for comparing runs."""
     if isinstance(data, dict):
-        return {k: without_timings(v) for k, v in data.items() if "seconds" not in k and "per_second" not in k}
+        return {k: without_timings(v) for k, v in data.items() if "second" not in k}
     if isinstance(data, list):
         return [without_timings(v) for v in data]
     return data

@@ -22,7 +22,7 @@ def test_same_results_any_workers_or_chunks(tmp_path: Path, small_job: Path) -> 
     for name, extra in [
         ("one", ["--workers", "1"]),
         ("two", ["--workers", "2"]),
-        ("rechunked", ["--workers", "2", "--set", "chunk_size=97"]),
+        ("rechunked", ["--workers", "2", "--set", "chunk_size=1999"]),
     ]:
         out = tmp_path / name
         result = epcg("run", str(small_job), "--out", str(out), *extra)

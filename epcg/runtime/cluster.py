@@ -31,7 +31,7 @@ def connect(
 
     if scheduler:
         try:
-            client = Client(scheduler, timeout="10s")
+            client = Client(scheduler, timeout="5s")
         except OSError as exc:
             raise UserError(f"cannot reach scheduler {scheduler}: {exc}") from None
         with client:
