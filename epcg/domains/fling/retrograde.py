@@ -190,8 +190,8 @@ def _solve_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
     above = np.zeros(nchunks, dtype=np.int64)
     c_hi = np.zeros(nchunks, dtype=np.int64)
     c_lo = np.zeros(nchunks, dtype=np.int64)
-    hi = np.zeros(nchunks, dtype=np.int64)
-    lo = np.zeros(nchunks, dtype=np.int64)
+    p_hi = np.zeros(nchunks, dtype=np.int64)  # sum of c_hi over chunks <= t
+    lo = np.zeros(nchunks, dtype=np.int64)  # sum of c_lo over chunks < t
     diffs = np.empty(4 * k, dtype=np.uint64)
     board = _unrank_lex_bb(r0, n, k)
     changed = board  # bits that differ from the previous board (all, at first)
@@ -202,21 +202,20 @@ def _solve_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
         while x:
             tb ^= cell_t[ctz(x)]
             x &= x - _ONE
+        # (c_lo: with one piece fewer above, for chunks below a successor's changes)
+        tc = ctz(changed) >> 3
         a = 0
-        for t in range(nchunks - 1, (ctz(changed) >> 3) - 1, -1):
+        for t in range(nchunks - 1, tc - 1, -1):
             above[t] = a
             b = (board >> np.uint64(8 * t)) & _BYTE
             c_hi[t] = rank_t[t, a, b]
             c_lo[t] = rank_t[t, max(a - 1, 0), b]
             a += popcount(b)
-        s = 0
-        for t in range(nchunks - 1, -1, -1):
-            hi[t] = s
-            s += c_hi[t]
-        s = 0
-        for t in range(nchunks):
-            lo[t] = s
-            s += c_lo[t]
+        for t in range(tc, nchunks):
+            p_hi[t] = c_hi[t] + (p_hi[t - 1] if t > 0 else 0)
+            if t > tc:
+                lo[t] = lo[t - 1] + c_lo[t - 1]
+        total_hi = p_hi[nchunks - 1]
         # every successor as the cells it flips: rows, then columns of the transposed board
         m = 0
         for y in range(height):
@@ -239,7 +238,7 @@ def _solve_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
             child = board ^ diff
             tlo = ctz(diff) >> 3
             thi = msb(diff) >> 3
-            s = hi[thi] + lo[tlo]
+            s = total_hi - p_hi[thi] + lo[tlo]
             a = above[thi]
             for t in range(thi, tlo - 1, -1):
                 b = (child >> np.uint64(8 * t)) & _BYTE
