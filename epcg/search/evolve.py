@@ -170,9 +170,11 @@ def evolve_jit(
     both unchanged (arrays and scalars the domain needs). Children must have the
     shape and dtype of one member.
 
-    The loop is compiled once per process and per pair of kernels (about a
-    second) and not cached on disk: numba names a function-typed argument by the
-    function object's address, so a disk cache would gain an entry per process.
+    The loop is compiled once per process and per pair of kernels (5-10 s for
+    the DWP maps, whose kernels it compiles in) and is not cached on disk:
+    numba names a function-typed argument after the function object's address
+    and embeds it in the code, so a disk cache would only gain an entry per
+    process. A Dask worker pays this once.
     """
     pop = np.array(population, copy=True)
     if pop.ndim < 1:

@@ -76,7 +76,6 @@ RECENT = 10
 RECENT_BITS = 4
 OTHER_BITS = 2 + 3 + 4 + 5  # side, kind, size, offset
 MAX_ROOMS = 1 << 16
-DIMENSION = np.array([2, 2, 3, 4], np.int64)
 
 Rect = tuple[int, int, int, int]
 
@@ -153,8 +152,8 @@ def _build(genome, stream, template, starts, max_rooms, room_bits, hack, proposa
             length = _read(buf, at + 5, 4) + 1
             h, w = (length, 1) if side <= DOWN else (1, length)
         else:
-            h = DIMENSION[_read(buf, at + 5, 2)]
-            w = DIMENSION[_read(buf, at + 7, 2)]
+            h = max(2, _read(buf, at + 5, 2) + 1)  # 0, 1 -> 2; 2 -> 3; 3 -> 4
+            w = max(2, _read(buf, at + 7, 2) + 1)
         offset = _read(buf, at + 9, 5)
         at += OTHER_BITS
         fr, fc, fh, fw = rooms[focal, 0], rooms[focal, 1], rooms[focal, 2], rooms[focal, 3]
