@@ -133,9 +133,16 @@ def test_stops_at_max_rooms_budget_and_end_of_stream():
     assert m.rooms.shape[0] == 2
 
 
+def test_long_start_rooms_get_wider_offsets():
+    rules = MapRules(grid=(20, 60), start=((9, 10, 2, 40),))
+    assert rules.offset_bits == 6 and MapRules().offset_bits == 5
+    m = build_map_from_bits(room(0, UP, 2, 2, 0)[:-5] + bits(40, 6), rules)
+    assert m.rooms[1].tolist() == [7, 49, 2, 2, 1]  # the last of 41 positions: c0 = 10 - 2 + 1 + 40
+
+
 def test_several_start_rooms():
     rules = MapRules(grid=(20, 40), start=((9, 0, 2, 40), (0, 0, 1, 1)))
-    m = build_map_from_bits(room(1, DOWN, 2, 2, 1), rules)
+    m = build_map_from_bits(room(1, DOWN, 2, 2, 0)[:-5] + bits(1, 6), rules)  # 6 offset bits
     assert m.rooms.tolist() == [[9, 0, 2, 40, 3], [0, 0, 1, 1, 3], [1, 0, 2, 2, 1]]
 
 
@@ -154,11 +161,12 @@ def reference_rules():
     yield MapRules(grid=(30, 30), max_rooms=64, proposals=120, recent_room_hack=True)
     yield MapRules(grid=(24, 40), max_rooms=40, start=((11, 0, 2, 40),), obstacles=((0, 0, 5, 5), (20, 30, 4, 10)))
     yield MapRules(grid=(80, 80))
+    yield MapRules(grid=(30, 60), max_rooms=50, start=((14, 10, 2, 40),), recent_room_hack=True)
 
 
 @pytest.mark.parametrize("rules", list(reference_rules()))
 def test_kernel_matches_reference(rules):
-    per = (4 if rules.recent_room_hack else rules.room_bits) + 14
+    per = (4 if rules.recent_room_hack else rules.room_bits) + 9 + rules.offset_bits
     for states in (3, 12):
         for g in random_population(6, states, np.random.default_rng(states)):
             stream = sda_bits(g, rules.proposal_budget * per).tolist()

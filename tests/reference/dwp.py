@@ -33,6 +33,8 @@ def build_map(bits, grid, starts, obstacles=(), max_rooms=256, hack=False, propo
     """Rooms ``[(row, col, h, w, kind)]``, occupied cells ``{(row, col): kind}`` and fitness of a bit stream."""
     rows, cols = grid
     room_bits = max(1, (max_rooms - 1).bit_length())
+    widest = max([19] + [max(h, w) + 3 for _, _, h, w in starts])  # most positions along any side
+    offset_bits = max(5, (widest - 1).bit_length())
     cells = {}
     for r0, c0, h, w in obstacles:
         for r in range(r0, r0 + h):
@@ -45,7 +47,7 @@ def build_map(bits, grid, starts, obstacles=(), max_rooms=256, hack=False, propo
             for c in range(c0, c0 + w):
                 cells[r, c] = 3
     stream = list(bits)
-    per = (4 if hack else room_bits) + 14
+    per = (4 if hack else room_bits) + 9 + offset_bits
     pos = 0
 
     def take(k):
@@ -70,7 +72,7 @@ def build_map(bits, grid, starts, obstacles=(), max_rooms=256, hack=False, propo
         else:
             h = {0: 2, 1: 2, 2: 3, 3: 4}[take(2)]
             w = {0: 2, 1: 2, 2: 3, 3: 4}[take(2)]
-        offset = take(5)
+        offset = take(offset_bits)
         fr, fc, fh, fw, _ = focal
         # every placement touching the side with at least one shared wall cell, lowest first
         if side in (0, 1):

@@ -21,13 +21,17 @@ our choices, where the paper is silent):
    mapped 0, 1 → 2, 2 → 3, 3 → 4; for a corridor one 4-bit integer ``v``, length
    ``v + 1``, running away from the focal room (a corridor above or below is
    ``length × 1``, to the left or right ``1 × length``);
-5. the offset along the side, 5 bits ``v``: the new rectangle touches the focal
-   room's side and shares at least one cell of wall with it, which leaves
-   ``p = side length + new extent along the side - 1`` positions (at most 19),
+5. the offset along the side, ``offset_bits`` bits ``v``: the new rectangle
+   touches the focal room's side and shares at least one cell of wall with it,
+   which leaves ``p = side length + new extent along the side - 1`` positions,
    numbered from the one overhanging the low end; position ``v mod p`` is used.
+   ``offset_bits`` is 5, enough for the largest ``p`` of placed rooms
+   (16 + 4 - 1 = 19), or more if a start room has a side longer than 16
+   (6 bits for the 40×2 start room of experiment 23), so every position is
+   reachable.
 
-So every proposal reads ``room_bits + 14`` bits (18 with the hack), rooms and
-corridors alike. A proposal is placed only if it lies wholly on the grid and
+So every proposal reads ``room_bits + 9 + offset_bits`` bits (22 in the paper's
+setting, 18 with the hack), rooms and corridors alike. A proposal is placed only if it lies wholly on the grid and
 covers only empty cells; otherwise it is rejected. The build stops after
 ``proposals`` proposals (our default budget: 4 × ``max_rooms``), when the room
 list (start rooms included) holds ``max_rooms`` rooms, or, for a finite stream,
@@ -74,7 +78,7 @@ EMPTY, ROOM, CORRIDOR, START, OBSTACLE = range(5)
 UP, DOWN, LEFT, RIGHT = range(4)
 RECENT = 10
 RECENT_BITS = 4
-OTHER_BITS = 2 + 3 + 4 + 5  # side, kind, size, offset
+FIXED_BITS = 2 + 3 + 4  # side, kind, size
 MAX_ROOMS = 1 << 16
 
 Rect = tuple[int, int, int, int]
@@ -102,7 +106,7 @@ def _free(grid, r0, c0, h, w):
 
 
 @njit(cache=True, nogil=True)
-def _build(genome, stream, template, starts, max_rooms, room_bits, hack, proposals):
+def _build(genome, stream, template, starts, max_rooms, room_bits, offset_bits, hack, proposals):
     """Build one map; return ``(grid, rooms, fitness, proposals_read)``.
 
     Bits come from the SDA ``genome``, or, if it has no states, from the finite
@@ -123,7 +127,7 @@ def _build(genome, stream, template, starts, max_rooms, room_bits, hack, proposa
         top, bottom = min(top, r0), max(bottom, r0 + h)
         left, right = min(left, c0), max(right, c0 + w)
 
-    per = (RECENT_BITS if hack else room_bits) + OTHER_BITS
+    per = (RECENT_BITS if hack else room_bits) + FIXED_BITS + offset_bits
     finite = genome.shape[0] == 0
     nxt, emit = _tables(genome)
     if finite:
@@ -154,8 +158,8 @@ def _build(genome, stream, template, starts, max_rooms, room_bits, hack, proposa
         else:
             h = max(2, _read(buf, at + 5, 2) + 1)  # 0, 1 -> 2; 2 -> 3; 3 -> 4
             w = max(2, _read(buf, at + 7, 2) + 1)
-        offset = _read(buf, at + 9, 5)
-        at += OTHER_BITS
+        offset = _read(buf, at + FIXED_BITS, offset_bits)
+        at += FIXED_BITS + offset_bits
         fr, fc, fh, fw = rooms[focal, 0], rooms[focal, 1], rooms[focal, 2], rooms[focal, 3]
         if side <= DOWN:
             c0 = fc - w + 1 + offset % (fw + w - 1)
@@ -262,6 +266,12 @@ class MapRules:
         return 4 * self.max_rooms if self.proposals is None else int(self.proposals)
 
     @property
+    def offset_bits(self) -> int:
+        """Bits of the offset along a side: enough for every position next to any room (module docstring)."""
+        longest = max([16] + [max(h, w) for _, _, h, w in self.start_rooms])
+        return max(5, (longest + 4 - 2).bit_length())
+
+    @property
     def room_bits(self) -> int:
         """Bits of the focal-room integer without the hack: enough to count ``max_rooms``."""
         return max(1, (self.max_rooms - 1).bit_length())
@@ -279,9 +289,9 @@ class MapRules:
         return grid
 
     def kernel_args(self) -> tuple:
-        """``(template, starts, max_rooms, room_bits, hack, proposals)`` as :func:`_build` takes them."""
+        """``(template, starts, max_rooms, room_bits, offset_bits, hack, proposals)`` as :func:`_build` takes them."""
         return (self.template(), np.array(self.start_rooms, np.int64).reshape(-1, 4), int(self.max_rooms),
-                self.room_bits, bool(self.recent_room_hack), self.proposal_budget)
+                self.room_bits, self.offset_bits, bool(self.recent_room_hack), self.proposal_budget)
 
 
 _NO_GENOME = np.zeros((0, 5), np.int64)

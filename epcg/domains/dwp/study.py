@@ -139,19 +139,19 @@ class ReplicateResult:
 @njit(cache=True, nogil=True)
 def _fitness(genome, context):
     """Map fitness of one SDA; ``context`` as made by :func:`_context`."""
-    template, starts, max_rooms, room_bits, hack, proposals, no_stream, _ = context
-    _, _, value, _ = _build(genome, no_stream, template, starts, max_rooms, room_bits, hack, proposals)
+    template, starts, max_rooms, room_bits, offset_bits, hack, proposals, no_stream, _ = context
+    _, _, value, _ = _build(genome, no_stream, template, starts, max_rooms, room_bits, offset_bits, hack, proposals)
     return value
 
 
 @njit(cache=True, nogil=True)
 def _vary_in_context(a, b, rng, context):
     """Crossover and ``1..mnm`` mutations, ``mnm`` the last item of ``context``."""
-    return _vary(a, b, rng, context[7])
+    return _vary(a, b, rng, context[8])
 
 
 def _context(params: ExperimentParams) -> tuple:
-    """``(template, starts, max_rooms, room_bits, hack, proposals, empty stream, mnm)``."""
+    """``(template, starts, max_rooms, room_bits, offset_bits, hack, proposals, empty stream, mnm)``."""
     return params.rules.kernel_args() + (np.zeros(0, np.int8), int(params.mnm))
 
 
