@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from epcg.combinatorics.binomial import binomial
-from epcg.runtime.cluster import connect
+from epcg.runtime.cluster import LocalSpec, connect
 from epcg.runtime.dask_executor import DaskExecutor
 from epcg.runtime.jobs import load_job
 from epcg.runtime.session import claimed, prepare_new, run_plan
@@ -49,7 +49,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="fling-bench-"))
     out = args.keep or tmp / "fling"
     began = time.perf_counter()
-    with connect(workers=args.workers, dashboard=False) as client:
+    with connect(LocalSpec(workers=args.workers, dashboard_address=None)) as client:
         workers = len(client.scheduler_info()["workers"])
         print(f"cluster: {workers} workers, started in {time.perf_counter() - began:.2f} s")
         prepared = prepare_new(job, out)

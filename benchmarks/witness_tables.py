@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from epcg.runtime.cluster import connect
+from epcg.runtime.cluster import LocalSpec, connect
 from epcg.runtime.dask_executor import DaskExecutor
 from epcg.runtime.jobs import load_job
 from epcg.runtime.session import claimed, prepare_new, run_plan
@@ -33,7 +33,7 @@ def main() -> None:
     overrides = [] if args.figures else ["figures_per_row=0"]
 
     began = time.perf_counter()
-    with connect(workers=args.workers, dashboard=False) as client:
+    with connect(LocalSpec(workers=args.workers, dashboard_address=None)) as client:
         startup = time.perf_counter() - began
         workers = len(client.scheduler_info()["workers"])
         print(f"cluster: {workers} workers, started in {startup:.2f} s")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -13,6 +14,10 @@ CLUSTER_OPTIONS = [
     click.option("--workers", type=click.IntRange(min=1), help="Local worker processes (default: one per core)."),
     click.option("--threads-per-worker", type=click.IntRange(min=1), help="Threads per local worker (default 1)."),
     click.option("--scheduler", metavar="ADDRESS", help="Use a running Dask scheduler, e.g. tcp://host:8786."),
+    click.option("--cluster", "cluster_file", type=click.Path(path_type=Path),
+                 help="A cluster file: cluster/local.toml, scheduler.toml, slurm.toml, pbs.toml."),
+    click.option("--performance-report", is_flag=True,
+                 help="Save Dask's HTML performance report in the run directory."),
     click.option("--serial", is_flag=True, help="Run in this process, without Dask (debugging)."),
 ]
 
@@ -67,19 +72,33 @@ def resume(run_dir: Path, **cluster) -> None:
 @main.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
 def status(run_dir: Path) -> None:
-    """Say what is done in a run directory (read-only)."""
+    """Say what is done in a run directory: chunks per stage, throughput, ETA, dashboard (read-only)."""
+    import json
+
     from epcg.runtime.session import prepare_resume
 
     job, plan, run = prepare_resume(run_dir)
     done = run.done(plan.tasks())
-    state = "running" if run.is_locked() else ("finished" if run.results_path.exists() else "stopped")
+    live = run.is_locked()
+    state = "running" if live else ("finished" if run.results_path.exists() else "stopped")
     click.echo(f"{run.path}: job {job.name} ({job.domain}), {state}")
-    click.echo(f"{'stage':<28} {'chunks':>15}  seconds")
+    info_path = run.path / "live.json"
+    info = json.loads(info_path.read_text()) if live and info_path.is_file() else {}
+    if info:
+        click.echo(f"dashboard: {info['dashboard']}  scheduler: {info['scheduler']}  workers: {info['workers']}")
+    click.echo(f"{'stage':<28} {'chunks':>15} {'compute s':>10}")
     for stage in plan.stages:
         finished = [done[t.id] for t in stage.tasks if t.id in done]
         seconds = sum(r["seconds"] for r in finished)
-        click.echo(f"{stage.name:<28} {len(finished):>7}/{len(stage.tasks):<7}  {seconds:8.2f}")
+        click.echo(f"{stage.name:<28} {len(finished):>7}/{len(stage.tasks):<7} {seconds:>10.2f}")
     click.echo(f"{'total':<28} {len(done):>7}/{plan.num_tasks:<7}")
+    records = list(done.values())
+    if records and len(done) < plan.num_tasks:
+        first = min(r["ended_at"] - r["seconds"] for r in records)
+        rate = len(records) / max(max(r["ended_at"] for r in records) - first, 1e-9)
+        left = plan.num_tasks - len(done)
+        eta = f"ETA {left / rate / 60:.1f} min at that rate" if live else "resume with 'epcg resume'"
+        click.echo(f"throughput {rate:.2f} chunks/s over the run so far; {left} chunks left; {eta}")
 
 
 @main.command()
@@ -94,11 +113,13 @@ def report(run_dir: Path) -> None:
     _print_outputs(prepared.run)
 
 
-def _go(prepared, new: bool, workers, threads_per_worker, scheduler, serial) -> None:
+def _go(prepared, new: bool, workers, threads_per_worker, scheduler, cluster_file,
+        performance_report, serial) -> None:
     from epcg.runtime.progress import TqdmProgress
     from epcg.runtime.session import claimed, run_plan
 
     plan, run = prepared.plan, prepared.run
+    spec = None if serial else _cluster_spec(cluster_file, scheduler, workers, threads_per_worker)
     todo = plan.num_tasks - (len(run.done(plan.tasks())) if run.exists() else 0)
     click.echo(
         f"{prepared.job.name}: {todo} of {plan.num_tasks} chunks to do "
@@ -113,14 +134,56 @@ def _go(prepared, new: bool, workers, threads_per_worker, scheduler, serial) -> 
             from epcg.runtime.cluster import connect
             from epcg.runtime.dask_executor import DaskExecutor
 
-            with connect(scheduler, workers, threads_per_worker) as client:
+            with connect(spec) as client:
                 click.echo(f"Dask dashboard: {client.dashboard_link}")
-                with claimed(prepared, new):
+                with claimed(prepared, new), _live(run, client), _report(run, performance_report):
                     run_plan(prepared, DaskExecutor(client), [progress])
     except KeyboardInterrupt:
         click.echo(f"\ninterrupted; 'epcg resume {run.path}' continues where this stopped", err=True)
         sys.exit(130)
     _print_outputs(run)
+
+
+def _cluster_spec(cluster_file, scheduler, workers, threads_per_worker):
+    """The cluster to use: --scheduler, else --cluster FILE, else the embedded default."""
+    from epcg.runtime.cluster import LocalSpec, SchedulerSpec, load_cluster
+
+    if scheduler and cluster_file:
+        raise UserError("give --scheduler or --cluster, not both")
+    if scheduler:
+        return SchedulerSpec(kind="scheduler", address=scheduler)
+    spec = load_cluster(cluster_file) if cluster_file else LocalSpec()
+    overrides = {k: v for k, v in (("workers", workers), ("threads_per_worker", threads_per_worker)) if v}
+    if overrides and not isinstance(spec, LocalSpec):
+        raise UserError("--workers and --threads-per-worker apply to the local cluster only")
+    return spec.model_copy(update=overrides)
+
+
+@contextlib.contextmanager
+def _live(run, client):
+    """While a run is live, DIR/live.json tells `epcg status` where its dashboard is."""
+    import json
+    import os
+
+    from epcg.runtime.store import write_atomic
+
+    path = run.path / "live.json"
+    info = {"pid": os.getpid(), "dashboard": client.dashboard_link,
+            "scheduler": client.scheduler.address, "workers": len(client.scheduler_info()["workers"])}
+    write_atomic(path, json.dumps(info))
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def _report(run, enabled: bool):
+    """Dask's performance report into DIR/performance-report.html, when asked for."""
+    if not enabled:
+        return contextlib.nullcontext()
+    from distributed import performance_report
+
+    return performance_report(filename=str(run.path / "performance-report.html"))
 
 
 def _print_outputs(run) -> None:

@@ -78,7 +78,7 @@ def test_resume_after_sigkill_mid_layer(reference: Path, tmp_path: Path) -> None
 
 
 def test_worker_killed_mid_layer(reference: Path, tmp_path: Path) -> None:
-    from epcg.runtime.cluster import connect
+    from epcg.runtime.cluster import LocalSpec, connect
     from epcg.runtime.dask_executor import DaskExecutor
     from epcg.runtime.progress import Callback
 
@@ -99,7 +99,7 @@ def test_worker_killed_mid_layer(reference: Path, tmp_path: Path) -> None:
                     self.killed = sorted(pids.values())[0]
                     threading.Thread(target=os.kill, args=(self.killed, signal.SIGKILL)).start()
 
-    with connect(workers=2) as client:
+    with connect(LocalSpec(workers=2, dashboard_address=None)) as client:
         killer = KillOneWorker(client)
         with claimed(prepared, new=True):
             run_plan(prepared, DaskExecutor(client), [killer])

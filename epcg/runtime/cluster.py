@@ -1,4 +1,14 @@
-"""Reach compute: an embedded LocalCluster on 127.0.0.1 by default, or an existing scheduler."""
+"""Reach compute: one small spec per way — the embedded local cluster, a running scheduler, SLURM or PBS.
+
+A cluster file (``cluster/*.toml``) is data, validated like a job file:
+
+    kind = "local" | "scheduler" | "slurm" | "pbs"
+
+The embedded default listens on 127.0.0.1 only. Every way can name TLS
+certificate files (distributed's security settings). Worker threads are never
+oversubscribed: each worker runs ``threads_per_worker`` Dask threads and numba
+and OpenMP are pinned to one thread per Dask thread.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +16,136 @@ import contextlib
 import logging
 import os
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+import pydantic
 
 from epcg.runtime.errors import UserError
+from epcg.runtime.jobs import describe_error, read_toml
+
+
+class TLS(pydantic.BaseModel):
+    """Certificate files for ``tls://`` connections (all three are required)."""
+
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+    ca_file: Path
+    cert: Path
+    key: Path
+
+    @pydantic.field_validator("ca_file", "cert", "key")
+    @classmethod
+    def _exists(cls, path: Path) -> Path:
+        if not path.is_file():
+            raise ValueError(f"file {path} does not exist")
+        return path
+
+    def security(self) -> Any:
+        from distributed.security import Security
+
+        return Security(
+            tls_ca_file=str(self.ca_file), tls_client_cert=str(self.cert), tls_client_key=str(self.key),
+            tls_scheduler_cert=str(self.cert), tls_scheduler_key=str(self.key),
+            tls_worker_cert=str(self.cert), tls_worker_key=str(self.key), require_encryption=True,
+        )
+
+
+class _Spec(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+    tls: TLS | None = None
+
+
+class LocalSpec(_Spec):
+    """The embedded default: a LocalCluster of worker processes on this machine."""
+
+    kind: Literal["local"] = "local"
+    workers: int | None = pydantic.Field(None, ge=1)
+    """Worker processes; default one per core."""
+    threads_per_worker: int = pydantic.Field(1, ge=1)
+    host: str = "127.0.0.1"
+    dashboard_address: str | None = "127.0.0.1:8787"
+    memory_limit: str = "auto"
+
+
+class SchedulerSpec(_Spec):
+    """A scheduler someone already started: an address or a scheduler file."""
+
+    kind: Literal["scheduler"]
+    address: str | None = None
+    scheduler_file: Path | None = None
+
+    @pydantic.model_validator(mode="after")
+    def _one(self) -> SchedulerSpec:
+        if (self.address is None) == (self.scheduler_file is None):
+            raise ValueError("give exactly one of 'address' and 'scheduler_file'")
+        return self
+
+
+class Adapt(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+    minimum: int = pydantic.Field(1, ge=0)
+    maximum: int = pydantic.Field(4, ge=1)
+
+
+class JobqueueSpec(_Spec):
+    """Workers as SLURM or PBS jobs, through dask-jobqueue."""
+
+    kind: Literal["slurm", "pbs"]
+    cores: int = pydantic.Field(ge=1)
+    """Cores per job."""
+    memory: str
+    """Memory per job, e.g. '8GiB'."""
+    processes: int = pydantic.Field(1, ge=1)
+    """Worker processes per job; each gets cores/processes threads."""
+    walltime: str = "01:00:00"
+    queue: str | None = None
+    account: str | None = None
+    interface: str | None = None
+    local_directory: str | None = None
+    log_directory: str | None = None
+    prologue: list[str] = []
+    """Extra shell lines run before the worker starts (after the thread pinning)."""
+    python: str | None = None
+    adapt: Adapt = Adapt()
+    dashboard_address: str | None = "127.0.0.1:8787"
+
+    @property
+    def threads_per_worker(self) -> int:
+        return max(1, self.cores // self.processes)
+
+    def job_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments of the dask-jobqueue cluster class."""
+        pin = self.threads_per_worker
+        kwargs: dict[str, Any] = {
+            "cores": self.cores, "memory": self.memory, "processes": self.processes,
+            "walltime": self.walltime, "queue": self.queue, "account": self.account,
+            "interface": self.interface, "local_directory": self.local_directory,
+            "log_directory": self.log_directory, "python": self.python,
+            "job_script_prologue": [
+                f"export NUMBA_NUM_THREADS={pin}", "export OMP_NUM_THREADS=1", *self.prologue,
+            ],
+            "scheduler_options": {"dashboard_address": self.dashboard_address},
+        }
+        if self.tls is not None:
+            kwargs.update(security=self.tls.security(), protocol="tls://")
+        return {k: v for k, v in kwargs.items() if v is not None}
+
+
+ClusterSpec = Annotated[Union[LocalSpec, SchedulerSpec, JobqueueSpec], pydantic.Field(discriminator="kind")]
+_ADAPTER: pydantic.TypeAdapter = pydantic.TypeAdapter(ClusterSpec)
+
+
+def load_cluster(path: Path) -> LocalSpec | SchedulerSpec | JobqueueSpec:
+    """Read and validate a cluster file (one clear UserError line on any mistake)."""
+    data = read_toml(path)
+    kinds = ("local", "scheduler", "slurm", "pbs")
+    if data.get("kind") not in kinds:
+        raise UserError(f"cluster file {path}: 'kind' must be one of {', '.join(kinds)}, got {data.get('kind')!r}")
+    try:
+        return _ADAPTER.validate_python(data)
+    except pydantic.ValidationError as exc:
+        model = {"local": LocalSpec, "scheduler": SchedulerSpec}.get(data["kind"], JobqueueSpec)
+        raise UserError(f"cluster file {path}: {describe_error(exc, model)}") from None
 
 
 def default_workers() -> int:
@@ -16,37 +154,53 @@ def default_workers() -> int:
 
 
 @contextlib.contextmanager
-def connect(
-    scheduler: str | None = None,
-    workers: int | None = None,
-    threads_per_worker: int | None = None,
-    dashboard: bool = True,
-) -> Iterator["distributed.Client"]:  # noqa: F821
-    """Yield a Dask client: to ``scheduler`` if given, else to a new local cluster.
+def connect(spec: LocalSpec | SchedulerSpec | JobqueueSpec | None = None) -> Iterator[Any]:
+    """Yield a ``distributed.Client`` for the spec (default: the embedded local cluster)."""
+    from distributed import Client
 
-    The local cluster listens on 127.0.0.1 only; its workers are processes with
-    ``threads_per_worker`` threads (default 1) and one numba thread each.
-    """
-    from distributed import Client, LocalCluster
-
-    if scheduler:
+    spec = spec or LocalSpec()
+    security = spec.tls.security() if spec.tls else None
+    if isinstance(spec, SchedulerSpec):
+        target = spec.address or str(spec.scheduler_file)
         try:
-            client = Client(scheduler, timeout="5s")
-        except OSError as exc:
-            raise UserError(f"cannot reach scheduler {scheduler}: {exc}") from None
+            if spec.address:
+                client = Client(spec.address, timeout="5s", security=security)
+            else:
+                client = Client(scheduler_file=str(spec.scheduler_file), timeout="5s", security=security)
+        except (OSError, ValueError) as exc:
+            raise UserError(f"cannot reach scheduler {target}: {exc}") from None
         with client:
             yield client
         return
-    threads = threads_per_worker or 1
-    env = {"NUMBA_NUM_THREADS": str(threads), "OMP_NUM_THREADS": "1"}
-    cluster = LocalCluster(
-        host="127.0.0.1",
-        n_workers=workers or default_workers(),
-        threads_per_worker=threads,
-        processes=True,
-        dashboard_address="127.0.0.1:8787" if dashboard else None,
-        silence_logs=logging.ERROR,
-        env=env,
-    )
-    with cluster, Client(cluster) as client:
+    with _start(spec, security) as cluster, Client(cluster, security=security) as client:
         yield client
+
+
+@contextlib.contextmanager
+def _start(spec: LocalSpec | JobqueueSpec, security: Any) -> Iterator[Any]:
+    if isinstance(spec, LocalSpec):
+        from distributed import LocalCluster
+
+        threads = spec.threads_per_worker
+        cluster = LocalCluster(
+            host=spec.host,
+            n_workers=spec.workers or default_workers(),
+            threads_per_worker=threads,
+            processes=True,
+            dashboard_address=spec.dashboard_address,
+            memory_limit=spec.memory_limit,
+            silence_logs=logging.ERROR,
+            env={"NUMBA_NUM_THREADS": str(threads), "OMP_NUM_THREADS": "1"},
+            **({"security": security, "protocol": "tls://"} if security else {}),
+        )
+        with cluster:
+            yield cluster
+        return
+    try:
+        import dask_jobqueue
+    except ImportError:
+        raise UserError(f"kind = {spec.kind!r} needs dask-jobqueue: pip install 'epcg[cluster]'") from None
+    cls = dask_jobqueue.SLURMCluster if spec.kind == "slurm" else dask_jobqueue.PBSCluster
+    with cls(**spec.job_kwargs()) as cluster:
+        cluster.adapt(minimum_jobs=spec.adapt.minimum, maximum_jobs=spec.adapt.maximum)
+        yield cluster

@@ -43,6 +43,7 @@ def run_task(domain: str, job_json: str, run_path: str, task: Task) -> dict[str,
         "start": task.start,
         "stop": task.stop,
         "seconds": round(time.perf_counter() - began, 6),
+        "ended_at": round(time.time(), 3),
         "result": result,
     }
     run.write_record(task, record)
