@@ -79,6 +79,44 @@ def _and_count(a, b, out, words):
 
 
 @njit(cache=True, nogil=True)
+def _and_count_upto(a, b, words, limit):
+    """``(count, first)`` of ``a & b``: set bits and index of the lowest one (-1 if none).
+
+    Stops once the count exceeds ``limit`` (``count`` is then only known to be
+    ``> limit``): a scan for the minimum needs exact counts only up to the best so far.
+    """
+    count = 0
+    first = -1
+    for i in range(words):
+        x = a[i] & b[i]
+        if x != 0:
+            if first < 0:
+                first = i * 64 + np.int64(_ctz(x))
+            count += popcount(x)
+            if count > limit:
+                break
+    return count, first
+
+
+@njit(cache=True, nogil=True)
+def _and_rows_count_upto(a, table, rows, nrows, words, limit):
+    """``_and_count_upto`` of ``a & table[rows[0]] & .. & table[rows[nrows-1]]``."""
+    count = 0
+    first = -1
+    for i in range(words):
+        x = a[i]
+        for r in range(nrows):
+            x &= table[rows[r], i]
+        if x != 0:
+            if first < 0:
+                first = i * 64 + np.int64(_ctz(x))
+            count += popcount(x)
+            if count > limit:
+                break
+    return count, first
+
+
+@njit(cache=True, nogil=True)
 def _build_cross(cross_mask, num_positions, out):
     """``out[p]`` = paths whose must-cross mask has bit ``p``. Unchecked: ``out`` zeroed, shaped."""
     for s in range(cross_mask.shape[0]):

@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from epcg.combinatorics.binomial import BINOMIAL
-from epcg.domains.witness.bitsets import _and_count, _count, _first, popcount
+from epcg.domains.witness.bitsets import _and_count, _and_rows_count_upto, _ctz, _first, popcount
 
 _ONE = np.uint64(1)
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -37,10 +37,9 @@ COMPACT_WORDS = 256
 """Largest compacted bitset, in words (16,384 survivors)."""
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _record(count, longest, rank, acc, ranks, longs):
-    """Fold one solvable puzzle into the accumulator. Unchecked: ``count > 0``."""
-    acc[2] += 1
+    """Fold a puzzle with ``0 < count <= acc[0]`` solutions into the accumulator (not ``acc[2]``)."""
     if count < acc[0]:
         acc[0] = count
         acc[1] = 0
@@ -72,7 +71,7 @@ def _path_of(rep, corig, t):
 
 @njit(cache=True, nogil=True)
 def _worth_compacting(m, words, below, per_survivor):
-    """Compact a set of ``m`` survivors now held in ``words`` words?
+    """Compact a set of ``m`` survivors now spread over ``words`` non-zero words?
 
     ``below`` estimates the bitset operations left in the subtree, each of which
     would shrink from ``words`` to ``ceil(m/64)`` words; rebuilding costs about
@@ -85,46 +84,115 @@ def _worth_compacting(m, words, below, per_survivor):
 
 
 @njit(cache=True, nogil=True)
-def _compact(src, words, rep, dst, corig, cross_mask, first_pos, n, ctab, regions, pair_cells, csep):
-    """Renumber the survivors in ``src`` (representation ``rep``) into slot ``dst``.
+def _compact(cur, span, i, m, rep, corig, cross_mask, first_pos, n, ctab, regions, pair_cells, csep):
+    """Renumber the ``m`` survivors of level ``i`` (representation ``rep``) into slot ``i``.
 
-    Fills ``corig[dst]``, the crossings ``ctab[dst, p]`` of positions
+    Fills ``corig[i]``, the crossings ``ctab[i, p]`` of positions
     ``first_pos .. n-1`` and, when ``pair_cells`` has rows, the separations
-    ``csep[dst, pair]``; returns the new number of words.
+    ``csep[i, pair]``; then makes level ``i`` the dense set ``0 .. m-1``.
+    Returns the new number of words.
     """
-    m = _count(src, words)
     new = (m + 63) >> 6
     for p in range(first_pos, n):
         for w in range(new):
-            ctab[dst, p, w] = 0
+            ctab[i, p, w] = 0
     npairs = pair_cells.shape[0]
-    for i in range(npairs):
+    for pair in range(npairs):
         for w in range(new):
-            csep[dst, i, w] = 0
+            csep[i, pair, w] = 0
     t2 = 0
-    for w in range(words):
-        x = src[w]
+    for w0 in range(span[i, 0], span[i, 1]):
+        x = cur[i, w0]
         while x != 0:
             low = x & (~x + _ONE)
-            t = w * 64 + np.int64(popcount(low - _ONE))
+            t = w0 * 64 + np.int64(_ctz(low))
             x ^= low
             o = _path_of(rep, corig, t)
-            corig[dst, t2] = o
+            corig[i, t2] = o
             word = t2 >> 6
             bit = _ONE << np.uint64(t2 & 63)
             for cw in range(cross_mask.shape[1]):
                 y = cross_mask[o, cw]
                 while y != 0:
                     lowy = y & (~y + _ONE)
-                    p = cw * 64 + np.int64(popcount(lowy - _ONE))
+                    p = cw * 64 + np.int64(_ctz(lowy))
                     y ^= lowy
                     if p >= first_pos:
-                        ctab[dst, p, word] |= bit
-            for i in range(npairs):
-                if regions[o, pair_cells[i, 0]] != regions[o, pair_cells[i, 1]]:
-                    csep[dst, i, word] |= bit
+                        ctab[i, p, word] |= bit
+            for pair in range(npairs):
+                if regions[o, pair_cells[pair, 0]] != regions[o, pair_cells[pair, 1]]:
+                    csep[i, pair, word] |= bit
             t2 += 1
+    _ones(cur[i], m)
+    span[i, 0] = 0
+    span[i, 1] = new
     return new
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _and_level(cur, span, i, table, q):
+    """``cur[i+1] = cur[i] & table[q]`` over the words ``span[i]``; returns its size.
+
+    ``span[i] = (first, stop)`` bounds the non-zero words of level ``i``; the
+    AND runs over that span only (a plain loop LLVM vectorises) and trims it
+    for level ``i+1``. Survivors cluster at low path indices (long paths cross
+    more positions), so spans stay short.
+    """
+    lo = span[i, 0]
+    hi = span[i, 1]
+    total = 0
+    w = np.uint64(lo)  # unsigned: no negative-index wraparound, so LLVM vectorises
+    end = np.uint64(hi)
+    while w < end:
+        x = cur[i, w] & table[q, w]
+        cur[i + 1, w] = x
+        total += popcount(x)
+        w += _ONE
+    if total > 0:
+        while cur[i + 1, lo] == 0:
+            lo += 1
+        while cur[i + 1, hi - 1] == 0:
+            hi -= 1
+    span[i + 1, 0] = lo
+    span[i + 1, 1] = hi
+    return total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _cross_leaves(cur, span, i, table, q0, n, lo0, start, stop, rep, corig, lengths, acc, ranks, longs):
+    """Last must-cross level: puzzle ``cur[i] & table[q]`` has rank ``lo0 + q - q0``, ``q0 <= q < n``.
+
+    Counts stop early above the best count so far (``acc[0]``): only puzzles at
+    or below it go to ``_record``. Returns False once it reaches ``stop``.
+    """
+    lo = np.uint64(span[i, 0])
+    hi = np.uint64(span[i, 1])
+    solvable = 0
+    done = False
+    for q in range(max(q0, q0 + start - lo0), n):
+        r = lo0 + q - q0
+        if r >= stop:
+            done = True
+            break
+        limit = acc[0]
+        count = 0
+        first = -1
+        w = lo
+        while w < hi:
+            x = cur[i, w] & table[q, w]
+            w += _ONE
+            if x != 0:
+                if first < 0:
+                    first = np.int64(w - _ONE) * 64 + np.int64(_ctz(x))
+                count += popcount(x)
+                if count > limit:
+                    break
+        if count > 0:
+            solvable += 1
+            if count <= limit:
+                _record(count, lengths[_path_of(rep, corig, first)], r, acc, ranks, longs)
+    acc[2] += solvable
+    return not done
 
 
 @njit(cache=True, nogil=True)
@@ -142,6 +210,7 @@ def _regions_dfs(base, m, words, sep, rep, corig, pair_index, lengths, ncells, k
     mult = np.int64(1) << (kr - 1)
     item = np.empty(kr, dtype=np.int64)
     nextbase = np.empty(kr, dtype=np.int64)
+    rows = np.empty(kr, dtype=np.int64)
     i = 0
     item[0] = -1
     nextbase[0] = 0
@@ -163,6 +232,27 @@ def _regions_dfs(base, m, words, sep, rep, corig, pair_index, lengths, ncells, k
             for w in range(words):
                 buf[0, 0, w] = base[w]
             cnt[0, 0] = m
+            if kr == 1 and start <= lo:
+                acc[2] += 1
+                if m <= acc[0]:
+                    _record(m, lengths[_path_of(rep, corig, _first(base, words))], lo, acc, ranks, longs)
+        elif i == kr - 1:
+            for j2 in range(mult):
+                j = j2 & ~(np.int64(1) << (i - 1))
+                r = lo + j2
+                if cnt[i - 1, j] == 0 or r < start or r >= stop:
+                    continue
+                col = j2 >> (i - 1)
+                nrows = 0
+                for t in range(i):
+                    if (0 if t == 0 else (j >> (t - 1)) & 1) != col:
+                        rows[nrows] = pair_index[item[t], q]
+                        nrows += 1
+                c, first = _and_rows_count_upto(buf[i - 1, j], sep, rows, nrows, words, acc[0])
+                if c > 0:
+                    acc[2] += 1
+                    if c <= acc[0]:
+                        _record(c, lengths[_path_of(rep, corig, first)], r, acc, ranks, longs)
         else:
             half = np.int64(1) << (i - 1)
             for j in range(half):
@@ -191,19 +281,10 @@ def _regions_dfs(base, m, words, sep, rep, corig, pair_index, lengths, ncells, k
                             buf[i, j2, w] = buf[i - 1, j, w]
                     cnt[i, j2] = c
         if i == kr - 1:
-            for j2 in range(mult):
-                c = cnt[i, j2]
-                r = lo + j2
-                if c == 0 or r < start or r >= stop:
-                    continue
-                longest = 0
-                if c <= acc[0]:
-                    longest = lengths[_path_of(rep, corig, _first(buf[i, j2], words))]
-                _record(c, longest, r, acc, ranks, longs)
-        else:
-            i += 1
-            item[i] = q
-            nextbase[i] = b
+            continue
+        i += 1
+        item[i] = q
+        nextbase[i] = b
     return True
 
 
@@ -224,12 +305,14 @@ def _scan_cross(cross, sep, cross_mask, regions, pair_cells, pair_index, lengths
     csep = np.zeros((kc + 1, npairs, cw), dtype=np.uint64)
     corig = np.zeros((kc + 1, cw * 64), dtype=np.int64)
     cur = np.zeros((kc + 1, W), dtype=np.uint64)
+    span = np.zeros((kc + 1, 2), dtype=np.int64)
     reps = np.full(kc + 1, -1, dtype=np.int64)
     words = np.zeros(kc + 1, dtype=np.int64)
     item = np.empty(kc, dtype=np.int64)
     nextbase = np.empty(kc, dtype=np.int64)
     mult = np.int64(1)
     leaf_work = 1.0
+    base = np.zeros(W, dtype=np.uint64)
     rbuf = np.zeros((1, 1, 1), dtype=np.uint64)
     rcnt = np.zeros((1, 1), dtype=np.int64)
     if joint:
@@ -237,9 +320,14 @@ def _scan_cross(cross, sep, cross_mask, regions, pair_cells, pair_index, lengths
         leaf_work = 1.0 * mult * kr
         rbuf = np.zeros((kr, np.int64(1) << (kr - 1), W), dtype=np.uint64)
         rcnt = np.zeros((kr, np.int64(1) << (kr - 1)), dtype=np.int64)
-    per_survivor = 16 + npairs
+    per_survivor = 8 * (32 + npairs)  # bit extractions per survivor, in vectorised word ANDs
     _ones(cur[0], num_paths)
+    span[0, 1] = W
     words[0] = W
+    levels = kc if joint else kc - 1  # internal levels; their children are leaves
+    if levels == 0:
+        _cross_leaves(cur, span, 0, cross, 0, n, 0, start, stop, -1, corig, lengths, acc, ranks, longs)
+        return
     i = 0
     item[0] = -1
     nextbase[0] = 0
@@ -258,33 +346,34 @@ def _scan_cross(cross, sep, cross_mask, regions, pair_cells, pair_index, lengths
         if lo >= stop:
             return
         rep = reps[i]
-        wd = words[i]
-        table = cross[q] if rep < 0 else ctab[rep, q]
-        if i == kc - 1 and not joint:
-            c = _and_count(cur[i], table, cur[kc], wd)
-            if c > 0 and lo < stop and lo >= start:
-                longest = 0
-                if c <= acc[0]:
-                    longest = lengths[_path_of(rep, corig, _first(cur[kc], wd))]
-                _record(c, longest, lo, acc, ranks, longs)
-            continue
-        c = _and_count(cur[i], table, cur[i + 1], wd)
+        if rep < 0:
+            c = _and_level(cur, span, i, cross, q)
+        else:
+            c = _and_level(cur, span, i, ctab[rep], q)
         if c == 0:
             continue
         reps[i + 1] = rep
-        words[i + 1] = wd
-        below = leaf_work * size
-        if _worth_compacting(c, wd, below, per_survivor):
-            nw = _compact(cur[i + 1], wd, rep, i + 1, corig, cross_mask, q + 1, n, ctab,
-                          regions, pair_cells[:npairs], csep)
-            _ones(cur[i + 1], c)
+        words[i + 1] = words[i]
+        if _worth_compacting(c, span[i + 1, 1] - span[i + 1, 0], leaf_work * size, per_survivor):
+            words[i + 1] = _compact(cur, span, i + 1, c, rep, corig, cross_mask, q + 1, n, ctab,
+                                    regions, pair_cells[:npairs], csep)
             reps[i + 1] = i + 1
-            words[i + 1] = nw
-        if i == kc - 1:
-            r = reps[kc]
-            table_sep = sep if r < 0 else csep[r]
-            if not _regions_dfs(cur[kc], c, words[kc], table_sep, r, corig, pair_index, lengths,
-                                ncells, kr, lo, start, stop, rbuf, rcnt, acc, ranks, longs):
+        if i == levels - 1:
+            r = reps[i + 1]
+            if joint:
+                wd = words[kc]
+                for w in range(wd):
+                    base[w] = 0
+                for w in range(span[kc, 0], span[kc, 1]):
+                    base[w] = cur[kc, w]
+                table_sep = sep if r < 0 else csep[r]
+                done = not _regions_dfs(base, c, wd, table_sep, r, corig, pair_index, lengths,
+                                        ncells, kr, lo, start, stop, rbuf, rcnt, acc, ranks, longs)
+            else:
+                table = cross if r < 0 else ctab[r]
+                done = not _cross_leaves(cur, span, i + 1, table, q + 1, n, lo, start, stop,
+                                         r, corig, lengths, acc, ranks, longs)
+            if done:
                 return
             continue
         i += 1

@@ -14,6 +14,7 @@ Three kinds of puzzle, each a rank space (lexicographic combinations, rank 0 =
 
 >>> max_rank("must-cross", 3, 3, 3), max_rank("regions", 4, 4, 6), max_rank("joint", 3, 4, (2, 4))
 (9880, 256256, 5049000)
+>>> from epcg.domains.witness.paths import paths_for
 >>> p = decode("regions", 2, 2, 2, 1)
 >>> p.cells, p.colours
 ((0, 1), (0, 1))
@@ -33,7 +34,7 @@ import numpy as np
 from epcg.combinatorics.binomial import binomial
 from epcg.combinatorics.combinations import Combinations
 from epcg.domains.witness.geometry import Geometry
-from epcg.domains.witness.paths import PathSet, paths_for
+from epcg.domains.witness.paths import PathSet
 
 KINDS = ("must-cross", "regions", "joint")
 
