@@ -37,6 +37,9 @@ def test_replace_recentres_the_default_start():
         ({"grid": (3, 3)}, "does not fit"),
         ({"max_rooms": -5}, "max_rooms"),
         ({"proposals": -1}, "proposals"),
+        ({"population": "many"}, "population must be an integer"),
+        ({"max_rooms": 2.5}, "max_rooms must be an integer"),
+        ({"recent_room_hack": "yes"}, "recent_room_hack"),
     ],
 )
 def test_invalid_parameters(changes, message):

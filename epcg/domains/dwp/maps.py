@@ -246,6 +246,10 @@ class MapRules:
         for rect in self.obstacles:
             if not _inside(rect, self.grid):
                 raise ValueError(f"obstacle {rect} does not fit on the {rows}x{cols} grid")
+        for name in ("max_rooms", "proposals"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, (int, np.integer)):
+                raise ValueError(f"{name} must be an integer, got {value!r}")
         if not len(starts) <= self.max_rooms <= MAX_ROOMS:
             raise ValueError(f"max_rooms must be in {len(starts)}..{MAX_ROOMS} (at least the start rooms), "
                              f"got {self.max_rooms}")

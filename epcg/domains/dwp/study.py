@@ -21,6 +21,7 @@ gives the same result on any worker.
 
 from __future__ import annotations
 
+import operator
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -36,6 +37,14 @@ from epcg.search.evolve import evolve_jit
 __all__ = ["EXPERIMENTS", "ExperimentParams", "ReplicateResult", "run_replicate", "seed_for"]
 
 TOURNAMENT = 7
+
+
+def _integer(name: str, value: Any) -> int:
+    """``value`` as an int, or a one-line ValueError."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise ValueError(f"{name} must be an integer, got {value!r}") from None
 
 
 @dataclass(frozen=True)
@@ -59,6 +68,8 @@ class ExperimentParams:
     rules: MapRules = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        for name in ("population", "mnm", "states", "mating_events"):
+            object.__setattr__(self, name, _integer(name, getattr(self, name)))
         if self.population < TOURNAMENT:
             raise ValueError(f"population must be >= {TOURNAMENT} (the tournament size), got {self.population}")
         if self.mnm < 1:
@@ -67,6 +78,8 @@ class ExperimentParams:
             raise ValueError(f"states must be in 1..{MAX_STATES}, got {self.states}")
         if self.mating_events < 0:
             raise ValueError(f"mating_events must be >= 0, got {self.mating_events}")
+        if not isinstance(self.recent_room_hack, (bool, np.bool_)):
+            raise ValueError(f"recent_room_hack must be true or false, got {self.recent_room_hack!r}")
         rules = MapRules(grid=self.grid, max_rooms=self.max_rooms, recent_room_hack=self.recent_room_hack,
                          start=self.start, obstacles=self.obstacles, proposals=self.proposals)
         object.__setattr__(self, "rules", rules)
