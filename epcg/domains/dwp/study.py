@@ -182,14 +182,18 @@ def seed_for(experiment: int, run: int, base_seed: int = 0) -> int:
 
 
 def run_replicate(params: ExperimentParams, seed: int) -> ReplicateResult:
-    """One evolutionary run: a random population, ``params.mating_events`` mating events, the best map."""
+    """One evolutionary run: a random population, ``params.mating_events`` mating events, the best map.
+
+    The best member is the fittest of the final population (the lowest index
+    among equals); its map is rebuilt for the result.
+    """
     start = time.perf_counter()
     rng = np.random.default_rng(seed)
     pop = random_population(params.population, params.states, rng)
     result = evolve_jit(pop, _fitness, _vary_in_context, _context(params), rng, params.mating_events,
                         tournament_size=TOURNAMENT)
     best = int(np.argmax(result.fitness))
-    genome = result.population[best]
+    genome = result.population[best].copy()
     built = build_map(genome, params.rules)
     return ReplicateResult(
         seed=int(seed),
