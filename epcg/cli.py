@@ -103,6 +103,24 @@ def status(run_dir: Path) -> None:
 
 @main.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
+def verify(run_dir: Path) -> None:
+    """Check every finished chunk's stored bytes; damaged chunks are forgotten so resume redoes them."""
+    from epcg.runtime.session import claimed, prepare_resume
+    from epcg.runtime.session import verify as verify_run
+
+    prepared = prepare_resume(run_dir)
+    with claimed(prepared, new=False):
+        checked, bad = verify_run(prepared)
+    if not bad:
+        click.echo(f"{run_dir}: {checked} chunks checked, all intact")
+        return
+    click.echo(f"{run_dir}: {len(bad)} of {checked} chunks damaged on disk: {', '.join(bad)}")
+    click.echo(f"their records were removed; 'epcg resume {run_dir}' recomputes them")
+    sys.exit(1)
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(path_type=Path))
 def report(run_dir: Path) -> None:
     """Rebuild results.json, summary.md and figures of a finished run."""
     from epcg.runtime.session import claimed, finish, prepare_resume
@@ -129,6 +147,7 @@ def _go(prepared, new: bool, workers, threads_per_worker, scheduler, cluster_fil
     try:
         if serial:
             with claimed(prepared, new):
+                _verify_before_resume(prepared, new)
                 run_plan(prepared, None, [progress])
         else:
             from epcg.runtime.cluster import connect
@@ -137,11 +156,26 @@ def _go(prepared, new: bool, workers, threads_per_worker, scheduler, cluster_fil
             with connect(spec) as client:
                 click.echo(f"Dask dashboard: {client.dashboard_link}")
                 with claimed(prepared, new), _live(run, client), _report(run, performance_report):
+                    _verify_before_resume(prepared, new)
                     run_plan(prepared, DaskExecutor(client), [progress])
     except KeyboardInterrupt:
         click.echo(f"\ninterrupted; 'epcg resume {run.path}' continues where this stopped", err=True)
         sys.exit(130)
     _print_outputs(run)
+
+
+def _verify_before_resume(prepared, new: bool) -> None:
+    """On resume, chunks whose bytes were damaged on disk are found and recomputed."""
+    if new:
+        return
+    from epcg.runtime.session import verify
+
+    checked, bad = verify(prepared)
+    if bad:
+        click.echo(f"{len(bad)} of {checked} finished chunks were damaged on disk and will be recomputed: "
+                   f"{', '.join(bad)}")
+        todo = prepared.plan.num_tasks - checked + len(bad)
+        click.echo(f"now {todo} of {prepared.plan.num_tasks} chunks to do")
 
 
 def _cluster_spec(cluster_file, scheduler, workers, threads_per_worker):

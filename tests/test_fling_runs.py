@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -123,3 +124,25 @@ def test_bad_parameters(tmp_path: Path, override: str, message: str) -> None:
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and message in result.stderr
     assert not out.exists()
+
+
+def test_corrupted_chunk_detected_and_recomputed(reference: Path, tmp_path: Path) -> None:
+    out = tmp_path / "damaged"
+    shutil.copytree(reference, out)
+    chunks = sorted((out / "store.zarr" / "unique" / "6" / "c").iterdir())
+    victim = chunks[len(chunks) // 2]
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    victim.write_bytes(bytes(data))
+    (out / "store.zarr" / "solvable" / "5" / "c" / "0").write_bytes(b"garbage")
+
+    verify = epcg("verify", str(out))
+    assert verify.returncode == 1
+    assert "2 of" in verify.stdout and "k06/" in verify.stdout and "k05/00000" in verify.stdout
+    assert epcg("status", str(out)).stdout.count("stopped") == 1
+
+    resumed = epcg("resume", str(out), "--serial")
+    assert resumed.returncode == 0, resumed.stderr
+    assert checksums(out) == checksums(reference)
+    again = epcg("verify", str(out))
+    assert again.returncode == 0 and "all intact" in again.stdout

@@ -100,8 +100,8 @@ def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
         solvable, unique = kernels.solve_words(
             config.width, config.height, k, prev_s, prev_u, task.start, task.stop
         )
-    run.group[f"solvable/{k}"][task.start:task.stop] = solvable
-    run.group[f"unique/{k}"][task.start:task.stop] = unique
+    run.write_slice(f"solvable/{k}", task.start, solvable)
+    run.write_slice(f"unique/{k}", task.start, unique)
     return {
         "solvable": popcount(solvable),
         "unique": popcount(unique),

@@ -45,6 +45,7 @@ def run_task(domain: str, job_json: str, run_path: str, task: Task) -> dict[str,
         "seconds": round(time.perf_counter() - began, 6),
         "ended_at": round(time.time(), 3),
         "result": result,
+        "data": run.written,
     }
     run.write_record(task, record)
     return record

@@ -16,7 +16,7 @@ from epcg.runtime.execute import Executor, SerialExecutor, execute
 from epcg.runtime.jobs import Job, read_toml, validate
 from epcg.runtime.plan import Plan
 from epcg.runtime.progress import Callback
-from epcg.runtime.store import RunDir
+from epcg.runtime.store import RunDir, corrupted
 
 
 @dataclass(frozen=True)
@@ -120,3 +120,21 @@ def finish(
     summary, _figures = experiment.report(job.config, results, run)
     run.write_summary(summary)
     return results
+
+
+def verify(prepared: Prepared) -> tuple[int, list[str]]:
+    """Check every finished chunk's stored bytes against its record; forget the damaged ones.
+
+    Returns ``(chunks checked, damaged task ids)``. A damaged chunk's record is
+    removed (and results.json with it), so the next resume recomputes exactly
+    those chunks. The caller holds the run's lock.
+    """
+    _job, plan, run = prepared
+    tasks = {task.id: task for task in plan.tasks()}
+    records = run.done(list(tasks.values()))
+    bad = corrupted(run, records)
+    for task_id in bad:
+        run.record_path(tasks[task_id]).unlink(missing_ok=True)
+    if bad:
+        run.results_path.unlink(missing_ok=True)
+    return len(records), bad

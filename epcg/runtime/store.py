@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import tempfile
@@ -50,11 +51,23 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
+def digest(data: np.ndarray) -> str:
+    """Short BLAKE2b digest of an array's bytes: what ``verify`` compares."""
+    return hashlib.blake2b(np.ascontiguousarray(data).tobytes(), digest_size=16).hexdigest()
+
+
 class RunDir:
-    """Paths and records of one run directory; cheap to build on any worker."""
+    """Paths and records of one run directory; cheap to build on any worker.
+
+    Every array write through :meth:`write_array` or :meth:`write_slice` is
+    logged in ``written`` (name → ``[start, stop, digest]``); the task's manifest
+    record keeps that log, so :func:`corrupted` can later tell whether the bytes
+    on disk are still the ones the task wrote.
+    """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        self.written: dict[str, list] = {}
 
     job_path = property(lambda self: self.path / JOB_FILE)
     manifest_dir = property(lambda self: self.path / "manifest")
@@ -157,6 +170,12 @@ class RunDir:
         )
         if data.size:
             array[:] = data
+        self.written[name] = [0, len(data), digest(data)]
+
+    def write_slice(self, name: str, start: int, data: np.ndarray) -> None:
+        """Store ``data`` at ``[start, start+len)`` of an existing array (whole chunks, ideally)."""
+        self.group[name][start:start + len(data)] = data
+        self.written[name] = [start, start + len(data), digest(data)]
 
     def read_array(self, name: str) -> np.ndarray:
         return np.asarray(self.group[name][:])
@@ -171,3 +190,22 @@ class RunDir:
 
     def write_summary(self, text: str) -> None:
         write_atomic(self.summary_path, text)
+
+
+def corrupted(run: RunDir, records: dict[str, dict[str, Any]]) -> list[str]:
+    """Task ids whose stored arrays no longer match the digests in their records.
+
+    A chunk that cannot be read at all (a damaged compressed block) counts as
+    corrupted too.
+    """
+    bad = []
+    for task_id, record in sorted(records.items()):
+        for name, (start, stop, expected) in record.get("data", {}).items():
+            try:
+                ok = digest(np.asarray(run.group[name][start:stop])) == expected
+            except Exception:  # noqa: BLE001 - any failure to read back is damage
+                ok = False
+            if not ok:
+                bad.append(task_id)
+                break
+    return bad
