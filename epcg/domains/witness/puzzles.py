@@ -19,7 +19,7 @@ Three kinds of puzzle, each a rank space (lexicographic combinations, rank 0 =
 >>> p.cells, p.colours
 ((0, 1), (0, 1))
 >>> [paths_for(2, 2).moves(int(i)) for i in solutions(paths_for(2, 2), p)]
-['RRULLURR', 'URDRUU', 'URRU']
+['UURDDRUU', 'RULURR', 'URDRUU', 'RURU', 'RUUR']
 >>> encode("regions", p)
 1
 """

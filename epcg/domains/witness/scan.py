@@ -7,9 +7,9 @@ any chunking gives the same table.
 
 >>> r = scan_range("must-cross", 3, 3, 3, 0, max_rank("must-cross", 3, 3, 3))
 >>> r.examined, r.min_solutions, len(r.ranks)
-(9880, 4, 32)
+(9880, 4, 36)
 >>> decode("must-cross", 3, 3, 3, int(r.ranks[0])).cross
-(0, 3, 9)
+(1, 19, 33)
 >>> scan_range("regions", 3, 3, 5, 0, 2016).min_solutions
 1
 """
