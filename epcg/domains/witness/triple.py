@@ -62,20 +62,17 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 from numba import njit
 
 from epcg.domains.witness.bitsets import _ctz, popcount
-from epcg.domains.witness.piece_panels import (
-    PiecePanel, SolutionSets, check_panel_space, decode, solution_sets,
-)
-from epcg.domains.witness.pieces import LIBRARY
 from epcg.domains.witness.paths import paths_for
+from epcg.domains.witness.pieces import LIBRARY
+from epcg.domains.witness.triple_problem import TripleProblem, build_problem, problem_for
 
-__all__ = ["LIBRARY", "MODES", "BBResult", "TripleInfo", "TripleProblem", "build_problem", "expand",
-           "merge_results", "problem_for", "score", "search_range", "triple_info"]
+__all__ = ["LIBRARY", "MODES", "BBResult", "TripleInfo", "TripleProblem", "build_problem", "count_arrangements",
+           "expand", "merge_results", "problem_for", "score", "search_range", "triple_info"]
 
 MODES = ("all", "first")
 """``"all"``: every optimal triple; ``"first"``: the first optimal triple in search order."""
@@ -83,244 +80,159 @@ MODES = ("all", "first")
 _ONE = np.uint64(1)
 
 
-# ---------------------------------------------------------------- problem: distinct solution sets
-
-
-@njit(cache=True, nogil=True)
-def _row_hashes(bits):
-    """A 64-bit hash of each row (multiply-xorshift over its words)."""
-    out = np.zeros(bits.shape[0], dtype=np.uint64)
-    for i in range(bits.shape[0]):
-        h = np.uint64(0x9E3779B97F4A7C15)
-        for w in range(bits.shape[1]):
-            h ^= bits[i, w]
-            h *= np.uint64(0xBF58476D1CE4E5B9)
-            h ^= h >> np.uint64(31)
-        out[i] = h
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _group_rows(bits, hashes, order):
-    """Class id of each row: equal rows share one. ``order`` sorts ``hashes``.
-
-    Rows with equal hashes are compared word by word, so a hash collision only
-    costs time. Class ids are in order of first appearance along ``order``.
-    """
-    n = bits.shape[0]
-    words = bits.shape[1]
-    cls = np.full(n, -1, dtype=np.int64)
-    reps = np.zeros(n, dtype=np.int64)  # a row of each class
-    classes = 0
-    a = 0
-    while a < n:
-        b = a
-        while b < n and hashes[order[b]] == hashes[order[a]]:
-            b += 1
-        first_class = classes
-        for t in range(a, b):
-            row = order[t]
-            for c in range(first_class, classes):
-                r = reps[c]
-                same = True
-                for w in range(words):
-                    if bits[row, w] != bits[r, w]:
-                        same = False
-                        break
-                if same:
-                    cls[row] = c
-                    break
-            if cls[row] < 0:
-                cls[row] = classes
-                reps[classes] = row
-                classes += 1
-        a = b
-    return cls, classes
-
-
-@dataclass(frozen=True, eq=False)
-class TripleProblem:
-    """The classes (distinct solution sets) a triple search runs over, and the panels behind them.
-
-    Arrays are read-only. Classes are sorted by solution count, largest first,
-    ties by lowest panel rank.
-    """
-
-    width: int
-    height: int
-    k: int
-    library: tuple[str, ...]
-    separate: bool
-    solvable: int
-    """Panels with at least one solution (all of them, also with ``separate``)."""
-    bits: np.ndarray
-    """``(D, words)`` uint64: the solution set of each class."""
-    counts: np.ndarray
-    """``(D,)`` int64: solutions of each class, non-increasing."""
-    sep: np.ndarray
-    """``(D, words)`` uint64: paths that separate at least one panel of the class."""
-    member_start: np.ndarray
-    """``(D+1,)`` int64: the panels of class ``d`` are ``member_ranks[member_start[d]:member_start[d+1]]``."""
-    member_ranks: np.ndarray
-    """``(N,)`` int64 panel ranks, ascending within each class."""
-    member_sep: np.ndarray
-    """``(N, words)`` uint64: the separating solutions of each member panel."""
-
-    @property
-    def num_sets(self) -> int:
-        return int(self.counts.shape[0])
-
-    @property
-    def num_paths(self) -> int:
-        return len(paths_for(self.width, self.height))
-
-    def members(self, d: int) -> np.ndarray:
-        """Ranks of the panels of class ``d``, ascending."""
-        return self.member_ranks[self.member_start[d]:self.member_start[d + 1]]
-
-    def panel(self, rank: int) -> PiecePanel:
-        return decode(self.width, self.height, self.k, len(self.library), rank)
-
-
-def build_problem(width: int, height: int, k: int, library: Sequence[str], separate: bool,
-                  sets: SolutionSets) -> TripleProblem:
-    """Group the solvable panels ``sets`` (all of them, ascending by rank) into classes.
-
-    With ``separate``, panels without a separating solution cannot take part
-    in an admissible triple and are left out before grouping.
-    """
-    check_panel_space(width, height, k, library)
-    library = tuple(library)
-    solvable = len(sets.ranks)
-    ranks, bits, sep = sets.ranks, sets.bits, sets.sep
-    if separate:
-        keep = np.flatnonzero(sep.any(axis=1))
-        ranks, bits, sep = ranks[keep], bits[keep], sep[keep]
-    hashes = _row_hashes(bits)
-    order = np.argsort(hashes, kind="stable")
-    cls, D = _group_rows(bits, hashes, order)
-    first = np.full(D, np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(first, cls, np.arange(len(cls)))
-    counts = _popcounts(bits[first]) if D else np.zeros(0, dtype=np.int64)
-    rank_of_class = np.lexsort((ranks[first], -counts))  # count desc, then lowest rank
-    new_id = np.empty(D, dtype=np.int64)
-    new_id[rank_of_class] = np.arange(D)
-    cls = new_id[cls]
-    members = np.lexsort((ranks, cls))
-    member_start = np.searchsorted(cls[members], np.arange(D + 1))
-    class_sep = np.zeros((D, bits.shape[1]), dtype=np.uint64)
-    np.bitwise_or.at(class_sep, cls, sep)
-    out = TripleProblem(
-        width, height, k, library, bool(separate), solvable,
-        bits=np.ascontiguousarray(bits[first][rank_of_class]),
-        counts=counts[rank_of_class],
-        sep=class_sep,
-        member_start=member_start.astype(np.int64),
-        member_ranks=ranks[members],
-        member_sep=np.ascontiguousarray(sep[members]),
-    )
-    for a in (out.bits, out.counts, out.sep, out.member_start, out.member_ranks, out.member_sep):
-        a.flags.writeable = False
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _popcounts(bits):
-    out = np.zeros(bits.shape[0], dtype=np.int64)
-    for i in range(bits.shape[0]):
-        for w in range(bits.shape[1]):
-            out[i] += popcount(bits[i, w])
-    return out
-
-
-@lru_cache(maxsize=4)
-def problem_for(width: int = 3, height: int = 3, k: int = 3, library: tuple[str, ...] = LIBRARY,
-                separate: bool = False) -> TripleProblem:
-    """The problem of a panel space, generated and grouped in this process (cached per process)."""
-    library = tuple(library)
-    check_panel_space(width, height, k, library)
-    return build_problem(width, height, k, library, separate, solution_sets(width, height, k, library))
-
-
 # ---------------------------------------------------------------- the search
 
 
 @njit(cache=True, nogil=True)
-def _search_first(i, bits, counts, sep, use_sep, best, shared, first_mode, out, n_out, stats):
+def _lower_bound(data, lo, hi, value):
+    """First index in ``data[lo:hi]`` (ascending) holding ``>= value``, or ``hi``."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if data[mid] < value:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, nogil=True)
+def _search_first(i, bits, counts, sep, use_sep, inv_start, inv_data, best, shared, first_mode,
+                  out, n_out, stats, slot, touched, overlap, comp, paths_a, lst):
     """Branch and bound below first class ``i``; returns ``(best, n_out)``.
 
-    Leaves are class triples ``i <= j <= k``. A leaf at score ``>= need``
-    becomes the new best (``stats[2] += 1`` when it raises it, and ``out``
-    restarts); ``need = max(best, shared, 1)``, or ``max(best + 1, shared, 1)``
-    in first mode. Triples at the best are written to ``out[n_out]`` while
-    they fit (``n_out`` may exceed its length; the caller reruns with room).
-    ``stats``: nodes evaluated, nodes pruned (cut partial sets, plus siblings
-    skipped because the sorted counts fell below ``need``), improvements.
-    Unchecked: arrays from a ``TripleProblem``, ``0 <= i < len(counts)``.
+    ``need`` is the lowest score still wanted: ``max(best, shared, 1)``, or
+    ``max(best + 1, shared, 1)`` in first mode. Classes below ``need``
+    solutions form a suffix (counts are sorted), cut at ``cutoff``.
+
+    1. For every path of ``A`` the inverted index lists the classes holding it;
+       counting them gives ``|A∧X|`` for every class ``X`` in ``[i, cutoff)``
+       that meets ``A``, and at the same time ``X∧A`` compacted to ``A``'s
+       paths (bit ``t`` = the ``t``-th path of ``A``, ``ceil(|A|/64)`` words).
+    2. Only classes with ``|A∧X| >= need`` can be ``B`` or ``C`` (list ``lst``,
+       ascending). For each pair ``B <= C`` from it, ``|A∧B∧C|`` is a popcount
+       of compacted rows; only when it is 1 are the full rows touched (``|B∧C|``).
+
+    Leaves at score ``>= need`` raise ``best`` (``stats[2] += 1``, ``out``
+    restarts) or join it; they are written to ``out[n_out]`` while they fit
+    (``n_out`` may exceed its length: the caller reruns with room).
+    ``stats``: [nodes evaluated, nodes pruned, improvements], see ``BBResult``.
+    Unchecked: arrays from one ``TripleProblem`` and its inverted index,
+    ``slot`` all -1, scratch sized ``len(counts)`` rows (``comp``: ``ceil(max count/64)`` words).
     """
     D = counts.shape[0]
     words = bits.shape[1]
-    ab = np.zeros(words, dtype=np.uint64)
     need = max(best + 1 if first_mode else best, shared, 1)
     stats[0] += 1
     if counts[i] < need:
         stats[1] += 1
         return best, n_out
-    for j in range(i, D):
+    lo = i
+    hi = D
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if counts[mid] >= need:
+            lo = mid + 1
+        else:
+            hi = mid
+    cutoff = lo
+    wa = (counts[i] + 63) >> 6
+    nt = 0
+    t = 0
+    for w in range(words):
+        x = bits[i, w]
+        while x != 0:
+            p = w * 64 + _ctz(x)
+            x &= x - _ONE
+            paths_a[t] = p
+            word = t >> 6
+            bit = _ONE << np.uint64(t & 63)
+            for e in range(_lower_bound(inv_data, inv_start[p], inv_start[p + 1], i), inv_start[p + 1]):
+                c = inv_data[e]
+                if c >= cutoff:
+                    break
+                sc = slot[c]
+                if sc < 0:
+                    sc = nt
+                    slot[c] = sc
+                    touched[nt] = c
+                    overlap[sc] = 0
+                    for q in range(wa):
+                        comp[sc, q] = 0
+                    nt += 1
+                overlap[sc] += 1
+                comp[sc, word] |= bit
+            t += 1
+    nl = 0
+    for sc in range(nt):
+        if overlap[sc] >= need:
+            lst[nl] = touched[sc]
+            nl += 1
+    stats[1] += (cutoff - i) - nl  # second classes meeting A in fewer than ``need`` paths
+    lst[:nl].sort()
+    for x in range(nl):
+        j = lst[x]
+        sj = slot[j]
+        nab = overlap[sj]
         if counts[j] < need:
-            stats[1] += D - j
+            stats[1] += nl - x
             break
         stats[0] += 1
-        nab = 0
-        alive = False
-        for w in range(words):
-            x = bits[i, w] & bits[j, w]
-            ab[w] = x
-            nab += popcount(x)
-            if use_sep and (x & sep[i, w] & sep[j, w]) != 0:
-                alive = True
-        if nab < need or (use_sep and not alive):
+        if nab < need:
             stats[1] += 1
             continue
-        for k in range(j, D):
+        if use_sep:
+            alive = False
+            for w in range(words):
+                if bits[i, w] & bits[j, w] & sep[i, w] & sep[j, w]:
+                    alive = True
+                    break
+            if not alive:
+                stats[1] += 1
+                continue
+        for y in range(x, nl):
+            k = lst[y]
             if counts[k] < need:
-                stats[1] += D - k
+                stats[1] += nl - y
                 break
+            sk = slot[k]
+            if overlap[sk] < need:
+                stats[1] += 1
+                continue
             stats[0] += 1
             nabc = 0
-            wp = 0
-            for w in range(words):
-                x = ab[w] & bits[k, w]
-                if x != 0:
-                    nabc += popcount(x)
+            first_word = 0
+            for q in range(wa):
+                z = comp[sj, q] & comp[sk, q]
+                if z != 0:
+                    nabc += popcount(z)
                     if nabc > 1:
                         break
-                    wp = w
+                    first_word = q
             if nabc != 1:
                 continue
-            x = ab[wp] & bits[k, wp]
-            if use_sep and (x & sep[i, wp] & sep[j, wp] & sep[k, wp]) == 0:
+            p = paths_a[first_word * 64 + _ctz(comp[sj, first_word] & comp[sk, first_word])]
+            pw = p >> 6
+            pb = _ONE << np.uint64(p & 63)
+            if use_sep and (sep[i, pw] & sep[j, pw] & sep[k, pw] & pb) == 0:
                 continue
-            nac = 0
             nbc = 0
             for w in range(words):
-                nac += popcount(bits[i, w] & bits[k, w])
                 nbc += popcount(bits[j, w] & bits[k, w])
-            sc = min(counts[k], nab, nac, nbc)
-            if sc < need:
+            score = min(counts[k], nab, overlap[sk], nbc)
+            if score < need:
                 continue
-            if sc > best:
-                best = sc
+            if score > best:
+                best = score
                 n_out = 0
                 stats[2] += 1
-                need = max(best + 1 if first_mode else best, shared, 1)
             if n_out < out.shape[0]:
                 out[n_out, 0] = i
                 out[n_out, 1] = j
                 out[n_out, 2] = k
             n_out += 1
-            if first_mode:
-                need = max(best + 1, shared, 1)
+            need = max(best + 1 if first_mode else best, shared, 1)
+    for sc in range(nt):
+        slot[touched[sc]] = -1
     return best, n_out
 
 
@@ -343,6 +255,14 @@ class BBResult:
     first_stop: int = 0
     meta: dict = field(default_factory=dict, compare=False)
     """Free-form diagnostics (e.g. seconds) that ``merge_results`` ignores."""
+
+
+def _scratch(problem: TripleProblem) -> tuple[np.ndarray, ...]:
+    """Work arrays of ``_search_first``: slot, touched, overlap, comp, paths_a, lst."""
+    D = problem.num_sets
+    wmax = (int(problem.counts[0]) + 63) // 64 if D else 1
+    return (np.full(D, -1, dtype=np.int64), np.zeros(D, dtype=np.int64), np.zeros(D, dtype=np.int64),
+            np.zeros((D, wmax), dtype=np.uint64), np.zeros(64 * wmax, dtype=np.int64), np.zeros(D, dtype=np.int64))
 
 
 def _check_mode(mode: str) -> None:
@@ -379,6 +299,8 @@ def search_range(
     found: list[tuple[int, int, int]] = []
     out = np.zeros((256, 3), dtype=np.int64)
     first_mode = mode == "first"
+    inv_start, inv_data = problem.inverted
+    scratch = _scratch(problem)
     for i in range(first_start, first_stop):
         if (i - first_start) % batch == 0 and i > first_start and get_incumbent is not None:
             shared = max(shared, int(get_incumbent()))
@@ -388,7 +310,7 @@ def search_range(
         while True:
             before = stats.copy()
             new_best, n = _search_first(i, problem.bits, problem.counts, problem.sep, problem.separate,
-                                        best, shared, first_mode, out, 0, stats)
+                                        inv_start, inv_data, best, shared, first_mode, out, 0, stats, *scratch)
             if n <= out.shape[0]:
                 break
             stats[:] = before
