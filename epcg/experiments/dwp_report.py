@@ -54,7 +54,8 @@ def figures(config: Any, results: dict[str, Any], run: RunDir) -> list[Path]:
         for place, i in enumerate(order):
             stage = f"exp{r['experiment']:02d}"
             grid = run.read_array(f"{stage}/maps/{int(i):04d}").reshape(r["grid"])
+            rooms = run.read_array(f"{stage}/rooms/{int(i):04d}").reshape(-1, 5)
             title = (f"experiment {r['experiment']}, run {int(i)}: fitness {r['fitness'][int(i)]:.1f}, "
                      f"{r['per_run'][int(i)]['rooms']} rooms")
-            written += save_figure(map_figure(grid, title=title), run.figures_dir / f"map-{stage}-{place}")
+            written += save_figure(map_figure(grid, rooms, title=title), run.figures_dir / f"map-{stage}-{place}")
     return written
