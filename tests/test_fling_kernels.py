@@ -143,3 +143,10 @@ def test_evaluator_matches_reference_tree_sizes() -> None:
     assert top == everything[:5]
     keys = [(-ratio, rank) for rank, ratio, _ in everything]
     assert keys == sorted(keys) and len(everything) == popcount(u5)
+
+
+@pytest.mark.parametrize(("width", "height"), [(8, 8), (16, 4), (4, 16), (1, 9)])
+def test_fast_equals_plain_on_other_shapes(width: int, height: int) -> None:
+    fast, plain = layers(width, height, 4, "fast"), layers(width, height, 4, "plain")
+    for k in range(2, 5):
+        assert (fast[k][0] == plain[k][0]).all() and (fast[k][1] == plain[k][1]).all()

@@ -65,9 +65,8 @@ _STACK = 4 * 64 * 64
 
 
 @njit(cache=True, nogil=True)
-def _brute(board, width, height):
-    """Nodes of the full tree below ``board`` (itself included)."""
-    stack = np.empty(_STACK, dtype=np.uint64)
+def _brute(board, width, height, stack):
+    """Nodes of the full tree below ``board`` (itself included); ``stack``: ``_STACK`` uint64 scratch."""
     stack[0] = board
     top = 1
     total = np.int64(0)
@@ -90,16 +89,13 @@ def _brute(board, width, height):
 
 
 @njit(cache=True, nogil=True)
-def _expert(board, width, height):
+def _expert(board, width, height, prev, cur, mcell, mdir):
     """Nodes of the expert tree below ``board`` (itself included).
 
-    A stack entry is a position ``b1`` with the board ``b0`` and the move
-    (``cell1``, ``d1``) that led to it; ``cell1 = -1`` at the root.
+    A stack entry is a position ``cur`` with the board ``prev`` and the move
+    (``mcell``, ``mdir``) that led to it; ``mcell = -1`` at the root. The four
+    stacks are ``_STACK`` long scratch arrays (uint64, uint64, int64, int64).
     """
-    prev = np.empty(_STACK, dtype=np.uint64)
-    cur = np.empty(_STACK, dtype=np.uint64)
-    mcell = np.empty(_STACK, dtype=np.int64)
-    mdir = np.empty(_STACK, dtype=np.int64)
     prev[0] = board
     cur[0] = board
     mcell[0] = -1
@@ -176,14 +172,18 @@ def _top(width, height, k, words, limit, out_rank, out_brute, out_expert):
     """
     n = width * height
     held = 0
+    stack = np.empty(_STACK, dtype=np.uint64)
+    prev = np.empty(_STACK, dtype=np.uint64)
+    mcell = np.empty(_STACK, dtype=np.int64)
+    mdir = np.empty(_STACK, dtype=np.int64)
     for w in range(words.shape[0]):
         x = words[w]
         while x:
             r = w * 64 + ctz(x)
             x &= x - _ONE
             board = _unrank_lex_bb(r, n, k)
-            b = _brute(board, width, height)
-            e = _expert(board, width, height)
+            b = _brute(board, width, height, stack)
+            e = _expert(board, width, height, prev, stack, mcell, mdir)
             # insertion position: after every held entry that is at least as good
             pos = held
             while pos > 0 and b * out_expert[pos - 1] > out_brute[pos - 1] * e:
@@ -220,7 +220,8 @@ def tree_sizes(width: int, height: int, bits: int) -> tuple[int, int]:
     """(brute, expert) tree sizes of a board (see the module docstring)."""
     _check_board(width, height)
     b = np.uint64(bits)
-    return int(_brute(b, width, height)), int(_expert(b, width, height))
+    stacks = [np.empty(_STACK, dtype=t) for t in (np.uint64, np.uint64, np.uint64, np.int64, np.int64)]
+    return int(_brute(b, width, height, stacks[0])), int(_expert(b, width, height, *stacks[1:]))
 
 
 def solution(board: Board) -> list[Move]:
@@ -251,7 +252,9 @@ def top_puzzles(width: int, height: int, k: int, unique_words: np.ndarray,
     """``(rank, ratio, solution)`` of the ``limit`` best boards of layer ``k`` by ratio
     (ties by rank), among the boards set in ``unique_words`` (layer ``k``'s unique bits).
 
-    Tree sizes are counted without memoisation, so the cost grows quickly with ``k``.
+    Tree sizes are counted by walking the trees without a memo (the trees of
+    uniquely solvable boards are small: ~0.04 ms a board at 7 pieces, ~0.25 ms
+    at 8 on 7x8), so the cost grows quickly with ``k``.
     """
     _check_board(width, height)
     words = np.ascontiguousarray(unique_words)

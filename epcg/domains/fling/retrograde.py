@@ -26,14 +26,21 @@ which walks cells and ranks every successor from scratch.
 
 How the fast kernel spends its time, per board of the range:
 
-* boards are enumerated by a bit-trick lex increment, not unranked;
-* each row and each column (read from a transposed copy of the board) is
-  looked up in a per-line move table listing its legal moves and results;
-* a successor differs from its parent only inside the span of the changed
-  line, so its rank is the parent's cached 8-bit-chunk sums above and below
-  that span plus a table lookup for each chunk inside it (``RankTables``);
-* ``unique`` of the previous layer is read at most once per board, for the
-  only solvable successor, after the moves are done.
+* boards are enumerated by a bit-trick lex increment, not unranked; the
+  transposed board and the per-chunk rank sums (below) are updated only where
+  the increment changed bits;
+* each row, and each column of the transposed board, is looked up in a
+  per-line move table (``moves.line_table``) listing its moves and results;
+* the rank is a sum over 8-bit chunks (``_build_rank_table``); a successor
+  differs from its parent only inside the span of one line, so its rank is
+  the parent's chunk sums above and below that span plus one table lookup per
+  chunk inside it;
+* successors are looked up in ``prev_solvable`` without data-dependent
+  branches (so lookups overlap) until two are solvable; ``prev_unique`` is
+  read at most once per board, for the only solvable successor.
+
+Measured on a 2-core AMD EPYC VM: ~13 M boards per CPU second at 8 pieces
+(``benchmarks/fling_kernel.py``).
 """
 
 from __future__ import annotations
