@@ -17,7 +17,7 @@ import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Any, Literal
 
 import pydantic
 
@@ -131,20 +131,20 @@ class JobqueueSpec(_Spec):
         return {k: v for k, v in kwargs.items() if v is not None}
 
 
-ClusterSpec = Annotated[Union[LocalSpec, SchedulerSpec, JobqueueSpec], pydantic.Field(discriminator="kind")]
-_ADAPTER: pydantic.TypeAdapter = pydantic.TypeAdapter(ClusterSpec)
+_SPECS: dict[str, type[_Spec]] = {
+    "local": LocalSpec, "scheduler": SchedulerSpec, "slurm": JobqueueSpec, "pbs": JobqueueSpec,
+}
 
 
 def load_cluster(path: Path) -> LocalSpec | SchedulerSpec | JobqueueSpec:
     """Read and validate a cluster file (one clear UserError line on any mistake)."""
     data = read_toml(path)
-    kinds = ("local", "scheduler", "slurm", "pbs")
-    if data.get("kind") not in kinds:
-        raise UserError(f"cluster file {path}: 'kind' must be one of {', '.join(kinds)}, got {data.get('kind')!r}")
+    model = _SPECS.get(data.get("kind"))
+    if model is None:
+        raise UserError(f"cluster file {path}: 'kind' must be one of {', '.join(_SPECS)}, got {data.get('kind')!r}")
     try:
-        return _ADAPTER.validate_python(data)
+        return model.model_validate(data)
     except pydantic.ValidationError as exc:
-        model = {"local": LocalSpec, "scheduler": SchedulerSpec}.get(data["kind"], JobqueueSpec)
         raise UserError(f"cluster file {path}: {describe_error(exc, model)}") from None
 
 
