@@ -317,6 +317,8 @@ def search_range(
             out = np.zeros((2 * n, 3), dtype=np.int64)
         if new_best > best:
             found = []
+            if publish is not None and get_incumbent is not None and new_best > shared:
+                shared = max(shared, int(get_incumbent()))  # improvements are rare: skip stale publishes
             if publish is not None and new_best > shared:
                 publish(new_best)
             shared = max(shared, new_best)

@@ -1,0 +1,162 @@
+"""Triple panels: branch and bound against exhaustive checks, split independence, expansion."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from epcg.domains.witness.paths import paths_for
+from epcg.domains.witness.piece_panels import solution_sets, unpack
+from epcg.domains.witness.pieces import LIBRARY
+from epcg.domains.witness.triple import (
+    BBResult, count_arrangements, expand, merge_results, problem_for, score, search_range, triple_info,
+)
+from epcg.domains.witness.triple_problem import build_problem
+from tests.reference import witness_pieces as ref
+
+SMALL = [
+    (2, 3, 2, ("#", "##/#.", "#./##")),
+    (3, 3, 2, ("#", "##", "#/#")),
+]
+
+
+def _ref_paths(w: int, h: int) -> list[list[tuple[int, int]]]:
+    ps = paths_for(w, h)
+    return [[ps.geometry.vertex_xy(v) for v in ps.path(i)] for i in range(len(ps))]
+
+
+def _panel_triples(prob, result: BBResult) -> set[tuple[int, int, int]]:
+    return {t for triple in result.triples for t in expand(prob, triple)}
+
+
+@pytest.fixture(scope="module")
+def ref_sets():
+    return {space: ref.solution_sets(*space, _ref_paths(*space[:2])) for space in SMALL}
+
+
+@pytest.mark.parametrize("space", SMALL)
+@pytest.mark.parametrize("separate", [False, True])
+def test_branch_and_bound_matches_exhaustive(space, separate, ref_sets) -> None:
+    best, found = ref.best_triples(ref_sets[space], separate)
+    prob = problem_for(*space, separate)
+    result = search_range(prob, 0, prob.num_sets)
+    assert result.score == best
+    assert _panel_triples(prob, result) == found
+    assert sum(count_arrangements(prob, t) for t in result.triples) == len(found)
+    first = search_range(prob, 0, prob.num_sets, mode="first")
+    assert first.score == best and first.triples == result.triples[:1]
+
+
+@pytest.mark.parametrize("separate", [False, True])
+def test_branch_and_bound_matches_exhaustive_larger(separate) -> None:
+    space = (3, 3, 2, LIBRARY[:4])
+    best, found = ref.best_triples(ref.solution_sets(*space, _ref_paths(3, 3)), separate)
+    prob = problem_for(*space, separate)
+    result = search_range(prob, 0, prob.num_sets)
+    assert (result.score, _panel_triples(prob, result)) == (best, found)
+
+
+def test_separate_variant_3x3_matches_exhaustive() -> None:
+    # Only panels with a separating solution can take part (the joint path solves them).
+    sets = solution_sets(3, 3, 3, LIBRARY)
+    keep = {
+        int(r): (frozenset(np.flatnonzero(unpack(b, 184)).tolist()), frozenset(np.flatnonzero(unpack(s, 184)).tolist()))
+        for r, b, s in zip(sets.ranks, sets.bits, sets.sep) if s.any()
+    }
+    best, found = ref.best_triples(keep, separate=True)
+    prob = problem_for(3, 3, 3, LIBRARY, True)
+    result = search_range(prob, 0, prob.num_sets)
+    assert (result.score, _panel_triples(prob, result)) == (best, found)
+
+
+def test_3x3_optimum() -> None:
+    prob = problem_for(3, 3, 3, LIBRARY)
+    assert (prob.solvable, prob.num_sets, len(prob.member_ranks)) == (113_296, 7_316, 113_296)
+    result = search_range(prob, 0, prob.num_sets)
+    assert (result.score, len(result.triples)) == (7, 26)
+    info = triple_info(prob, result.triples[0])
+    assert info.score == 7 and min(info.set_counts + info.pair_counts) == 7
+    bits = [prob.bits[d] for d in info.classes]
+    assert score(*bits) == 7
+    for rank, d in zip(info.panels, info.classes):
+        assert rank in prob.members(d)
+    json.dumps(info.to_dict(prob))
+
+    sep = problem_for(3, 3, 3, LIBRARY, True)
+    assert (sep.solvable, sep.num_sets, len(sep.member_ranks)) == (113_296, 56, 380)
+    result = search_range(sep, 0, sep.num_sets)
+    assert (result.score, len(result.triples)) == (2, 36)
+    for triple in result.triples:
+        info = triple_info(sep, triple)
+        for rank in info.panels:  # the joint path separates every representative panel
+            panel = sep.panel(rank)
+            labels = paths_for(3, 3).regions[info.path, list(panel.cells)]
+            assert len(set(labels.tolist())) == 3
+
+
+@pytest.mark.parametrize("mode", ["all", "first"])
+@pytest.mark.parametrize("separate", [False, True])
+def test_split_and_incumbent_timing_do_not_change_the_answer(mode, separate) -> None:
+    prob = problem_for(3, 3, 3, LIBRARY, separate)
+    D = prob.num_sets
+    whole = search_range(prob, 0, D, mode=mode)
+    rng = np.random.default_rng(7)
+    for trial in range(4):
+        cuts = sorted(set(rng.integers(0, D, rng.integers(1, 12)).tolist()) | {0, D})
+        shared = {"score": 0}
+        published = []
+
+        def publish(s: int) -> None:
+            published.append(s)
+            shared["score"] = max(shared["score"], s)
+
+        results = []
+        ranges = list(zip(cuts, cuts[1:]))
+        if trial % 2:
+            ranges.reverse()  # later ranges first: the incumbent arrives early
+        for a, b in ranges:
+            start = whole.score if trial == 3 else 0  # an incumbent already at the optimum
+            results.append(search_range(prob, a, b, start, get_incumbent=lambda: shared["score"],
+                                        publish=publish, batch=int(rng.integers(1, 50)), mode=mode))
+        results.append(search_range(prob, *ranges[0], mode=mode))  # a range run twice
+        merged = merge_results(results, mode)
+        assert (merged.score, merged.triples) == (whole.score, whole.triples)
+        assert published == sorted(set(published)) and all(s <= whole.score for s in published)
+
+
+def test_expand_lists_every_order() -> None:
+    prob = problem_for(2, 3, 2, ("#", "##/#.", "#./##"))
+    result = search_range(prob, 0, prob.num_sets)
+    for triple in result.triples:
+        panels = expand(prob, triple)
+        assert len(panels) == count_arrangements(prob, triple) == len(set(panels))
+        assert expand(prob, triple, limit=3) == panels[:3]
+        cls = {int(r): d for d in range(prob.num_sets) for r in prob.members(d)}
+        for a, b, c in panels:
+            assert sorted((cls[a], cls[b], cls[c])) == list(triple)
+    with pytest.raises(ValueError, match="joint solutions, not one"):
+        expand(prob, (0, 0, 0))
+
+
+def test_chunking_does_not_change_the_problem() -> None:
+    space = (3, 3, 2, ("#", "##", "#/#"))
+    whole = build_problem(*space, False, [solution_sets(*space)])
+    parts = [solution_sets(*space, a, b) for a, b in ((20, 36), (0, 3), (3, 20))]  # any order
+    chunked = build_problem(*space, False, parts)
+    for field in ("bits", "counts", "sep", "member_start", "member_ranks"):
+        assert np.array_equal(getattr(whole, field), getattr(chunked, field))
+    assert np.all(np.diff(whole.counts) <= 0)
+
+
+def test_bad_search_input() -> None:
+    prob = problem_for(2, 3, 2, ("#", "##/#.", "#./##"))
+    with pytest.raises(ValueError, match="mode must be one of"):
+        search_range(prob, 0, 1, mode="best")
+    with pytest.raises(ValueError, match="first-class range"):
+        search_range(prob, 0, prob.num_sets + 1)
+    with pytest.raises(ValueError, match="batch must be at least 1"):
+        search_range(prob, 0, 1, batch=0)
+    with pytest.raises(ValueError, match="words per row"):
+        build_problem(2, 3, 2, ("#",), False, [solution_sets(3, 3, 2, ("#",))])
