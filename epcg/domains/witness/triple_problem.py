@@ -15,9 +15,9 @@ them) and never holds more than one chunk's bitsets besides the classes.
 
 >>> prob = problem_for(2, 3, 2, ("#", "##/#.", "#./##"))
 >>> prob.solvable, prob.num_sets, prob.counts[:4].tolist()
-(62, 30, [8, 7, 7, 7])
->>> prob.members(0).tolist()
-[8, 12]
+(62, 30, [7, 7, 7, 7])
+>>> prob.members(0).tolist(), prob.members(1).tolist()   # panel ranks behind a class
+([0], [83, 87])
 """
 
 from __future__ import annotations
