@@ -177,3 +177,19 @@ def test_paper_count_and_split_ranges() -> None:
     parts = [solution_sets(3, 3, 3, LIBRARY, a, b) for a, b in ((0, 7), (7, 7), (7, 50), (50, 84))]
     for field in ("ranks", "bits", "sep"):
         assert np.array_equal(np.concatenate([getattr(p, field) for p in parts]), getattr(whole, field))
+
+
+def test_panel_picture(tmp_path) -> None:
+    from epcg.domains.witness.render import save_figure
+    from epcg.domains.witness.render_pieces import panel_figure
+
+    ps = paths_for(3, 3)
+    cut = next(i for i in range(len(ps)) if ps.moves(i) == "UURRRU")
+    panel = PiecePanel(3, 3, (0, 4, 8), (LIBRARY.index("###"),) * 3)
+    svg, png = save_figure(panel_figure(panel, LIBRARY, ps.path(cut), caption="UURRRU"), tmp_path / "panel")
+    text = svg.read_text()
+    assert png.stat().st_size > 0 and 'id="panel-pieces"' in text and 'id="panel-virtual"' in text
+    with pytest.raises(ValueError, match="path must run from vertex 0 to vertex 15"):
+        panel_figure(panel, LIBRARY, [0, 1, 2, 3, 7, 11, 15, 14])
+    with pytest.raises(ValueError, match="piece types must be"):
+        panel_figure(PiecePanel(3, 3, (0,), (30,)), LIBRARY)

@@ -160,3 +160,16 @@ def test_bad_search_input() -> None:
         search_range(prob, 0, 1, batch=0)
     with pytest.raises(ValueError, match="words per row"):
         build_problem(2, 3, 2, ("#",), False, [solution_sets(3, 3, 2, ("#",))])
+
+
+def test_triple_pictures(tmp_path) -> None:
+    from epcg.domains.witness.render import save_figure
+    from epcg.domains.witness.render_pieces import subpanels_figure, triple_figure
+
+    prob = problem_for(2, 3, 2, ("#", "##/#.", "#./##"))
+    triple = search_range(prob, 0, prob.num_sets).triples[0]
+    fig = triple_figure(prob, triple)
+    assert len(fig.axes) == 6
+    svg, png = save_figure(fig, tmp_path / "triple")
+    assert 'id="B-solved-virtual"' in svg.read_text() and png.stat().st_size > 0
+    assert len(subpanels_figure(prob, triple).axes) == 3

@@ -34,7 +34,7 @@ from epcg.domains.witness.bitsets import _ctz, popcount
 from epcg.domains.witness.geometry import Geometry
 from epcg.domains.witness.pieces import Piece, placement_masks
 
-__all__ = ["can_tile", "region_tilings", "tiling_multisets"]
+__all__ = ["can_tile", "region_tilings", "tiling_multisets", "tiling_placements"]
 
 _ONE = np.uint64(1)
 
@@ -158,3 +158,36 @@ def can_tile(region: int, width: int, height: int, types: Sequence[int], library
     if sum(library[int(t)].size for t in types) != int(popcount(np.uint64(region))):
         return False
     return bool(_can_tile(np.uint64(region), counts, placement_masks(library, width, height)))
+
+
+def tiling_placements(region: int, width: int, height: int, types: Sequence[int],
+                      library: Sequence[Piece]) -> list[tuple[int, int]] | None:
+    """One exact cover of ``region`` by pieces ``types``, as ``(type, anchor cell)`` pairs; None if none.
+
+    For pictures (the virtual pieces of a solution), so plain Python.
+
+    >>> from epcg.domains.witness.pieces import parse_library
+    >>> tiling_placements(0b11011, 3, 3, [3, 0], parse_library(["#", "##", "#/#", "##/#."]))
+    [(3, 0), (0, 1)]
+    """
+    region = _check_region(region, width, height)
+    place = placement_masks(library, width, height)
+    left = sorted(int(t) for t in types)
+
+    def cover(rest: int, left: list[int]) -> list[tuple[int, int]] | None:
+        if not left:
+            return [] if rest == 0 else None
+        if rest == 0:
+            return None
+        c = (rest & -rest).bit_length() - 1
+        for t in sorted(set(left)):
+            mask = int(place[t, c])
+            if mask and mask & ~rest == 0:
+                others = list(left)
+                others.remove(t)
+                found = cover(rest & ~mask, others)
+                if found is not None:
+                    return [(t, c)] + found
+        return None
+
+    return cover(region, left)
