@@ -21,8 +21,8 @@ from typing import NamedTuple
 import numpy as np
 
 from epcg.domains.witness.bitsets import bitsets_for
+from epcg.domains.witness.geometry import Geometry
 from epcg.domains.witness.kernels import _scan_cross, _scan_regions
-from epcg.domains.witness.paths import paths_for
 from epcg.domains.witness.puzzles import Puzzle, decode, max_rank, parse_k, solutions
 
 __all__ = ["MinPartial", "Puzzle", "decode", "max_rank", "scan_range", "solutions"]
@@ -54,9 +54,8 @@ def scan_range(kind: str, width: int, height: int, k, start: int, stop: int) -> 
         raise ValueError(f"range [{start}, {stop}) not within [0, {total}]")
     if start == stop:
         return MinPartial(0, 0, 0, np.zeros(0, np.uint64), np.zeros(0, np.uint8))
-    paths = paths_for(width, height)
     bits = bitsets_for(width, height)
-    g = paths.geometry
+    g = Geometry(width, height)
     room = _INITIAL_ROOM
     while True:
         acc = np.array([bits.num_paths + 1, 0, 0], dtype=np.int64)
@@ -66,10 +65,8 @@ def scan_range(kind: str, width: int, height: int, k, start: int, stop: int) -> 
             _scan_regions(bits.separated, bits.pair_index, bits.lengths, bits.num_paths,
                           g.num_cells, kr, start, stop, acc, ranks, longs)
         else:
-            pair_cells = bits.pair_cells if kr else bits.pair_cells[:0]
-            _scan_cross(bits.cross, bits.separated, paths.cross_mask, paths.regions, pair_cells,
-                        bits.pair_index, bits.lengths, bits.num_paths, g.num_positions, kc,
-                        g.num_cells, kr, start, stop, acc, ranks, longs)
+            _scan_cross(bits.cross, bits.separated, bits.pair_index, bits.lengths, bits.num_paths,
+                        g.num_positions, kc, g.num_cells, kr, start, stop, acc, ranks, longs)
         if acc[1] <= room:
             break
         room = int(acc[1])
