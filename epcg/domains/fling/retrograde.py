@@ -115,12 +115,13 @@ def _build_rank_table(n, kc):
     ``C(n, kc) - 1 - sum_cells C(n - 1 - cell, above(cell) + 1)`` where
     ``above(cell)`` counts pieces on higher cells. Split the cells into 8-bit
     chunks; chunk ``t`` holding bits ``b`` with ``a`` pieces in higher chunks
-    contributes ``T[t, a, b]``.
+    contributes ``T[t, a, b]``. ``a`` runs to ``kc + 1``: the kernel also
+    reads the parent's (``kc + 1`` pieces) empty chunks below all its pieces.
     """
     nchunks = (n + 7) // 8
-    table = np.zeros((nchunks, kc + 1, 256), dtype=np.int64)
+    table = np.zeros((nchunks, kc + 2, 256), dtype=np.int64)
     for t in range(nchunks):
-        for a in range(kc + 1):
+        for a in range(kc + 2):
             for b in range(256):
                 s = 0
                 above = a
