@@ -224,38 +224,44 @@ def _solve_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
             if t > tc:
                 lo[t] = lo[t - 1] + c_lo[t - 1]
         total_hi = p_hi[nchunks - 1]
-        # every successor as the cells it flips: rows, then columns of the transposed board
-        m = 0
-        for y in range(height):
-            shift = np.uint64(y * width)
-            v = (board >> shift) & row_mask
-            for j in range(row_start[v], row_start[v + 1]):
-                diffs[m] = (v ^ np.uint64(row_result[j])) << shift
-                m += 1
-        for cx in range(width):
-            v = (tb >> np.uint64(cx * height)) & col_mask
-            for j in range(col_start[v], col_start[v + 1]):
-                diffs[m] = scatter[v ^ np.uint64(col_result[j])] << np.uint64(cx)
-                m += 1
-        # rank each successor from the parent's sums outside its changed span;
-        # branch-free apart from the short chunk loop, so lookups can overlap
+        # successors as the cells they flip: rows, then (unless two are solvable
+        # already) columns of the transposed board
         sc = np.int64(0)
         first = np.int64(-1)
-        for i in range(m):
-            diff = diffs[i]
-            child = board ^ diff
-            tlo = ctz(diff) >> 3
-            thi = msb(diff) >> 3
-            s = total_hi - p_hi[thi] + lo[tlo]
-            a = above[thi]
-            for t in range(thi, tlo - 1, -1):
-                b = (child >> np.uint64(8 * t)) & _BYTE
-                s += rank_t[t, a, b]
-                a += popcount(b)
-            cr = base - s
-            ok = np.int64((prev_s[cr >> 6] >> np.uint64(cr & 63)) & _ONE)
-            sc += ok
-            first = cr if ok else first
+        for phase in range(2):
+            m = 0
+            if phase == 0:
+                for y in range(height):
+                    shift = np.uint64(y * width)
+                    v = (board >> shift) & row_mask
+                    for j in range(row_start[v], row_start[v + 1]):
+                        diffs[m] = (v ^ np.uint64(row_result[j])) << shift
+                        m += 1
+            else:
+                for cx in range(width):
+                    v = (tb >> np.uint64(cx * height)) & col_mask
+                    for j in range(col_start[v], col_start[v + 1]):
+                        diffs[m] = scatter[v ^ np.uint64(col_result[j])] << np.uint64(cx)
+                        m += 1
+            # rank each successor from the parent's sums outside its changed span;
+            # branch-free apart from the short chunk loop, so lookups can overlap
+            for i in range(m):
+                diff = diffs[i]
+                child = board ^ diff
+                tlo = ctz(diff) >> 3
+                thi = msb(diff) >> 3
+                s = total_hi - p_hi[thi] + lo[tlo]
+                a = above[thi]
+                for t in range(thi, tlo - 1, -1):
+                    b = (child >> np.uint64(8 * t)) & _BYTE
+                    s += rank_t[t, a, b]
+                    a += popcount(b)
+                cr = base - s
+                ok = np.int64((prev_s[cr >> 6] >> np.uint64(cr & 63)) & _ONE)
+                sc += ok
+                first = cr if ok else first
+                if sc > 1:
+                    break
             if sc > 1:
                 break
         if sc > 0:
