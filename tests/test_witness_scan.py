@@ -90,7 +90,8 @@ def test_empty_and_bad_inputs() -> None:
     empty = scan_range("regions", 3, 3, 3, 5, 5)
     assert empty[:3] == (0, 0, 0) and empty.ranks.dtype == np.uint64 and len(empty.ranks) == len(empty.longest) == 0
     for bad in [("must-cross", 3, 3, 3, 0, 9881), ("must-cross", 3, 3, 3, 5, 4), ("regions", 3, 3, 0, 0, 1),
-                ("must-cross", 6, 3, 3, 0, 1), ("paths", 3, 3, 3, 0, 1), ("joint", 3, 3, 3, 0, 1)]:
+                ("must-cross", 6, 3, 3, 0, 1), ("paths", 3, 3, 3, 0, 1), ("joint", 3, 3, 3, 0, 1),
+                ("regions", 4, 5, 18, 0, 1)]:
         with pytest.raises(ValueError):
             scan_range(*bad)
     with pytest.raises(ValueError):
@@ -166,3 +167,80 @@ def test_joint_4x4_3_plus_3() -> None:
     r = row("joint", 4, 4, (3, 3))
     assert (r.min_solutions, len(r.ranks)) == (2, 172)
     assert int(r.longest.max()) == 24 and int((r.longest == 24).sum()) == 160
+
+
+def test_paper_joint_4x4_figures_are_full_board_regions() -> None:
+    """The paper's 4x4 joint sentence (72 of maximum length, 3,020 in all) matches k=16 regions.
+
+    Colouring all 16 cells gives 32,768 puzzles; 3,020 have a single solution and 72 of
+    those a 24-edge one: exactly the figures printed for the 3+3 joint row.
+    """
+    r = row("regions", 4, 4, 16)
+    assert (r.examined, r.min_solutions, len(r.ranks), int((r.longest == 24).sum())) == (32_768, 1, 3_020, 72)
+
+
+def _variant_labels(w: int, h: int, path, rule: str) -> list[int]:
+    """Cell labels under a deliberately different region rule (see the test below)."""
+    verts = set(path)
+    used = {frozenset(e) for e in zip(path, path[1:])}
+    label = [-1] * (w * h)
+    for c0 in range(w * h):
+        if label[c0] >= 0:
+            continue
+        label[c0] = c0
+        todo = [c0]
+        while todo:
+            c = todo.pop()
+            x, y = c % w, c // w
+            steps = [((x + 1, y), ((x + 1, y), (x + 1, y + 1))), ((x - 1, y), ((x, y), (x, y + 1))),
+                     ((x, y + 1), ((x, y + 1), (x + 1, y + 1))), ((x, y - 1), ((x, y), (x + 1, y)))]
+            if rule == "wall-x-off-by-one":
+                steps[0] = ((x + 1, y), ((x, y), (x, y + 1)))
+            if rule == "wall-y-off-by-one":
+                steps[2] = ((x, y + 1), ((x, y), (x + 1, y)))
+            if rule == "diagonal":
+                steps += [((x + dx, y + dy), None) for dx in (-1, 1) for dy in (-1, 1)
+                          if (x + (dx > 0), y + (dy > 0)) not in verts]
+            for (nx, ny), wall in steps:
+                blocked = wall is not None and (
+                    all(v in verts for v in wall) if rule == "vertices" else frozenset(wall) in used)
+                if 0 <= nx < w and 0 <= ny < h and not blocked and label[ny * w + nx] < 0:
+                    label[ny * w + nx] = c0
+                    todo.append(ny * w + nx)
+    return label
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rule", ["edges", "diagonal", "vertices", "wall-x-off-by-one", "wall-y-off-by-one"])
+def test_no_region_rule_variant_gives_74(rule: str) -> None:
+    """Table 3 under other region rules: none prints 74 for 4x4 k=5 and keeps the other rows.
+
+    ``edges`` is our rule (every row but 4x4 k=5 as printed); ``diagonal`` (cells meeting at a
+    corner the path avoids are joined) changes nothing; the others change many rows.
+    """
+    from epcg.domains.witness.bitsets import _build_separated
+    from epcg.domains.witness.kernels import _scan_regions
+
+    printed = {(3, 3, 3): 14, (3, 3, 5): 1, (4, 3, 3): 87, (4, 3, 4): 20, (4, 3, 5): 2,
+               (4, 4, 3): 820, (4, 4, 4): 218, (4, 4, 5): 74, (4, 4, 6): 2}
+    found = {}
+    for (w, h, k) in printed:
+        paths = sorted(ref.all_paths(w, h), key=lambda p: -len(p))
+        lab = np.array([_variant_labels(w, h, p, rule) for p in paths], dtype=np.uint8)
+        pairs = np.array([(a, b) for a in range(w * h) for b in range(a + 1, w * h)], dtype=np.int64)
+        pair_index = np.full((w * h, w * h), -1, dtype=np.int64)
+        pair_index[pairs[:, 0], pairs[:, 1]] = pair_index[pairs[:, 1], pairs[:, 0]] = np.arange(len(pairs))
+        sep = np.zeros((len(pairs), (len(paths) + 63) // 64), dtype=np.uint64)
+        _build_separated(lab, pairs, sep)
+        acc = np.array([len(paths) + 1, 0, 0])
+        room = np.zeros(1 << 16, dtype=np.int64)
+        lengths = np.array([len(p) - 1 for p in paths], dtype=np.int64)
+        _scan_regions(sep, pair_index, lengths, len(paths), w * h, k, 0, max_rank("regions", w, h, k),
+                      acc, room, room.copy())
+        found[(w, h, k)] = int(acc[0])
+    differs = {key for key in printed if found[key] != printed[key]}
+    assert found[(4, 4, 5)] != 74
+    if rule in ("edges", "diagonal"):
+        assert differs == {(4, 4, 5)} and found[(4, 4, 5)] == 47
+    else:
+        assert len(differs) > 1

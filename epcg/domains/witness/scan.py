@@ -23,11 +23,14 @@ import numpy as np
 from epcg.domains.witness.bitsets import bitsets_for
 from epcg.domains.witness.geometry import Geometry
 from epcg.domains.witness.kernels import _scan_cross, _scan_regions
+from epcg.domains.witness.paths import paths_for
 from epcg.domains.witness.puzzles import Puzzle, decode, max_rank, parse_k, solutions
 
 __all__ = ["MinPartial", "Puzzle", "decode", "max_rank", "scan_range", "solutions"]
 
 _INITIAL_ROOM = 4096
+MAX_BUFFER_BYTES = 1 << 30
+"""Largest per-call work buffer: the regions DFS keeps ``k * 2**(k-1)`` bitsets."""
 
 
 class MinPartial(NamedTuple):
@@ -54,8 +57,10 @@ def scan_range(kind: str, width: int, height: int, k, start: int, stop: int) -> 
         raise ValueError(f"range [{start}, {stop}) not within [0, {total}]")
     if start == stop:
         return MinPartial(0, 0, 0, np.zeros(0, np.uint64), np.zeros(0, np.uint8))
-    bits = bitsets_for(width, height)
     g = Geometry(width, height)
+    if kr and kr * (1 << (kr - 1)) * 8 * ((len(paths_for(width, height)) + 63) // 64) > MAX_BUFFER_BYTES:
+        raise ValueError(f"k_regions={kr} needs more than {MAX_BUFFER_BYTES >> 30} GiB of bitsets on {width}x{height}")
+    bits = bitsets_for(width, height)
     room = _INITIAL_ROOM
     while True:
         acc = np.array([bits.num_paths + 1, 0, 0], dtype=np.int64)
