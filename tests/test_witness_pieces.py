@@ -143,7 +143,7 @@ def test_solution_sets_match_reference(w, h, k, library) -> None:
     slow = ref.solution_sets(w, h, k, library, _ref_paths(w, h))
     assert fast.ranks.tolist() == sorted(slow)
     P = len(paths_for(w, h))
-    for r, bits, sep in zip(fast.ranks.tolist(), fast.bits, fast.sep):
+    for r, bits, sep in zip(fast.ranks.tolist(), fast.bits, fast.separating()):
         assert set(np.flatnonzero(unpack(bits, P)).tolist()) == slow[r][0]
         assert set(np.flatnonzero(unpack(sep, P)).tolist()) == slow[r][1]
 
@@ -151,6 +151,7 @@ def test_solution_sets_match_reference(w, h, k, library) -> None:
 def test_sampled_panels_match_reference_and_checked_path() -> None:
     fast = solution_sets(3, 3, 3, LIBRARY)
     row_of = {r: i for i, r in enumerate(fast.ranks.tolist())}
+    sep_all = fast.separating()
     paths = _ref_paths(3, 3)
     rng = np.random.default_rng(4)
     # half random panels (mostly unsolvable), half random solvable ones
@@ -164,7 +165,7 @@ def test_sampled_panels_match_reference_and_checked_path() -> None:
         got = set(np.flatnonzero(unpack(fast.bits[row_of[rank]], 184)).tolist()) if rank in row_of else set()
         assert got == slow
         if rank in row_of:
-            sep = set(np.flatnonzero(unpack(fast.sep[row_of[rank]], 184)).tolist())
+            sep = set(np.flatnonzero(unpack(sep_all[row_of[rank]], 184)).tolist())
             assert sep == set(solutions(panel, LIBRARY, separate=True).tolist())
             assert sep == {s for s in slow if ref.separates(3, 3, paths[s], panel.cells)}
 
@@ -175,8 +176,10 @@ def test_paper_count_and_split_ranges() -> None:
     assert len(whole.ranks) == 113_296  # the paper's solvable sub-panels
     assert np.all(np.diff(whole.ranks) > 0) and np.all(whole.bits.any(axis=1))
     parts = [solution_sets(3, 3, 3, LIBRARY, a, b) for a, b in ((0, 7), (7, 7), (7, 50), (50, 84))]
-    for field in ("ranks", "bits", "sep"):
+    for field in ("ranks", "bits"):
         assert np.array_equal(np.concatenate([getattr(p, field) for p in parts]), getattr(whole, field))
+    assert np.array_equal(np.concatenate([p.separating() for p in parts]), whole.separating())
+    assert len(whole.sep_index) == 380
 
 
 def test_panel_picture(tmp_path) -> None:

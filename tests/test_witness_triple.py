@@ -63,7 +63,7 @@ def test_separate_variant_3x3_matches_exhaustive() -> None:
     sets = solution_sets(3, 3, 3, LIBRARY)
     keep = {
         int(r): (frozenset(np.flatnonzero(unpack(b, 184)).tolist()), frozenset(np.flatnonzero(unpack(s, 184)).tolist()))
-        for r, b, s in zip(sets.ranks, sets.bits, sets.sep) if s.any()
+        for r, b, s in zip(sets.ranks, sets.bits, sets.separating()) if s.any()
     }
     best, found = ref.best_triples(keep, separate=True)
     prob = problem_for(3, 3, 3, LIBRARY, True)

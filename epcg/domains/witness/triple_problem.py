@@ -216,13 +216,12 @@ def build_problem(width: int, height: int, k: int, library: Sequence[str], separ
     ranks_parts, class_parts, sep_parts = [], [], []
     solvable = 0
     for chunk in chunks:
-        ranks, bits, sep = chunk.ranks, chunk.bits, chunk.sep
+        ranks, bits, sep_index, sep = chunk.ranks, chunk.bits, chunk.sep_index, chunk.sep_bits
         if bits.shape[1:] != (words,):
             raise ValueError(f"solution sets have {bits.shape[1:]} words per row, expected ({words},)")
         solvable += len(ranks)
         if separate:
-            keep = np.flatnonzero(sep.any(axis=1))
-            ranks, bits, sep = ranks[keep], bits[keep], sep[keep]
+            ranks, bits, sep_index = ranks[sep_index], bits[sep_index], np.arange(len(sep_index))
         if len(ranks) == 0:
             continue
         bits = np.ascontiguousarray(bits)
@@ -246,7 +245,7 @@ def build_problem(width: int, height: int, k: int, library: Sequence[str], separ
         reps.extend(bits[new_rows])
         class_sep.extend(np.zeros((new, words), dtype=np.uint64))
         panel_class = gid[cls]
-        np.bitwise_or.at(class_sep.data, panel_class, sep)
+        np.bitwise_or.at(class_sep.data, panel_class[sep_index], sep)
         ranks_parts.append(ranks)
         class_parts.append(panel_class)
         if separate:
