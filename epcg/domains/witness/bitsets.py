@@ -19,13 +19,14 @@ solution set is its longest solution.
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
-from epcg.domains.witness.paths import paths_for
+from epcg.domains.witness.paths import PathSet, paths_for
 
 _M1 = np.uint64(0x5555555555555555)
 _M2 = np.uint64(0x3333333333333333)
@@ -89,10 +90,18 @@ class Bitsets(NamedTuple):
     """``(num_paths,)`` int64 edges of each path, non-increasing."""
 
 
-@lru_cache(maxsize=None)
+_BUILD_LOCK = threading.Lock()
+
+
 def bitsets_for(width: int, height: int) -> Bitsets:
-    """The ``Bitsets`` of a ``width × height`` board (computed once per process)."""
+    """The ``Bitsets`` of a ``width × height`` board, computed once per process (thread-safe)."""
     paths = paths_for(width, height)
+    with _BUILD_LOCK:
+        return _build(paths)
+
+
+@lru_cache(maxsize=None)
+def _build(paths: PathSet) -> Bitsets:
     g = paths.geometry
     words = (len(paths) + 63) // 64
     cross = np.zeros((g.num_positions, words), dtype=np.uint64)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+import threading
 from functools import lru_cache
 
 import numpy as np
@@ -222,9 +223,18 @@ class PathSet:
         return tuple(p for p in range(self.geometry.num_positions) if (bits[p >> 6] >> (p & 63)) & 1)
 
 
-@lru_cache(maxsize=None)
+_BUILD_LOCK = threading.Lock()
+
+
 def paths_for(width: int, height: int) -> PathSet:
-    """All paths of a ``width × height`` panel (computed once per process)."""
+    """All paths of a ``width × height`` panel, computed once per process (thread-safe)."""
+    Geometry(width, height)  # validate before taking the lock
+    with _BUILD_LOCK:  # Dask worker threads share the process: build each board once
+        return _build(int(width), int(height))
+
+
+@lru_cache(maxsize=None)
+def _build(width: int, height: int) -> PathSet:
     g = Geometry(width, height)
     nb = np.ascontiguousarray(g.neighbours)
     me = _move_edges(g)
