@@ -26,6 +26,7 @@ class DaskExecutor:
         self.client = client
 
     def warm_up(self, domain: str, job_json: str) -> float:
+        self.client.wait_for_workers(1)  # adaptive clusters (SLURM, PBS) start with none
         seconds = self.client.run(warm_up, domain, job_json)
         return max(seconds.values(), default=0.0)
 
