@@ -13,7 +13,7 @@ from epcg.domains.witness.pieces import LIBRARY
 from epcg.domains.witness.triple import (
     BBResult, count_arrangements, expand, merge_results, problem_for, score, search_range, triple_info,
 )
-from epcg.domains.witness.triple_problem import build_problem
+from epcg.domains.witness.triple_problem import TripleProblem, build_problem
 from tests.reference import witness_pieces as ref
 
 SMALL = [
@@ -148,6 +148,14 @@ def test_chunking_does_not_change_the_problem() -> None:
     for field in ("bits", "counts", "sep", "member_start", "member_ranks"):
         assert np.array_equal(getattr(whole, field), getattr(chunked, field))
     assert np.all(np.diff(whole.counts) <= 0)
+
+
+def test_problem_round_trips_through_arrays() -> None:
+    prob = problem_for(2, 3, 2, ("#", "##/#.", "#./##"), True)
+    meta, arrays = prob.to_arrays()
+    json.dumps(meta)
+    again = TripleProblem.from_arrays(json.loads(json.dumps(meta)), {k: v.copy() for k, v in arrays.items()})
+    assert search_range(again, 0, again.num_sets) == search_range(prob, 0, prob.num_sets)
 
 
 def test_bad_search_input() -> None:

@@ -171,6 +171,24 @@ class TripleProblem:
         start.flags.writeable = data.flags.writeable = False
         return start, data
 
+    def to_arrays(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """``(meta, arrays)``: plain values and numpy arrays to store (e.g. in Zarr) and rebuild with ``from_arrays``."""
+        meta = {"width": self.width, "height": self.height, "k": self.k, "library": list(self.library),
+                "separate": self.separate, "solvable": self.solvable}
+        return meta, {name: getattr(self, name) for name in _ARRAYS}
+
+    @classmethod
+    def from_arrays(cls, meta: dict, arrays: dict[str, np.ndarray]) -> TripleProblem:
+        """The problem saved by ``to_arrays`` (arrays are copied read-only)."""
+        check_panel_space(meta["width"], meta["height"], meta["k"], meta["library"])
+        values = {name: np.array(arrays[name], dtype=np.int64 if name in _INT_ARRAYS else np.uint64)
+                  for name in _ARRAYS}
+        out = cls(int(meta["width"]), int(meta["height"]), int(meta["k"]), tuple(meta["library"]),
+                  bool(meta["separate"]), int(meta["solvable"]), **values)
+        for a in values.values():
+            a.flags.writeable = False
+        return out
+
     def members(self, d: int) -> np.ndarray:
         """Ranks of the panels of class ``d``, ascending."""
         return self.member_ranks[self.member_start[d]:self.member_start[d + 1]]
@@ -178,6 +196,10 @@ class TripleProblem:
     def panel(self, rank: int) -> PiecePanel:
         """The panel of a rank."""
         return decode(self.width, self.height, self.k, len(self.library), rank)
+
+
+_ARRAYS = ("bits", "counts", "sep", "member_start", "member_ranks", "member_sep")
+_INT_ARRAYS = ("counts", "member_start", "member_ranks")
 
 
 class _Grower:
@@ -271,8 +293,8 @@ def build_problem(width: int, height: int, k: int, library: Sequence[str], separ
         member_ranks=ranks[members],
         member_sep=np.ascontiguousarray(member_sep),
     )
-    for a in (out.bits, out.counts, out.sep, out.member_start, out.member_ranks, out.member_sep):
-        a.flags.writeable = False
+    for name in _ARRAYS:
+        getattr(out, name).flags.writeable = False
     return out
 
 
