@@ -220,6 +220,9 @@ def _regions_dfs(base, m, lo_word, hi_word, sep, pair_index, lengths, ncells, kr
                         rows[nrows] = pair_index[item[t], q]
                         nrows += 1
                 limit = acc[0]
+                if nrows == 0 and cnt[max(i - 1, 0), j] > limit:  # one colour: the parent's set
+                    solvable += 1
+                    continue
                 c, first = _buf_rows_upto(buf, max(i - 1, 0), j, sep, rows, nrows, lo_word, hi_word, limit)
                 if c > 0:
                     solvable += 1
