@@ -44,5 +44,21 @@ JOINT = {  # (w, h, k_cross, k_regions): (examined, puzzles at min, at min and l
 }
 """Joint must-cross + region puzzles, from the text of the joint section."""
 
-EXPLANATIONS: dict[tuple[str, str], str] = {}
+EXPLANATIONS: dict[tuple[str, str], str] = {
+    ("regions", "4x4 k=5"): (
+        "Two independent computations agree on 47: the bitset kernel and a plain reference "
+        "(its own path enumeration and flood fill, tests/reference/witness.py). The two puzzles at "
+        "the minimum are cells (1,2,6,7,11) and their transpose (4,8,9,13,14) with alternating "
+        "colours. 74 is only the 8th-smallest count in this row (4 puzzles with one white square), "
+        "and no other rule we tried (diagonal adjacency, walls off by one, walls from path vertices) "
+        "gives 74 while keeping the other rows: we read the paper's 74 as the digits of 47 swapped."
+    ),
+    ("joint", "4x4 k=3+3"): (
+        "The paper's 3,020 and 72 are exactly the figures of a different experiment: regions only on "
+        "4x4 with all 16 cells coloured (32,768 puzzles; 3,020 with a single solution, 72 of them 24 "
+        "edges long; tests/test_witness_scan.py checks this). The paper appears to have printed that "
+        "output in the 3+3 sentence. Its 195,686,400 examined counts both colours of the first square "
+        "(97,843,200 with the first square black, as we scan); its minimum of 2 solutions agrees with ours."
+    ),
+}
 """Why our figure differs from the paper's, by (kind, 'WxH k=K'): found by investigation."""

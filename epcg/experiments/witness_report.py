@@ -73,7 +73,8 @@ def summary(config: Any, results: dict[str, Any]) -> str:
 def _notes(kind: str, rows: list[dict[str, Any]]) -> list[str]:
     notes = []
     for r in rows:
-        where = f"{r['width']}x{r['height']}" + (f" k={r['k']}" if "k" in r else "")
+        k = "+".join(map(str, r["k"])) if isinstance(r.get("k"), list) else r.get("k")
+        where = f"{r['width']}x{r['height']}" + (f" k={k}" if k is not None else "")
         if kind == "paths":
             if r["paper_paths"] is not None and r["paths"] != r["paper_paths"]:
                 notes.append(f"{where}: {r['paths']:,} paths, the paper lists {r['paper_paths']:,}.")
