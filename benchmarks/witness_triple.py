@@ -23,7 +23,6 @@ from epcg.domains.witness.triple_problem import problem_for
 
 
 def run(width: int, height: int, separate: bool) -> None:
-    problem_for.cache_clear()
     t0 = time.perf_counter()
     prob = problem_for(width, height, 3, LIBRARY, separate)
     prob.inverted  # noqa: B018 - the search's index, built once per process
@@ -49,7 +48,6 @@ def main() -> None:
     t = time.perf_counter()
     small = problem_for(2, 3, 2, ("#", "##/#."))
     search_range(small, 0, small.num_sets)
-    problem_for.cache_clear()
     print(f"compile (or load from cache): {time.perf_counter() - t:.2f}s")
     print(f"{'board':<5} {'variant':<8} {'mode':<5} {'panels':>10} {'solvable':>10} {'distinct':>9} "
           f"{'score':>5} {'triples':>7} {'ordered':>9} {'nodes':>12} {'pruned':>14} {'gen s':>7} "

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -174,8 +175,17 @@ class _Tables(NamedTuple):
     """Flat int64: ordered type tuples, ``m`` items each."""
 
 
-@lru_cache(maxsize=8)
+_TABLES_LOCK = threading.Lock()
+
+
 def _tables(width: int, height: int, k: int, library: tuple[str, ...]) -> _Tables:
+    """The tables of a panel space, built once per process (thread-safe, 8 kept)."""
+    with _TABLES_LOCK:
+        return _build_tables(width, height, k, library)
+
+
+@lru_cache(maxsize=8)
+def _build_tables(width: int, height: int, k: int, library: tuple[str, ...]) -> _Tables:
     pieces = check_panel_space(width, height, k, library)
     paths = paths_for(width, height)
     P, C = paths.regions.shape

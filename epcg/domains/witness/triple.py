@@ -318,6 +318,7 @@ def search_range(
             before = stats.copy()
             new_best, n = _search_first(i, problem.bits, problem.counts, problem.sep, problem.separate,
                                         inv_start, inv_data, best, shared, first_mode, out, 0, stats, *scratch)
+            new_best, n = int(new_best), int(n)
             if n <= out.shape[0]:
                 break
             stats[:] = before

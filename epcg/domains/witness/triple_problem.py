@@ -22,6 +22,7 @@ them) and never holds more than one chunk's bitsets besides the classes.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -298,16 +299,24 @@ def build_problem(width: int, height: int, k: int, library: Sequence[str], separ
     return out
 
 
-@lru_cache(maxsize=4)
-def problem_for(width: int = 3, height: int = 3, k: int = 3, library: tuple[str, ...] = LIBRARY,
+_BUILD_LOCK = threading.Lock()
+
+
+def problem_for(width: int = 3, height: int = 3, k: int = 3, library: Sequence[str] = LIBRARY,
                 separate: bool = False, chunk: int = 16) -> TripleProblem:
-    """The problem of a panel space, generated and grouped in this process (cached per process).
+    """The problem of a panel space, generated and grouped once per process (thread-safe, 4 kept).
 
     Panels are generated ``chunk`` cell sets at a time, so memory stays at
-    one chunk of bitsets plus the classes.
+    one chunk of bitsets plus the classes (4×4: about 3 GB at the peak).
     """
     library = tuple(library)
     check_panel_space(width, height, k, library)
+    with _BUILD_LOCK:  # Dask worker threads share the process: build each problem once
+        return _problem(int(width), int(height), int(k), library, bool(separate), int(chunk))
+
+
+@lru_cache(maxsize=4)
+def _problem(width: int, height: int, k: int, library: tuple[str, ...], separate: bool, chunk: int) -> TripleProblem:
     n = Combinations(width * height, k).max_rank
     parts = (solution_sets(width, height, k, library, a, min(a + chunk, n)) for a in range(0, n, chunk))
     return build_problem(width, height, k, library, separate, parts)
