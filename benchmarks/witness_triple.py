@@ -8,12 +8,13 @@ total is the time to the proven optimum (after numba compilation, timed
 separately on a tiny space).
 
     python benchmarks/witness_triple.py            # 3x3 sub-panels, 3 of 24 pieces, both variants
-    python benchmarks/witness_triple.py --4x4      # also 4x4 sub-panels (about a minute, 3 GB)
+    python benchmarks/witness_triple.py --4x4      # also 4x4 sub-panels (about a minute, 1.5 GB)
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import time
 
 from epcg.domains.witness.piece_panels import max_rank
@@ -38,7 +39,8 @@ def run(width: int, height: int, separate: bool) -> None:
               f"{result.nodes:>12,} {result.pruned:>14,} {gen:>7.2f} {bb:>7.2f} {gen + bb:>7.2f}")
     info = triple_info(prob, result.triples[0])
     print(f"    first optimal: classes {info.classes}, panels {info.panels}, path {info.moves}, "
-          f"solutions {info.set_counts}, pairs {info.pair_counts}")
+          f"solutions {info.set_counts}, pairs {info.pair_counts}; "
+          f"peak RSS so far {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.1f} GB")
 
 
 def main() -> None:

@@ -145,7 +145,7 @@ class TripleProblem:
     counts: np.ndarray
     """``(D,)`` int64: solutions of each class, non-increasing."""
     sep: np.ndarray
-    """``(D, words)`` uint64: paths that separate at least one panel of the class."""
+    """With ``separate``: ``(D, words)`` uint64 paths that separate at least one panel of the class; else ``(0, words)``."""
     member_start: np.ndarray
     """``(D+1,)`` int64: class ``d`` holds ``member_ranks[member_start[d]:member_start[d+1]]``."""
     member_ranks: np.ndarray
@@ -203,38 +203,20 @@ _ARRAYS = ("bits", "counts", "sep", "member_start", "member_ranks", "member_sep"
 _INT_ARRAYS = ("counts", "member_start", "member_ranks")
 
 
-class _Grower:
-    """An append-only 2-D array with amortised doubling."""
-
-    def __init__(self, width: int, dtype) -> None:
-        self.data = np.zeros((1024, width), dtype=dtype)
-        self.n = 0
-
-    def extend(self, rows: np.ndarray) -> None:
-        need = self.n + rows.shape[0]
-        if need > self.data.shape[0]:
-            bigger = np.zeros((max(need, 2 * self.data.shape[0]), self.data.shape[1]), dtype=self.data.dtype)
-            bigger[: self.n] = self.data[: self.n]
-            self.data = bigger
-        self.data[self.n:need] = rows
-        self.n = need
-
-    def array(self) -> np.ndarray:
-        return self.data[: self.n]
-
-
 def build_problem(width: int, height: int, k: int, library: Sequence[str], separate: bool,
                   chunks: Iterable[SolutionSets]) -> TripleProblem:
     """Group solvable panels, given in any chunking (e.g. ``solution_sets`` of cell-set ranges), into classes.
 
     The result does not depend on the chunking or the order of the chunks.
     With ``separate``, panels without a separating solution cannot take part
-    in an admissible triple and are left out.
+    in an admissible triple and are left out. Memory: the chunk at hand plus
+    one row per class (twice, at the final reordering).
     """
     check_panel_space(width, height, k, library)
     words = (len(paths_for(width, height)) + 63) // 64
-    reps = _Grower(words, np.uint64)  # one row per class, in order of discovery
-    class_sep = _Grower(words, np.uint64)
+    parts: list[np.ndarray] = []  # rows of the classes first seen in each chunk
+    where_part: list[int] = []  # class id -> its part
+    where_row: list[int] = []  # class id -> its row in that part
     by_hash: dict[int, list[int]] = {}
     ranks_parts, class_parts, sep_parts = [], [], []
     solvable = 0
@@ -244,52 +226,62 @@ def build_problem(width: int, height: int, k: int, library: Sequence[str], separ
             raise ValueError(f"solution sets have {bits.shape[1:]} words per row, expected ({words},)")
         solvable += len(ranks)
         if separate:
-            ranks, bits, sep_index = ranks[sep_index], bits[sep_index], np.arange(len(sep_index))
+            ranks, bits = ranks[sep_index], bits[sep_index]
         if len(ranks) == 0:
             continue
         bits = np.ascontiguousarray(bits)
         hashes = _row_hashes(bits)
         cls, n, first = _group_rows(bits, hashes, np.argsort(hashes, kind="stable"))
         gid = np.empty(n, dtype=np.int64)
-        stored = reps.array()
-        new_rows: list[int] = []  # chunk rows of the classes first seen in this chunk
+        part = len(parts)
+        new_rows: list[int] = []
         for c, row in enumerate(first.tolist()):
             h = int(hashes[row])
             for g in by_hash.get(h, ()):
-                known = stored[g] if g < reps.n else bits[new_rows[g - reps.n]]
-                if np.array_equal(known, bits[row]):
+                p, r = where_part[g], where_row[g]
+                if np.array_equal(bits[new_rows[r]] if p == part else parts[p][r], bits[row]):
                     gid[c] = g
                     break
             else:
-                gid[c] = reps.n + len(new_rows)
+                gid[c] = len(where_part)
+                where_part.append(part)
+                where_row.append(len(new_rows))
                 new_rows.append(row)
                 by_hash.setdefault(h, []).append(int(gid[c]))
-        new = len(new_rows)
-        reps.extend(bits[new_rows])
-        class_sep.extend(np.zeros((new, words), dtype=np.uint64))
-        panel_class = gid[cls]
-        np.bitwise_or.at(class_sep.data, panel_class[sep_index], sep)
+        parts.append(bits[new_rows])
         ranks_parts.append(ranks)
-        class_parts.append(panel_class)
+        class_parts.append(gid[cls])
         if separate:
             sep_parts.append(sep)
-    D = reps.n
+    D = len(where_part)
     ranks = np.concatenate(ranks_parts) if ranks_parts else np.zeros(0, dtype=np.int64)
     cls = np.concatenate(class_parts) if class_parts else np.zeros(0, dtype=np.int64)
     lowest = np.full(D, np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(lowest, cls, ranks)
-    counts = _popcounts(reps.array())
+    counts = np.concatenate([_popcounts(rows) for rows in parts]) if parts else np.zeros(0, dtype=np.int64)
     order = np.lexsort((lowest, -counts))  # count desc, then lowest panel rank
     new_id = np.empty(D, dtype=np.int64)
     new_id[order] = np.arange(D)
+    bits = np.empty((D, words), dtype=np.uint64)
+    start = 0
+    while parts:  # reorder part by part, freeing each as it goes
+        rows = parts.pop(0)
+        bits[new_id[start:start + len(rows)]] = rows
+        start += len(rows)
     cls = new_id[cls]
     members = np.lexsort((ranks, cls))
-    member_sep = (np.concatenate(sep_parts)[members] if sep_parts else np.zeros((0, words), dtype=np.uint64))
+    if separate:
+        member_sep = np.concatenate(sep_parts) if sep_parts else np.zeros((0, words), dtype=np.uint64)
+        class_sep = np.zeros((D, words), dtype=np.uint64)
+        np.bitwise_or.at(class_sep, cls, member_sep)
+        member_sep = member_sep[members]
+    else:
+        class_sep = member_sep = np.zeros((0, words), dtype=np.uint64)
     out = TripleProblem(
         width, height, k, tuple(library), bool(separate), solvable,
-        bits=np.ascontiguousarray(reps.array()[order]),
+        bits=bits,
         counts=counts[order],
-        sep=np.ascontiguousarray(class_sep.array()[order]),
+        sep=class_sep,
         member_start=np.searchsorted(cls[members], np.arange(D + 1)).astype(np.int64),
         member_ranks=ranks[members],
         member_sep=np.ascontiguousarray(member_sep),
