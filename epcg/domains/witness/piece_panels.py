@@ -18,6 +18,8 @@ tile ``R``, listed once per distinct region mask (tables built once per board,
 ``k`` and library). The type words that the path solves are the product of
 the groups' lists, usually a handful, so the kernel sets just those bits:
 work grows with the number of (panel, path) solutions, not with ``p**k``.
+All 1,161,216 panels of 3×3 take about 0.05 s (113,296 solvable, the
+paper's count); the 7,741,440 of 4×4 about 10 s (5,367,102 solvable).
 
 >>> from epcg.domains.witness.pieces import LIBRARY
 >>> s = solution_sets(3, 3, 3, LIBRARY, 0, 1)       # the cell set {0, 1, 2} only

@@ -31,8 +31,10 @@ import numpy as np
 from numba import njit
 
 from epcg.combinatorics import Combinations
-from epcg.domains.witness.bitsets import _ctz, popcount
-from epcg.domains.witness.piece_panels import PiecePanel, SolutionSets, check_panel_space, decode, solution_sets
+from epcg.domains.witness.bitsets import _ctz
+from epcg.domains.witness.piece_panels import (
+    PiecePanel, SolutionSets, _row_counts, check_panel_space, decode, solution_sets,
+)
 from epcg.domains.witness.paths import paths_for
 from epcg.domains.witness.pieces import LIBRARY
 
@@ -91,16 +93,6 @@ def _group_rows(bits, hashes, order):
                 classes += 1
         a = b
     return cls, classes, reps[:classes]
-
-
-@njit(cache=True, nogil=True)
-def _popcounts(bits):
-    """Set bits of each row."""
-    out = np.zeros(bits.shape[0], dtype=np.int64)
-    for i in range(bits.shape[0]):
-        for w in range(bits.shape[1]):
-            out[i] += popcount(bits[i, w])
-    return out
 
 
 @njit(cache=True, nogil=True)
@@ -258,7 +250,7 @@ def build_problem(width: int, height: int, k: int, library: Sequence[str], separ
     cls = np.concatenate(class_parts) if class_parts else np.zeros(0, dtype=np.int64)
     lowest = np.full(D, np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(lowest, cls, ranks)
-    counts = np.concatenate([_popcounts(rows) for rows in parts]) if parts else np.zeros(0, dtype=np.int64)
+    counts = np.concatenate([_row_counts(rows) for rows in parts]) if parts else np.zeros(0, dtype=np.int64)
     order = np.lexsort((lowest, -counts))  # count desc, then lowest panel rank
     new_id = np.empty(D, dtype=np.int64)
     new_id[order] = np.arange(D)
