@@ -14,6 +14,7 @@ _MODULES = {
     "witness": "epcg.experiments.witness",
     "fling": "epcg.experiments.fling",
     "dwp": "epcg.experiments.dwp",
+    "triple": "epcg.experiments.triple",
 }
 
 
