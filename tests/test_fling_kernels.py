@@ -143,6 +143,11 @@ def test_evaluator_matches_reference_tree_sizes() -> None:
     assert top == everything[:5]
     keys = [(-ratio, rank) for rank, ratio, _ in everything]
     assert keys == sorted(keys) and len(everything) == popcount(u5)
+    cuts = [0, 7, 8, 30, len(u5)]
+    merged = sorted((item for a, b in zip(cuts, cuts[1:])
+                     for item in top_puzzles(w, h, 5, u5, limit=5, word_start=a, word_stop=b)),
+                    key=lambda item: (-item[1], item[0]))
+    assert merged[:5] == top
 
 
 @pytest.mark.parametrize(("width", "height"), [(8, 8), (16, 4), (4, 16), (1, 9)])

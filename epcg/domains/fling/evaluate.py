@@ -163,8 +163,8 @@ def _solutions(board, width, height):
 
 
 @njit(cache=True, nogil=True)
-def _top(width, height, k, words, limit, out_rank, out_brute, out_expert):
-    """Best ``limit`` boards by ratio (then rank) among the set bits of ``words``.
+def _top(width, height, k, words, w0, w1, limit, out_rank, out_brute, out_expert):
+    """Best ``limit`` boards by ratio (then rank) among the set bits of ``words[w0:w1]``.
 
     Keeps a small array sorted by (ratio desc, rank asc); returns how many it holds.
     Ratios are compared exactly as ``b1 * e2`` vs ``b2 * e1``.
@@ -176,7 +176,7 @@ def _top(width, height, k, words, limit, out_rank, out_brute, out_expert):
     prev = np.empty(_STACK, dtype=np.uint64)
     mcell = np.empty(_STACK, dtype=np.int64)
     mdir = np.empty(_STACK, dtype=np.int64)
-    for w in range(words.shape[0]):
+    for w in range(w0, w1):
         x = words[w]
         while x:
             r = w * 64 + ctz(x)
@@ -247,10 +247,14 @@ def evaluate(board: Board) -> Evaluation:
     return Evaluation(brute, expert, brute / expert, moves)
 
 
-def top_puzzles(width: int, height: int, k: int, unique_words: np.ndarray,
-                limit: int = 20) -> list[tuple[int, float, list[Move]]]:
+def top_puzzles(width: int, height: int, k: int, unique_words: np.ndarray, limit: int = 20,
+                word_start: int = 0, word_stop: int | None = None) -> list[tuple[int, float, list[Move]]]:
     """``(rank, ratio, solution)`` of the ``limit`` best boards of layer ``k`` by ratio
     (ties by rank), among the boards set in ``unique_words`` (layer ``k``'s unique bits).
+
+    ``word_start``/``word_stop`` restrict the search to those words (ranks stay
+    global), so a driver can split a layer into tasks and merge their lists by
+    ``(-ratio, rank)``; the merged first ``limit`` equal the unsplit answer.
 
     Tree sizes are counted by walking the trees without a memo (the trees of
     uniquely solvable boards are small: ~0.04 ms a board at 7 pieces, ~0.25 ms
@@ -262,10 +266,13 @@ def top_puzzles(width: int, height: int, k: int, unique_words: np.ndarray,
         raise ValueError(f"unique_words must be the {layer_words(width, height, k)} uint64 words of layer {k}")
     if limit < 1:
         raise ValueError(f"limit must be >= 1, got {limit}")
+    word_stop = words.shape[0] if word_stop is None else word_stop
+    if not 0 <= word_start <= word_stop <= words.shape[0]:
+        raise ValueError(f"word range [{word_start}, {word_stop}) not within [0, {words.shape[0]}]")
     ranks = np.zeros(limit, dtype=np.int64)
     brute = np.zeros(limit, dtype=np.int64)
     expert = np.ones(limit, dtype=np.int64)
-    held = _top(width, height, k, words, limit, ranks, brute, expert)
+    held = _top(width, height, k, words, word_start, word_stop, limit, ranks, brute, expert)
     out = []
     for i in range(held):
         board = Board.from_rank(width, height, k, int(ranks[i]))
