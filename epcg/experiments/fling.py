@@ -20,7 +20,9 @@ import numpy as np
 import pydantic
 
 from epcg.combinatorics.binomial import binomial
+from epcg.domains.fling import evaluate
 from epcg.domains.fling import retrograde as kernels
+from epcg.domains.fling.rules import Board
 from epcg.experiments.base import JobConfig, stage_records
 from epcg.runtime.plan import Plan, Stage, Task, split_range
 from epcg.runtime.store import RunDir
@@ -43,7 +45,9 @@ class Config(JobConfig):
     chunk_words: int = pydantic.Field(1 << 18, ge=1, le=1 << 26)
     """uint64 words (64 boards each) per task and per Zarr chunk."""
     top_puzzles: int = pydantic.Field(20, ge=0, le=1000)
-    """Uniquely solvable boards of the deepest layer to report, best ratio first."""
+    """Uniquely solvable boards of the deepest layer to report, best ratio first (0: no evaluation)."""
+    evaluate_chunk_words: int = pydantic.Field(1 << 15, ge=1, le=1 << 26)
+    """Words of the deepest layer per evaluation task (evaluating is slower than solving)."""
 
     @pydantic.model_validator(mode="after")
     def _fits(self) -> Config:
@@ -63,8 +67,16 @@ class Config(JobConfig):
         return kernels.layer_words(self.width, self.height, k)
 
 
+EVALUATE = "top"
+
+
 def plan(config: Config) -> Plan:
-    return Plan(layer_stages(1, config.max_pieces, config.words, config.chunk_words))
+    stages = layer_stages(1, config.max_pieces, config.words, config.chunk_words)
+    if config.top_puzzles:
+        top = config.words(config.max_pieces)
+        stages += (Stage(EVALUATE, split_range(EVALUATE, top, config.evaluate_chunk_words),
+                         after=(layer_name(config.max_pieces),), label="expert evaluation", size=top),)
+    return Plan(stages)
 
 
 def prepare(config: Config, run: RunDir) -> None:
@@ -92,6 +104,8 @@ def _load_layer(run: RunDir, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
+    if task.stage == EVALUATE:
+        return _evaluate_task(config, task, run)
     k = int(task.stage.removeprefix("k"))
     if k == 1:
         solvable, unique = (words[task.start:task.stop] for words in kernels.first_layer(config.width, config.height))
@@ -108,6 +122,33 @@ def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
         "checksum_solvable": layer_checksum(solvable, task.start),
         "checksum_unique": layer_checksum(unique, task.start),
     }
+
+
+def _evaluate_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
+    """The best boards by expert ratio among this word range of the deepest layer's unique bits."""
+    words = np.asarray(run.group[f"unique/{config.max_pieces}"][task.start:task.stop])
+    best = evaluate.top_puzzles(config.width, config.height, config.max_pieces, words,
+                                limit=config.top_puzzles, word_start=task.start)
+    return {"evaluated": popcount(words), "top": [[rank, ratio] for rank, ratio, _moves in best]}
+
+
+def _best_puzzles(config: Config, records: list[dict]) -> list[dict[str, Any]]:
+    """Merge the tasks' lists by (ratio desc, rank asc) and decode the winners."""
+    candidates = sorted((tuple(item) for r in records for item in r["result"]["top"]),
+                        key=lambda item: (-item[1], item[0]))[: config.top_puzzles]
+    out = []
+    for rank, _ratio in candidates:
+        board = Board.from_rank(config.width, config.height, config.max_pieces, int(rank))
+        ev = evaluate.evaluate(board)
+        out.append({
+            "rank": int(rank),
+            "ratio": ev.ratio,
+            "brute_force_nodes": ev.brute,
+            "expert_nodes": ev.expert,
+            "solution": " ".join(board.move_name(m) for m in ev.solution),
+            "board": str(board).splitlines(),
+        })
+    return out
 
 
 def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) -> dict[str, Any]:
@@ -133,7 +174,13 @@ def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) ->
             "wall_seconds": round(wall, 4),
             "boards_per_wall_second": round(boards / wall) if wall > 0 else None,
         })
-    return {"width": config.width, "height": config.height, "rows": layers}
+    results: dict[str, Any] = {"width": config.width, "height": config.height, "rows": layers}
+    if config.top_puzzles:
+        recs = stage_records(plan, EVALUATE, records)
+        results["evaluated"] = sum(r["result"]["evaluated"] for r in recs)
+        results["evaluate_seconds"] = round(sum(r["seconds"] for r in recs), 4)
+        results["puzzles"] = _best_puzzles(config, recs)
+    return results
 
 
 def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, list[Path]]:

@@ -70,6 +70,6 @@ class DaskExecutor:
                 if left[task.stage] == 0:
                     submit_ready()
         except BaseException:
-            for future in futures.futures:
+            for future in list(futures.futures):
                 future.cancel()
             raise

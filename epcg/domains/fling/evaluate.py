@@ -163,8 +163,9 @@ def _solutions(board, width, height):
 
 
 @njit(cache=True, nogil=True)
-def _top(width, height, k, words, w0, w1, limit, out_rank, out_brute, out_expert):
-    """Best ``limit`` boards by ratio (then rank) among the set bits of ``words[w0:w1]``.
+def _top(width, height, k, words, base, limit, out_rank, out_brute, out_expert):
+    """Best ``limit`` boards by ratio (then rank) among the set bits of ``words``,
+    which are words ``base, base+1, ..`` of layer ``k``.
 
     Keeps a small array sorted by (ratio desc, rank asc); returns how many it holds.
     Ratios are compared exactly as ``b1 * e2`` vs ``b2 * e1``.
@@ -176,10 +177,10 @@ def _top(width, height, k, words, w0, w1, limit, out_rank, out_brute, out_expert
     prev = np.empty(_STACK, dtype=np.uint64)
     mcell = np.empty(_STACK, dtype=np.int64)
     mdir = np.empty(_STACK, dtype=np.int64)
-    for w in range(w0, w1):
+    for w in range(words.shape[0]):
         x = words[w]
         while x:
-            r = w * 64 + ctz(x)
+            r = (base + w) * 64 + ctz(x)
             x &= x - _ONE
             board = _unrank_lex_bb(r, n, k)
             b = _brute(board, width, height, stack)
@@ -248,13 +249,14 @@ def evaluate(board: Board) -> Evaluation:
 
 
 def top_puzzles(width: int, height: int, k: int, unique_words: np.ndarray, limit: int = 20,
-                word_start: int = 0, word_stop: int | None = None) -> list[tuple[int, float, list[Move]]]:
+                word_start: int = 0) -> list[tuple[int, float, list[Move]]]:
     """``(rank, ratio, solution)`` of the ``limit`` best boards of layer ``k`` by ratio
-    (ties by rank), among the boards set in ``unique_words`` (layer ``k``'s unique bits).
+    (ties by rank), among the boards set in ``unique_words``: words ``word_start,
+    word_start+1, ..`` of layer ``k``'s unique bits (the whole layer by default).
 
-    ``word_start``/``word_stop`` restrict the search to those words (ranks stay
-    global), so a driver can split a layer into tasks and merge their lists by
-    ``(-ratio, rank)``; the merged first ``limit`` equal the unsplit answer.
+    Ranks stay global, so a driver can split a layer into word ranges, one task
+    each, and merge their lists by ``(-ratio, rank)``; the merged first ``limit``
+    equal the unsplit answer.
 
     Tree sizes are counted by walking the trees without a memo (the trees of
     uniquely solvable boards are small: ~0.04 ms a board at 7 pieces, ~0.25 ms
@@ -262,17 +264,15 @@ def top_puzzles(width: int, height: int, k: int, unique_words: np.ndarray, limit
     """
     _check_board(width, height)
     words = np.ascontiguousarray(unique_words)
-    if words.dtype != np.uint64 or words.shape != (layer_words(width, height, k),):
-        raise ValueError(f"unique_words must be the {layer_words(width, height, k)} uint64 words of layer {k}")
+    total = layer_words(width, height, k)
+    if words.dtype != np.uint64 or words.ndim != 1 or not 0 <= word_start <= word_start + len(words) <= total:
+        raise ValueError(f"unique_words must be uint64 words {word_start}.. of the {total} words of layer {k}")
     if limit < 1:
         raise ValueError(f"limit must be >= 1, got {limit}")
-    word_stop = words.shape[0] if word_stop is None else word_stop
-    if not 0 <= word_start <= word_stop <= words.shape[0]:
-        raise ValueError(f"word range [{word_start}, {word_stop}) not within [0, {words.shape[0]}]")
     ranks = np.zeros(limit, dtype=np.int64)
     brute = np.zeros(limit, dtype=np.int64)
     expert = np.ones(limit, dtype=np.int64)
-    held = _top(width, height, k, words, word_start, word_stop, limit, ranks, brute, expert)
+    held = _top(width, height, k, words, word_start, limit, ranks, brute, expert)
     out = []
     for i in range(held):
         board = Board.from_rank(width, height, k, int(ranks[i]))
