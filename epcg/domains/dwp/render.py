@@ -15,7 +15,6 @@ that touch stay distinguishable.
 
 from __future__ import annotations
 
-import pathlib
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -25,6 +24,7 @@ from matplotlib.collections import PatchCollection
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
+from epcg.figures import save_figure
 
 __all__ = ["box_plot", "draw_map", "map_figure", "save_figure"]
 
@@ -83,13 +83,3 @@ def box_plot(results_by_experiment: Mapping[int, Sequence[float]], *,
     ax.grid(axis="y", color="#dddddd", linewidth=0.6)
     ax.set_axisbelow(True)
     return fig
-
-
-def save_figure(fig: Figure, stem: str | pathlib.Path) -> list[pathlib.Path]:
-    """Write ``stem.svg`` and ``stem.png`` (150 dpi), creating the folder; return both paths."""
-    stem = pathlib.Path(stem)
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    paths = [stem.with_suffix(".svg"), stem.with_suffix(".png")]
-    fig.savefig(paths[0])
-    fig.savefig(paths[1], dpi=150)
-    return paths

@@ -17,16 +17,15 @@ stops; the move list is written beside the board. Figures are
 
 from __future__ import annotations
 
-import pathlib
 from collections.abc import Sequence
 
-from matplotlib import rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyArrowPatch, Rectangle
 
 from epcg.domains.fling.moves import DX, DY
 from epcg.domains.fling.rules import Board, Move
+from epcg.figures import save_figure
 
 __all__ = ["flight_paths", "puzzle_figure", "save_figure"]
 
@@ -37,7 +36,6 @@ PIECE_EDGE = "#5d4037"
 ARROW_COLOUR = "#d32f2f"
 TEXT_COLOUR = "#222222"
 CELL = 0.9  # inches per cell
-DPI = 110
 
 
 def flight_paths(board: Board, solution: Sequence[Move]) -> tuple[dict[int, int], list[tuple[int, int]]]:
@@ -129,15 +127,3 @@ def puzzle_figure(board: Board, solution: Sequence[Move] | None = None, *,
     if title:
         ax.text(w / 2, -0.65, title, ha="center", va="bottom", fontsize=13, color=TEXT_COLOUR)
     return fig
-
-
-def save_figure(fig: Figure, stem: pathlib.Path | str) -> list[pathlib.Path]:
-    """Write ``stem.svg`` and ``stem.png`` (no date in the SVG), clear ``fig``, return both paths."""
-    stem = pathlib.Path(stem)
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    svg, png = stem.with_suffix(".svg"), stem.with_suffix(".png")
-    with rc_context({"svg.hashsalt": "epcg"}):
-        fig.savefig(svg, format="svg", metadata={"Date": None})
-    fig.savefig(png, format="png", dpi=DPI)
-    fig.clear()
-    return [svg, png]

@@ -21,11 +21,9 @@ from __future__ import annotations
 
 import math
 import operator
-import pathlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from matplotlib import rc_context
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PatchCollection
@@ -33,6 +31,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyBboxPatch, Patch, Rectangle, RegularPolygon
 
 from epcg.domains.witness.geometry import Geometry
+from epcg.figures import DPI, save_figure
 
 __all__ = ["PuzzleView", "draw_puzzle", "gallery_figure", "puzzle_figure", "save_figure"]
 
@@ -51,7 +50,6 @@ SQUARE = 0.4  # region square side
 SQUARE_ROUNDING = 0.1
 MARGIN = 0.6  # panel border around the grid
 PAIR_GAP = 0.35  # between the puzzle and its solution
-DPI = 110
 
 
 @dataclass(frozen=True)
@@ -341,20 +339,3 @@ def gallery_figure(
         ax.text(width / 2, height - title_h / 2, title, ha="center", va="center",
                 fontsize=13, color=TEXT_COLOUR)
     return fig
-
-
-def save_figure(fig: Figure, stem: pathlib.Path | str) -> list[pathlib.Path]:
-    """Write ``stem.svg`` and ``stem.png`` (PNG at 110 dpi), close ``fig``, return both paths.
-
-    Closing means clearing: figures built here are not registered with pyplot,
-    so nothing else holds them. The SVG carries no date and stable ids, so the
-    same figure gives the same bytes.
-    """
-    stem = pathlib.Path(stem)
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    svg, png = stem.with_suffix(".svg"), stem.with_suffix(".png")
-    with rc_context({"svg.hashsalt": "epcg"}):
-        fig.savefig(svg, format="svg", metadata={"Date": None})
-    fig.savefig(png, format="png", dpi=DPI)
-    fig.clear()
-    return [svg, png]
