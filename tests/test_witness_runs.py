@@ -72,3 +72,14 @@ def test_resume_after_sigkill(tmp_path: Path) -> None:
     assert f"{total - done_before} of {total} chunks to do" in resumed.stdout
     assert all(p.stat().st_mtime_ns == mtime for p, mtime in finished.items())  # not recomputed
     assert json.loads((out / "results.json").read_text())["rows"][0]["min_solutions"] == 16
+
+
+def test_performance_report_and_live_status(tmp_path: Path, small_job: Path) -> None:
+    out = tmp_path / "reported"
+    result = epcg("run", str(small_job), "--out", str(out), "--workers", "1", "--performance-report")
+    assert result.returncode == 0, result.stderr
+    report = out / "performance-report.html"
+    assert report.is_file() and "Dask Performance Report" in report.read_text()
+    assert not (out / "live.json").exists()  # only while the run is live
+    status = epcg("status", str(out))
+    assert "finished" in status.stdout and "total" in status.stdout
