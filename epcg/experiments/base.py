@@ -30,6 +30,9 @@ class Experiment(Protocol):
     def plan(self, config: Any) -> Plan:
         """Stages and tasks of the job, built before anything runs."""
 
+    # Optional: ``prepare(config, run)`` creates arrays every task writes into
+    # (called once by the client before any task runs; must be idempotent).
+
     def warm_up(self, config: Any) -> None:
         """Compile the kernels the job uses (run once per worker before timing)."""
 
