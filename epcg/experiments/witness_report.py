@@ -92,15 +92,17 @@ def _notes(kind: str, rows: list[dict[str, Any]]) -> list[str]:
                 f"{r['paper_min_solutions']}. {paper.EXPLANATIONS.get((kind, where), '')}".rstrip()
             )
         if kind == "joint":
-            for ours, theirs, what in (
-                ("puzzles_at_min", "paper_puzzles_at_min", "puzzles at the minimum"),
-                ("puzzles_at_longest", "paper_puzzles_at_longest", "puzzles at min with the longest solution"),
-            ):
-                if r.get(theirs) not in (None, r[ours]):
-                    notes.append(
-                        f"{where}: {r[ours]:,} {what}, the paper says {r[theirs]:,}. "
-                        f"{paper.EXPLANATIONS.get((kind, where), '')}".rstrip()
-                    )
+            differences = [
+                f"{r[ours]:,} {what} (the paper says {r[theirs]:,})"
+                for ours, theirs, what in (
+                    ("puzzles_at_min", "paper_puzzles_at_min", "puzzles at the minimum"),
+                    ("puzzles_at_longest", "paper_puzzles_at_longest", "of them with the longest solution"),
+                )
+                if r.get(theirs) not in (None, r[ours])
+            ]
+            if differences:
+                notes.append(f"{where}: {'; '.join(differences)}. "
+                             f"{paper.EXPLANATIONS.get((kind, where), '')}".rstrip())
     return notes
 
 
