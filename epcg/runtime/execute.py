@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from epcg.runtime.jobs import Job
 from epcg.runtime.plan import Plan, Stage, Task
+from epcg.runtime.registry import job_kind
 from epcg.runtime.progress import Callback, TaskEndEvent
 from epcg.runtime.store import RunDir
 
@@ -24,16 +25,12 @@ OnDone = Callable[[Task, dict[str, Any]], None]
 @lru_cache(maxsize=8)
 def _config(domain: str, job_json: str) -> Any:
     """The validated config on a worker, parsed once per process and job."""
-    from epcg.experiments import experiment_for
-
-    return experiment_for(domain).Config.model_validate(json.loads(job_json))
+    return job_kind(domain).Config.model_validate(json.loads(job_json))
 
 
 def run_task(domain: str, job_json: str, run_path: str, task: Task) -> dict[str, Any]:
     """Run one task where it lands (any worker), store its data, then its record."""
-    from epcg.experiments import experiment_for
-
-    experiment = experiment_for(domain)
+    experiment = job_kind(domain)
     config = _config(domain, job_json)
     run = RunDir(run_path)
     began = time.perf_counter()
@@ -53,10 +50,10 @@ def run_task(domain: str, job_json: str, run_path: str, task: Task) -> dict[str,
 
 def warm_up(domain: str, job_json: str) -> float:
     """Compile (or load from numba's cache) the kernels a job uses; return seconds."""
-    from epcg.experiments import experiment_for
-
     began = time.perf_counter()
-    experiment_for(domain).warm_up(_config(domain, job_json))
+    warm = getattr(job_kind(domain), "warm_up", None)
+    if warm is not None:
+        warm(_config(domain, job_json))
     return time.perf_counter() - began
 
 

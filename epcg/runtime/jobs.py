@@ -23,6 +23,7 @@ import pydantic
 import tomli_w
 
 from epcg.runtime.errors import UserError
+from epcg.runtime.registry import job_kind, kind_of
 
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$")
 
@@ -92,20 +93,17 @@ def read_toml(path: Path) -> dict[str, Any]:
 
 
 def validate(data: dict[str, Any], source: str = "job") -> Job:
-    """Validate plain job data against the schema of its ``domain``."""
-    from epcg.experiments import experiment_for, known_domains
-
-    domain = data.get("domain")
-    if domain not in known_domains():
-        raise UserError(
-            f"{source}: 'domain' must be one of {', '.join(known_domains())}, got {domain!r}"
-        )
-    model = experiment_for(domain).Config
+    """Validate plain job data against the schema of its job kind (its ``domain`` or ``space``)."""
+    try:
+        domain = kind_of(data)
+        model = job_kind(domain).Config
+    except UserError as exc:
+        raise UserError(f"{source}: {exc}") from None
     try:
         config = model.model_validate(data)
     except pydantic.ValidationError as exc:
         raise UserError(f"{source}: {describe_error(exc, model)}") from None
-    return Job(name=config.name, domain=domain, config=config)
+    return Job(name=config.name, domain=config.domain, config=config)
 
 
 def load_job(path: Path, overrides: list[str] = ()) -> Job:

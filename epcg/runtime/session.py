@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from epcg.experiments import experiment_for
 from epcg.runtime.errors import UserError
 from epcg.runtime.execute import Executor, SerialExecutor, execute
 from epcg.runtime.jobs import Job, read_toml, validate
 from epcg.runtime.plan import Plan
 from epcg.runtime.progress import Callback
+from epcg.runtime.registry import job_kind
 from epcg.runtime.store import RunDir, corrupted
 
 
@@ -62,7 +62,7 @@ def prepare_resume(path: Path) -> Prepared:
 
 def _plan(job: Job) -> Plan:
     try:
-        return experiment_for(job.domain).plan(job.config)
+        return job_kind(job.domain).plan(job.config)
     except ValueError as exc:
         raise UserError(f"job {job.name}: {exc}") from None
 
@@ -89,7 +89,7 @@ def run_plan(
     job, plan, run = prepared
     began = time.perf_counter()
     job_json = json.dumps(job.to_dict(), sort_keys=True)
-    prepare = getattr(experiment_for(job.domain), "prepare", None)
+    prepare = getattr(job_kind(job.domain), "prepare", None)
     if prepare is not None:
         prepare(job.config, run)
     warm = executor.warm_up(job.domain, job_json)
@@ -112,7 +112,7 @@ def finish(
     missing = plan.num_tasks - len(records)
     if missing:
         raise UserError(f"run {run.path} has {missing} unfinished tasks: 'epcg resume {run.path}'")
-    experiment = experiment_for(job.domain)
+    experiment = job_kind(job.domain)
     results = {"job": job.name, "domain": job.domain}
     results.update(experiment.reduce(job.config, plan, records, run))
     results.update(timing or {})

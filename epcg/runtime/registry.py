@@ -1,0 +1,123 @@
+"""Job kinds, found by registration: the ``epcg.jobs`` entry-point group, or an import path.
+
+The runtime never imports a job kind by name. A package (epcg itself included)
+registers its job kinds in its ``pyproject.toml``::
+
+    [project.entry-points."epcg.jobs"]
+    witness = "epcg.experiments.witness"
+
+and a job file names one with ``domain = "witness"``. A job file may instead
+name a content space by import path (``space = "mypkg.puzzles:SPACE"``); the
+space says which algorithm walks it (its ``algorithm``, e.g. ``"scan"``), and
+the job kind registered under that name runs it.
+
+A job kind is any object (usually a module) with the attributes of
+:class:`JobKind`.
+
+>>> {"witness", "fling", "dwp"} <= set(known_kinds())
+True
+>>> load_object("math:pi")
+3.141592653589793
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import cache
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any, Protocol
+
+import pydantic
+
+from epcg.runtime.errors import UserError
+from epcg.runtime.plan import Plan, Task
+
+GROUP = "epcg.jobs"
+REQUIRED = ("Config", "plan", "run_task", "reduce", "report")
+
+
+class JobKind(Protocol):
+    """What a registered job kind provides (module-level names, as in ``epcg.experiments.*``)."""
+
+    Config: type[pydantic.BaseModel]
+    """The job file's schema (extra keys forbidden); its ``name`` names the run."""
+
+    def plan(self, config: Any) -> Plan:
+        """Stages and tasks of the job, built before anything runs."""
+
+    def run_task(self, config: Any, task: Task, run: Any) -> dict[str, Any]:
+        """Compute one task, store its large data in ``run``, return a small JSON-able summary."""
+
+    def reduce(self, config: Any, plan: Plan, records: dict[str, dict], run: Any) -> dict[str, Any]:
+        """Combine every task's record (and stored data) into the results.json object."""
+
+    def report(self, config: Any, results: dict[str, Any], run: Any) -> tuple[str, list[Path]]:
+        """The summary.md text and the figures written for ``results``."""
+
+    # Optional: ``warm_up(config)`` compiles kernels once per worker;
+    # ``prepare(config, run)`` creates arrays before any task runs (idempotent).
+
+
+@cache
+def _entry_points() -> dict[str, Any]:
+    return {ep.name: ep for ep in entry_points(group=GROUP)}
+
+
+def known_kinds() -> tuple[str, ...]:
+    """Names of every registered job kind."""
+    return tuple(sorted(_entry_points()))
+
+
+@cache
+def job_kind(name: str) -> JobKind:
+    """The job kind registered as ``name``; a UserError if none is or it is broken."""
+    entry = _entry_points().get(name)
+    if entry is None:
+        raise UserError(f"'domain' must be one of {', '.join(known_kinds())}, got {name!r}")
+    try:
+        kind = entry.load()
+    except Exception as exc:  # noqa: BLE001 - a broken plugin is the user's to fix, in one line
+        raise UserError(f"job kind {name!r} ({entry.value}) failed to import: {_first_line(exc)}") from None
+    missing = [attr for attr in REQUIRED if not hasattr(kind, attr)]
+    if missing:
+        raise UserError(f"job kind {name!r} ({entry.value}) is not an epcg job kind: it has no {', '.join(missing)}")
+    return kind
+
+
+def load_object(path: str) -> Any:
+    """The object at ``"package.module:attribute"``; a UserError naming what did not resolve."""
+    module_name, sep, attr = path.partition(":")
+    if not sep or not module_name or not attr:
+        raise UserError(f"space {path!r} is not an import path of the form 'package.module:NAME'")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # noqa: BLE001 - any import failure of user code gets one line
+        raise UserError(f"space {path!r}: cannot import {module_name!r}: {_first_line(exc)}") from None
+    obj = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise UserError(f"space {path!r}: module {module_name!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    return obj
+
+
+def kind_of(data: dict[str, Any]) -> str:
+    """The job kind a job's plain data asks for: its ``domain``, or its space's algorithm."""
+    if "domain" in data or "space" not in data:
+        return data.get("domain")
+    space = data["space"]
+    if not isinstance(space, str):
+        raise UserError(f"space must be an import path string 'package.module:NAME', got {space!r}")
+    algorithm = getattr(load_object(space), "algorithm", None)
+    if not isinstance(algorithm, str):
+        raise UserError(
+            f"space {space!r} is not an epcg space: it has no 'algorithm' "
+            "(build it with epcg.search.ScanSpace or epcg.search.RetrogradeSpace)"
+        )
+    return algorithm
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
