@@ -1,0 +1,50 @@
+"""Job kinds are found by registration (entry points) or by a space's import path."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from epcg.runtime.errors import UserError
+from epcg.runtime.jobs import validate
+from epcg.runtime.registry import job_kind, kind_of, known_kinds, load_object
+
+
+def test_built_in_kinds_are_registered_as_entry_points():
+    assert {"witness", "fling", "dwp"} <= set(known_kinds())
+    assert job_kind("fling").__name__ == "epcg.experiments.fling"
+
+
+def test_runtime_does_not_import_the_experiments():
+    import subprocess
+
+    code = (
+        "import sys, epcg.runtime.session, epcg.runtime.execute, epcg.runtime.jobs;"
+        "print(sorted(m for m in sys.modules if m.startswith(('epcg.experiments', 'epcg.domains'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("no_such_module_xyz:SPACE", "cannot import 'no_such_module_xyz'"),
+        ("math:no_such_name", "has no attribute 'no_such_name'"),
+        ("math", "not an import path"),
+    ],
+)
+def test_import_paths_that_do_not_resolve_name_the_problem(path, message):
+    with pytest.raises(UserError, match=message):
+        load_object(path)
+
+
+def test_an_object_without_an_algorithm_is_not_a_space():
+    with pytest.raises(UserError, match="is not an epcg space"):
+        kind_of({"name": "x", "space": "math:pi"})
+
+
+def test_unknown_domain_lists_the_known_ones():
+    with pytest.raises(UserError, match="'domain' must be one of .*fling.*got 'chess'"):
+        validate({"name": "x", "domain": "chess"})
