@@ -45,6 +45,8 @@ class EpcgGroup(click.Group):
             return super().invoke(ctx)
         except UserError as exc:
             _fail(str(exc), 2)
+        except click.UsageError as exc:
+            _fail(exc.format_message(), 2)
         except TaskFailed as exc:
             _fail(str(exc), 1)
         except OSError as exc:
@@ -182,6 +184,7 @@ def verify(run_dir: Path) -> None:
     from epcg.runtime.session import verify as verify_run
 
     prepared = prepare_resume(run_dir)
+    prepared.run.group  # noqa: B018 - a missing store ends here, before the lock or any write
     with claimed(prepared, new=False):
         checked, bad = verify_run(prepared)
     if not bad:
@@ -210,6 +213,8 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
     from epcg.runtime.session import claimed, run_plan
 
     plan, run = prepared.plan, prepared.run
+    if not new:
+        run.group  # noqa: B018 - a missing store ends here, before the lock or any write
     spec = None if serial else _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker)
     done = run.done(plan.tasks()) if run.exists() else {}
     for note in prepared.notes:

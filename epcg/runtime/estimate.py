@@ -173,6 +173,6 @@ def coarsen_factor(tasks: int, max_tasks: int) -> int:
     """How much bigger chunks must get for ``tasks`` to fit under ``max_tasks`` (with room for rounding).
 
     >>> coarsen_factor(82_598_880, 100_000)
-    1032
+    1033
     """
     return max(2, math.ceil(tasks * 1.25 / max_tasks))

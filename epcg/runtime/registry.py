@@ -104,8 +104,10 @@ def load_object(path: str) -> Any:
 
 def kind_of(data: dict[str, Any]) -> str:
     """The job kind a job's plain data asks for: its ``domain``, or its space's algorithm."""
-    if "domain" in data or "space" not in data:
-        return data.get("domain")
+    if "domain" not in data and "space" not in data:
+        raise UserError(f"missing key 'domain' (one of {', '.join(known_kinds())}) or 'space'")
+    if "domain" in data:
+        return data["domain"]
     space = data["space"]
     if not isinstance(space, str):
         raise UserError(f"space must be an import path string 'package.module:NAME', got {space!r}")
