@@ -217,8 +217,6 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
         run.group  # noqa: B018 - a missing store ends here, before the lock or any write
     spec = None if serial else _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker)
     done = run.done(plan.tasks()) if run.exists() else {}
-    for note in prepared.notes:
-        click.echo(f"note: {note}")
     progress = TqdmProgress(file=sys.stderr, dynamic_ncols=True)
     with _signals() as stop:
         try:
@@ -237,6 +235,8 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
                 with connect(spec) as client:
                     if not isinstance(spec, LocalSpec):
                         _check_plan(prepared, spec, client, done, max_tasks, force)
+                    if not (scheduler or scheduler_file or cluster_file or isinstance(spec, LocalSpec)):
+                        click.echo(f"using the scheduler at {spec.address} (DASK_SCHEDULER_ADDRESS)")
                     _announce(prepared, done)
                     click.echo(f"Dask dashboard: {client.dashboard_link}")
                     executor = DaskExecutor(client)
@@ -251,6 +251,8 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
 
 
 def _announce(prepared, done) -> None:
+    for note in prepared.notes:
+        click.echo(f"note: {note}")
     plan = prepared.plan
     click.echo(f"{prepared.job.name}: {plan.num_tasks - len(done)} of {plan.num_tasks} chunks to do "
                f"in {len(plan.stages)} stages -> {prepared.run.path}")
@@ -321,7 +323,6 @@ def _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_
     overrides = {k: v for k, v in (("workers", workers), ("threads_per_worker", threads_per_worker)) if v}
     from_env = dask.config.get("scheduler-address", None)
     if not cluster_file and from_env and not overrides:
-        click.echo(f"using the scheduler at {from_env} (DASK_SCHEDULER_ADDRESS)")
         return SchedulerSpec(kind="scheduler", address=from_env)
     spec = load_cluster(cluster_file) if cluster_file else LocalSpec()
     if overrides and not isinstance(spec, LocalSpec):

@@ -64,6 +64,7 @@ def test_relative_run_directory_and_a_worker_elsewhere(cluster: Cluster, tmp_pat
     assert not (cluster.cwd / "runs").exists()
 
 
+@pytest.mark.slow
 def test_scheduler_file_and_environment(cluster: Cluster, tmp_path: Path) -> None:
     job = fling(tmp_path, "env", 4, 4, 3)
     by_file = epcg("run", str(job), "--out", str(tmp_path / "a"), "--scheduler-file", str(cluster.file))
@@ -76,6 +77,7 @@ def test_scheduler_file_and_environment(cluster: Cluster, tmp_path: Path) -> Non
     assert rows(tmp_path / "a") == rows(tmp_path / "b")
 
 
+@pytest.mark.slow
 def test_new_run_at_same_path_never_reads_the_old_runs_cache(cluster: Cluster, tmp_path: Path) -> None:
     out = tmp_path / "same"
     first = fling(tmp_path, "first", 6, 6, 2)
@@ -89,6 +91,7 @@ def test_new_run_at_same_path_never_reads_the_old_runs_cache(cluster: Cluster, t
     assert rows(out) == rows(reference)
 
 
+@pytest.mark.slow
 def test_killed_client_stragglers_do_not_write_into_the_resumed_run(cluster: Cluster, tmp_path: Path) -> None:
     job = fling(tmp_path, "strag", 6, 6, 6)
     reference = tmp_path / "ref"

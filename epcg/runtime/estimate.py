@@ -25,7 +25,7 @@ from typing import Any
 
 from epcg.runtime.errors import UserError
 
-WORKER_BASE = 260 * 2**20
+WORKER_BASE = 210 * 2**20
 """Resident memory of a Dask worker process with numpy, numba, zarr and a job kind imported, before any data."""
 TASK_OVERHEAD = 0.005
 """Seconds a core idles per task for scheduling, the Zarr write and the fsynced record (docs/scaling.md)."""

@@ -30,13 +30,15 @@ import uuid
 from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import zarr
 
 from epcg.runtime.errors import StaleTask, UserError
 from epcg.runtime.plan import Task
+
+if TYPE_CHECKING:
+    import zarr
 
 JOB_FILE = "job.toml"
 RUN_FILE = "run.json"
@@ -143,6 +145,8 @@ class RunDir:
 
     def create(self, job_toml: str, digest: str) -> None:
         """Lay out a new run directory with a fresh run id; the caller holds the lock."""
+        import zarr
+
         self.manifest_dir.mkdir(parents=True, exist_ok=True)
         zarr.open_group(self.zarr_path, mode="w-")
         write_atomic(self.run_file, json.dumps({"run_id": uuid.uuid4().hex, "epoch": 0, "started_at": 0}))
@@ -267,6 +271,8 @@ class RunDir:
     @cached_property
     def group(self) -> zarr.Group:
         """The run's Zarr group; a missing store is an error, never silently re-created."""
+        import zarr
+
         try:
             return zarr.open_group(self.zarr_path, mode="r+")
         except (FileNotFoundError, zarr.errors.GroupNotFoundError) as exc:
