@@ -117,3 +117,32 @@ def test_killed_client_stragglers_do_not_write_into_the_resumed_run(cluster: Clu
     assert rows(out) == rows(reference)
     verify = epcg("verify", str(out))
     assert verify.returncode == 0 and "all intact" in verify.stdout
+
+
+@pytest.mark.slow
+def test_worker_killed_in_the_middle_of_branch_and_bound(tmp_path: Path) -> None:
+    from .conftest import JOBS, load_results
+
+    reference = tmp_path / "ref"
+    sets = ["--set", "tasks=24"]
+    assert epcg("run", str(JOBS / "witness-triple.toml"), "--out", str(reference), "--serial", *sets).returncode == 0
+    cluster = Cluster(tmp_path, workers=2)
+    try:
+        cluster.wait_for_workers(2)
+        out = tmp_path / "run"
+        proc = subprocess.Popen([sys.executable, "-m", "epcg", "run", str(JOBS / "witness-triple.toml"), "--out",
+                                 str(out), "--scheduler", cluster.address, *sets],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and len(list(out.glob("manifest/plain/*.json"))) < 2:
+            time.sleep(0.005)
+        victim = cluster.workers[0]
+        os.killpg(victim.pid, 9)
+        victim.wait()
+        cluster.workers[0] = cluster.add_worker(7)
+        _stdout, stderr = proc.communicate(timeout=300)
+        assert proc.returncode == 0, stderr
+    finally:
+        cluster.close()
+    strip = lambda rows: [(r["variant"], r["score"], r["optimal_triples"]) for r in rows]  # noqa: E731
+    assert strip(load_results(out)["rows"]) == strip(load_results(reference)["rows"])
