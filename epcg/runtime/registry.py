@@ -56,7 +56,11 @@ class JobKind(Protocol):
         """The summary.md text and the figures written for ``results``."""
 
     # Optional: ``warm_up(config)`` compiles kernels once per worker;
-    # ``prepare(config, run)`` creates arrays before any task runs (idempotent).
+    # ``prepare(config, run)`` creates arrays before any task runs (idempotent);
+    # ``cleanup(config, run)`` runs in the client when the session's tasks end or stop
+    # (e.g. to delete shared state named by ``run.cache_key``);
+    # ``estimate(config)`` gives ``epcg plan`` its figures (:class:`epcg.runtime.estimate.StageCost`);
+    # ``COARSEN`` names the keys the runtime may scale up to bound the task count.
 
 
 @cache

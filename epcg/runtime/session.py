@@ -203,7 +203,12 @@ def run_plan(
     if prepare is not None:
         prepare(job.config, run)
     warm = executor.warm_up(job.domain, job_json)
-    records = execute(job, plan, run, executor, callbacks)
+    cleanup = getattr(job_kind(job.domain), "cleanup", None)
+    try:
+        records = execute(job, plan, run, executor, callbacks)
+    finally:
+        if cleanup is not None:
+            cleanup(job.config, run)
     timing = {
         "warm_up_seconds": round(warm, 3),
         "wall_seconds": round(time.perf_counter() - began, 3),
