@@ -72,7 +72,7 @@ COARSEN = ("chunk_words", "evaluate_chunk_words")
 """Keys the runtime may scale up to bound the task count: results do not depend on them."""
 BOARDS_PER_SECOND = 14e6
 """Measured 7×8 layer kernel speed per single-threaded worker (docs/scaling.md)."""
-COMPRESSED = (0.55, 0.03)
+COMPRESSED = (0.5, 0.03)
 """On-disk fraction of the raw solvable and unique arrays (measured, 7×8 layers 9 and 10: 0.40–0.54, 0.01–0.03)."""
 EVALUATE_SECONDS = 3e-4 * 0.004
 """Expert evaluation per board of the deepest layer: 0.3 ms per unique board, about 0.4 % of boards unique."""
