@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from epcg.runtime.errors import Interrupted, TaskFailed, UserError
+from epcg.runtime.errors import Interrupted, StaleTask, TaskFailed, UserError
 
 CLUSTER_OPTIONS = [
     click.option("--workers", type=click.IntRange(min=1), help="Local worker processes (default: one per core)."),
@@ -49,6 +49,8 @@ class EpcgGroup(click.Group):
             _fail(exc.format_message(), 2)
         except TaskFailed as exc:
             _fail(str(exc), 1)
+        except StaleTask as exc:
+            _fail(f"this client no longer owns the run: {exc}", 2)
         except OSError as exc:
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES):
                 raise
