@@ -2,8 +2,9 @@
 
 Each job runs on an embedded cluster of one single-threaded worker per core;
 the estimate is the plan's wall time for that many workers, the measurement
-the run's wall time without the warm-up (kernel compilation). Ratios near 1
-mean the model's constants fit this machine; a busy machine makes runs slower.
+the span from the first task's start to the last task's end (warm-up,
+reduction and figures excluded). Ratios near 1 mean the model's constants fit
+this machine; a busy machine makes runs slower.
 
     python benchmarks/plan_estimate.py
 """
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import json
 import tempfile
-import time
 from pathlib import Path
 
 from epcg.runtime.cluster import LocalSpec, connect, default_workers
@@ -43,11 +43,10 @@ def main() -> None:
                 prepared = prepare_new(job, Path(tmp) / "run")
                 figs = figures(job_kind(job.domain), prepared.job.config, prepared.plan, workers)
                 with claimed(prepared, new=True):
-                    began = time.perf_counter()
-                    results = run_plan(prepared, DaskExecutor(client))
-                    wall = time.perf_counter() - began - results["warm_up_seconds"]
+                    run_plan(prepared, DaskExecutor(client))
                 records = [json.loads(p.read_text())["record"]
                            for p in (prepared.run.manifest_dir).rglob("*.json") if p.name != "verified.json"]
+            wall = max(r["ended_at"] for r in records) - min(r["ended_at"] - r["seconds"] for r in records)
             estimate = sum(f.wall_seconds or 0 for f in figs)
             peak = max(f.peak_memory or 0 for f in figs)
             written = sum(f.bytes_written or 0 for f in figs)
