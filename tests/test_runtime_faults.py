@@ -80,7 +80,7 @@ def test_sigterm_then_resume(fling_job: Path, reference: Path, tmp_path: Path) -
     assert checksums(out) == checksums(reference)
 
 
-def soak(fling_job: Path, reference: Path, out: Path, kills: int, seed: int) -> dict[str, int]:
+def soak(fling_job: Path, reference: Path, out: Path, kills: int, seed: int, pause: float = 1.5) -> dict[str, int]:
     """SIGKILL (or SIGTERM) the client at random moments, resuming each time; return the tally."""
     rng = random.Random(seed)
     total = len(records(reference))
@@ -89,8 +89,8 @@ def soak(fling_job: Path, reference: Path, out: Path, kills: int, seed: int) -> 
     while tally["kills"] < kills:
         proc = start(*args)
         tally["sessions"] += 1
-        wait_for_records(out, 1, proc)
-        time.sleep(rng.uniform(0.0, 1.5))
+        wait_for_records(out, len(records(out)) + 1 if out.exists() else 1, proc)
+        time.sleep(rng.uniform(0.0, pause))
         if proc.poll() is not None:
             break
         before = len(records(out))
@@ -115,8 +115,12 @@ def test_soak_short(fling_job: Path, reference: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_soak_20_kills(fling_job: Path, reference: Path, tmp_path: Path) -> None:
-    tally = soak(fling_job, reference, tmp_path / "run", kills=20, seed=20)
+def test_soak_20_kills(tmp_path: Path) -> None:
+    job = tmp_path / "f66-7.toml"
+    job.write_text(FLING_6X6.replace("max_pieces = 6", "max_pieces = 7"))
+    reference = tmp_path / "ref"
+    assert epcg("run", str(job), "--out", str(reference), "--serial").returncode == 0
+    tally = soak(job, reference, tmp_path / "run", kills=20, seed=20, pause=0.5)
     assert tally["kills"] == 20
     print(f"soak: {tally}; results lost: 0")
 
