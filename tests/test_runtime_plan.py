@@ -30,7 +30,7 @@ def measured(run: Path) -> dict[str, dict]:
 
 
 @pytest.mark.parametrize("job_text, workers", [
-    ('name = "f"\ndomain = "fling"\nwidth = 6\nheight = 6\nmax_pieces = 6\nchunk_words = 1024\ntop_puzzles = 0\n', 2),
+    ('name = "f"\ndomain = "fling"\nwidth = 6\nheight = 6\nmax_pieces = 6\nchunk_words = 1024\ntop_puzzles = 0\n', 1),
     pytest.param('name = "f"\ndomain = "fling"\nwidth = 7\nheight = 8\nmax_pieces = 8\nchunk_words = 262144\n'
                  'top_puzzles = 0\n', 1, marks=pytest.mark.slow),
 ])
