@@ -1,24 +1,33 @@
-"""``epcg run | resume | status | report``: the command line over :mod:`epcg.runtime.session`."""
+"""``epcg plan | run | resume | status | verify | report``: the command line over :mod:`epcg.runtime.session`."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import signal
 import sys
 from pathlib import Path
 
 import click
 
-from epcg.runtime.errors import UserError
+from epcg.runtime.errors import Interrupted, StaleTask, TaskFailed, UserError
 
 CLUSTER_OPTIONS = [
     click.option("--workers", type=click.IntRange(min=1), help="Local worker processes (default: one per core)."),
     click.option("--threads-per-worker", type=click.IntRange(min=1), help="Threads per local worker (default 1)."),
-    click.option("--scheduler", metavar="ADDRESS", help="Use a running Dask scheduler, e.g. tcp://host:8786."),
+    click.option("--scheduler", metavar="ADDRESS",
+                 help="Use a running Dask scheduler, e.g. tcp://host:8786 (default: $DASK_SCHEDULER_ADDRESS)."),
+    click.option("--scheduler-file", type=click.Path(path_type=Path),
+                 help="Use the running Dask scheduler described by this file (dask scheduler --scheduler-file)."),
     click.option("--cluster", "cluster_file", type=click.Path(path_type=Path),
                  help="A cluster file: cluster/local.toml, scheduler.toml, slurm.toml, pbs.toml."),
     click.option("--performance-report", is_flag=True,
                  help="Save Dask's HTML performance report in the run directory."),
     click.option("--serial", is_flag=True, help="Run in this process, without Dask (debugging)."),
+    click.option("--max-tasks", type=click.IntRange(min=1), default=None,
+                 help="Most tasks a run may have; beyond it chunks are coarsened (default 100,000)."),
+    click.option("--force", is_flag=True,
+                 help="Run even if the plan says the workers' memory or the free disk is too small."),
 ]
 
 
@@ -29,14 +38,30 @@ def cluster_options(func):
 
 
 class EpcgGroup(click.Group):
-    """Turn a UserError anywhere into one line and exit status 2."""
+    """Turn an error anywhere into one line: bad input exits 2, a failed chunk 1."""
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except UserError as exc:
-            click.echo(f"epcg: error: {exc}", err=True)
-            sys.exit(2)
+            _fail(str(exc), 2)
+        except click.UsageError as exc:
+            _fail(exc.format_message(), 2)
+        except TaskFailed as exc:
+            _fail(str(exc), 1)
+        except StaleTask as exc:
+            _fail(f"this client no longer owns the run: {exc}", 2)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES):
+                raise
+            _fail(f"{exc.strerror}: {exc.filename or ''}".rstrip(": "), 2)
+        except MemoryError:
+            _fail("out of memory in the epcg client; the job is too large for this machine", 2)
+
+
+def _fail(message: str, status: int) -> None:
+    click.echo(f"epcg: error: {' '.join(message.split())}", err=True)
+    sys.exit(status)
 
 
 @click.group(cls=EpcgGroup)
@@ -47,57 +72,109 @@ def main() -> None:
 
 @main.command()
 @click.argument("job_file", type=click.Path(path_type=Path))
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a job key with a TOML value.")
+@click.option("--workers", type=click.IntRange(min=1), help="Worker processes to plan for (default: one per core).")
+@click.option("--memory-limit", metavar="SIZE", help="Memory per worker process to check against, e.g. 64GiB.")
+@click.option("--out", type=click.Path(path_type=Path), help="Where the run would go (for the free-disk figure).")
+@click.option("--max-tasks", type=click.IntRange(min=1), default=None, help="Most tasks a run may have.")
+def plan(job_file: Path, overrides: tuple[str, ...], workers, memory_limit, out, max_tasks) -> None:
+    """Print what JOB_FILE would cost, stage by stage, and whether `run` would accept it (nothing is written)."""
+    from dask.utils import parse_bytes
+
+    from epcg.runtime.cluster import LocalSpec, default_workers, local_memory
+    from epcg.runtime.estimate import MAX_TASKS, Limits, check, figures, free_disk, table
+    from epcg.runtime.jobs import load_job
+    from epcg.runtime.registry import job_kind
+    from epcg.runtime.session import plan_job, run_directory
+
+    job = load_job(job_file, list(overrides))
+    where = run_directory(out if out is not None else Path("runs") / job.name)
+    job, job_plan, notes = plan_job(job, max_tasks or MAX_TASKS)
+    n = workers or default_workers()
+    try:
+        memory = parse_bytes(memory_limit) if memory_limit else local_memory(LocalSpec(workers=n))
+    except ValueError:
+        raise UserError(f"--memory-limit {memory_limit!r} is not a size like '64GiB'") from None
+    limits = Limits(workers=n, memory_per_worker=memory, free_disk=free_disk(where), max_tasks=max_tasks or MAX_TASKS)
+    figs = figures(job_kind(job.domain), job.config, job_plan, n)
+    for note in notes:
+        click.echo(f"note: {note}")
+    click.echo(f"{job.name} ({job.domain}) -> {where}")
+    click.echo(table(figs, limits))
+    try:
+        check(figs, limits)
+    except UserError as exc:
+        click.echo(f"run would refuse: {exc}")
+        return
+    click.echo("run would accept this job")
+
+
+@main.command()
+@click.argument("job_file", type=click.Path(path_type=Path))
 @click.option("--out", type=click.Path(path_type=Path), help="Run directory (default runs/<job name>).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a job key with a TOML value.")
 @cluster_options
-def run(job_file: Path, out: Path | None, overrides: tuple[str, ...], **cluster) -> None:
+def run(job_file: Path, out: Path | None, overrides: tuple[str, ...], max_tasks, **cluster) -> None:
     """Run JOB_FILE in a new run directory."""
+    from epcg.runtime.estimate import MAX_TASKS
     from epcg.runtime.jobs import load_job
     from epcg.runtime.session import prepare_new
 
-    prepared = prepare_new(load_job(job_file, list(overrides)), out)
-    _go(prepared, new=True, **cluster)
+    prepared = prepare_new(load_job(job_file, list(overrides)), out, max_tasks or MAX_TASKS)
+    _go(prepared, new=True, max_tasks=max_tasks or MAX_TASKS, everything=False, **cluster)
 
 
 @main.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--verify", "everything", is_flag=True,
+              help="Re-check every finished chunk first (default: only chunks recorded since the last check).")
 @cluster_options
-def resume(run_dir: Path, **cluster) -> None:
+def resume(run_dir: Path, max_tasks, everything: bool, **cluster) -> None:
     """Finish an interrupted run: only its unfinished chunks are computed."""
+    from epcg.runtime.estimate import MAX_TASKS
     from epcg.runtime.session import prepare_resume
 
-    _go(prepare_resume(run_dir), new=False, **cluster)
+    prepared = prepare_resume(run_dir)
+    _go(prepared, new=False, max_tasks=max(max_tasks or MAX_TASKS, prepared.plan.num_tasks),
+        everything=everything, **cluster)
 
 
 @main.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
 def status(run_dir: Path) -> None:
-    """Say what is done in a run directory: chunks per stage, throughput, ETA, dashboard (read-only)."""
+    """Say what is done in a run directory: chunks per stage, throughput, ETA, dashboard (read-only, no lock)."""
     import json
 
     from epcg.runtime.session import prepare_resume
 
     job, plan, run = prepare_resume(run_dir)
-    done = run.done(plan.tasks())
+    tasks = plan.tasks()
+    done = run.done(tasks)
     live = run.is_locked()
     state = "running" if live else ("finished" if run.results_path.exists() else "stopped")
     click.echo(f"{run.path}: job {job.name} ({job.domain}), {state}")
-    info_path = run.path / "live.json"
-    info = json.loads(info_path.read_text()) if live and info_path.is_file() else {}
+    try:
+        info = json.loads((run.path / "live.json").read_text()) if live else {}
+    except (OSError, ValueError):
+        info = {}
     if info:
-        click.echo(f"dashboard: {info['dashboard']}  scheduler: {info['scheduler']}  workers: {info['workers']}")
+        click.echo(f"dashboard: {info.get('dashboard')}  scheduler: {info.get('scheduler')}  "
+                   f"workers: {info.get('workers')}")
     click.echo(f"{'stage':<28} {'chunks':>15} {'compute s':>10}")
     for stage in plan.stages:
         finished = [done[t.id] for t in stage.tasks if t.id in done]
-        seconds = sum(r["seconds"] for r in finished)
+        seconds = sum(r.get("seconds", 0) for r in finished)
         click.echo(f"{stage.name:<28} {len(finished):>7}/{len(stage.tasks):<7} {seconds:>10.2f}")
     click.echo(f"{'total':<28} {len(done):>7}/{plan.num_tasks:<7}")
+    torn = run.torn(tasks)
+    if torn:
+        click.echo(f"{len(torn)} damaged records (those chunks will be recomputed): {', '.join(torn[:10])}")
     records = list(done.values())
     if records and len(done) < plan.num_tasks:
         first = min(r["ended_at"] - r["seconds"] for r in records)
         rate = len(records) / max(max(r["ended_at"] for r in records) - first, 1e-9)
         left = plan.num_tasks - len(done)
-        eta = f"ETA {left / rate / 60:.1f} min at that rate" if live else "resume with 'epcg resume'"
+        eta = f"ETA {left / rate / 60:.1f} min at that rate" if live else f"resume with 'epcg resume {run.path}'"
         click.echo(f"throughput {rate:.2f} chunks/s over the run so far; {left} chunks left; {eta}")
 
 
@@ -109,6 +186,7 @@ def verify(run_dir: Path) -> None:
     from epcg.runtime.session import verify as verify_run
 
     prepared = prepare_resume(run_dir)
+    prepared.run.group  # noqa: B018 - a missing store ends here, before the lock or any write
     with claimed(prepared, new=False):
         checked, bad = verify_run(prepared)
     if not bad:
@@ -131,63 +209,124 @@ def report(run_dir: Path) -> None:
     _print_outputs(prepared.run)
 
 
-def _go(prepared, new: bool, workers, threads_per_worker, scheduler, cluster_file,
-        performance_report, serial) -> None:
+def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_per_worker, scheduler,
+        scheduler_file, cluster_file, performance_report, serial, force) -> None:
     from epcg.runtime.progress import TqdmProgress
     from epcg.runtime.session import claimed, run_plan
 
     plan, run = prepared.plan, prepared.run
-    spec = None if serial else _cluster_spec(cluster_file, scheduler, workers, threads_per_worker)
-    todo = plan.num_tasks - (len(run.done(plan.tasks())) if run.exists() else 0)
-    click.echo(
-        f"{prepared.job.name}: {todo} of {plan.num_tasks} chunks to do "
-        f"in {len(plan.stages)} stages -> {run.path}"
-    )
+    if not new:
+        run.group  # noqa: B018 - a missing store ends here, before the lock or any write
+    spec = None if serial else _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker)
+    done = run.done(plan.tasks()) if run.exists() else {}
     progress = TqdmProgress(file=sys.stderr, dynamic_ncols=True)
-    try:
-        if serial:
-            with claimed(prepared, new):
-                _verify_before_resume(prepared, new)
-                run_plan(prepared, None, [progress])
-        else:
-            from epcg.runtime.cluster import connect
-            from epcg.runtime.dask_executor import DaskExecutor
+    with _signals() as stop:
+        try:
+            if serial:
+                _check_plan(prepared, None, None, done, max_tasks, force)
+                _announce(prepared, done)
+                with claimed(prepared, new):
+                    _verify_before_resume(prepared, new, None, everything)
+                    run_plan(prepared, None, [progress])
+            else:
+                from epcg.runtime.cluster import LocalSpec, connect
+                from epcg.runtime.dask_executor import DaskExecutor
 
-            with connect(spec) as client:
-                click.echo(f"Dask dashboard: {client.dashboard_link}")
-                with claimed(prepared, new), _live(run, client), _report(run, performance_report):
-                    _verify_before_resume(prepared, new)
-                    run_plan(prepared, DaskExecutor(client), [progress])
-    except KeyboardInterrupt:
-        click.echo(f"\ninterrupted; 'epcg resume {run.path}' continues where this stopped", err=True)
-        sys.exit(130)
+                if isinstance(spec, LocalSpec):
+                    _check_plan(prepared, spec, None, done, max_tasks, force)
+                with connect(spec) as client:
+                    if not isinstance(spec, LocalSpec):
+                        _check_plan(prepared, spec, client, done, max_tasks, force)
+                    if not (scheduler or scheduler_file or cluster_file or isinstance(spec, LocalSpec)):
+                        click.echo(f"using the scheduler at {spec.address} (DASK_SCHEDULER_ADDRESS)")
+                    _announce(prepared, done)
+                    click.echo(f"Dask dashboard: {client.dashboard_link}")
+                    executor = DaskExecutor(client)
+                    with claimed(prepared, new), _live(run, client), _report(run, performance_report):
+                        _verify_before_resume(prepared, new, executor, everything)
+                        run_plan(prepared, executor, [progress])
+        except KeyboardInterrupt:
+            progress.on_run_end()
+            click.echo(f"\ninterrupted; 'epcg resume {run.path}' continues where this stopped", err=True)
+            sys.exit(143 if stop.get("signal") == signal.SIGTERM else 130)
     _print_outputs(run)
 
 
-def _verify_before_resume(prepared, new: bool) -> None:
-    """On resume, chunks whose bytes were damaged on disk are found and recomputed."""
+def _announce(prepared, done) -> None:
+    for note in prepared.notes:
+        click.echo(f"note: {note}")
+    plan = prepared.plan
+    click.echo(f"{prepared.job.name}: {plan.num_tasks - len(done)} of {plan.num_tasks} chunks to do "
+               f"in {len(plan.stages)} stages -> {prepared.run.path}")
+
+
+def _check_plan(prepared, spec, client, done, max_tasks: int, force: bool) -> None:
+    """Refuse (one line) a job whose memory, disk or task count the workers cannot take."""
+    from epcg.runtime.cluster import LocalSpec, default_workers, local_memory, worker_memory
+    from epcg.runtime.estimate import Limits, check, figures, free_disk, machine_memory
+    from epcg.runtime.registry import job_kind
+
+    job, plan, run = prepared
+    if spec is None:
+        workers, memory = 1, machine_memory()
+    elif isinstance(spec, LocalSpec):
+        workers, memory = spec.workers or default_workers(), local_memory(spec)
+    else:
+        workers = max(1, len(client.scheduler_info(n_workers=-1)["workers"]))
+        memory = worker_memory(client, spec)
+    limits = Limits(workers=workers, memory_per_worker=memory, free_disk=free_disk(run.path), max_tasks=max_tasks)
+    check(figures(job_kind(job.domain), job.config, plan, workers, set(done)), limits, force)
+
+
+@contextlib.contextmanager
+def _signals():
+    """SIGTERM ends the client like Ctrl-C: futures cancelled, whole chunks kept, resume command printed."""
+    seen: dict[str, int] = {}
+
+    def on_term(signum, _frame):
+        seen["signal"] = signum
+        raise Interrupted()
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield seen
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _verify_before_resume(prepared, new: bool, executor, everything: bool) -> None:
+    """On resume, chunks recorded since the last check (all with --verify) are checked; damaged ones redone."""
     if new:
         return
     from epcg.runtime.session import verify
 
-    checked, bad = verify(prepared)
+    checked, bad = verify(prepared, executor, everything)
     if bad:
-        click.echo(f"{len(bad)} of {checked} finished chunks were damaged on disk and will be recomputed: "
+        click.echo(f"{len(bad)} of {checked} checked chunks were damaged on disk and will be recomputed: "
                    f"{', '.join(bad)}")
-        todo = prepared.plan.num_tasks - checked + len(bad)
+        todo = prepared.plan.num_tasks - len(prepared.run.done(prepared.plan.tasks()))
         click.echo(f"now {todo} of {prepared.plan.num_tasks} chunks to do")
 
 
-def _cluster_spec(cluster_file, scheduler, workers, threads_per_worker):
-    """The cluster to use: --scheduler, else --cluster FILE, else the embedded default."""
+def _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker):
+    """The cluster: --scheduler, --scheduler-file or --cluster FILE, else $DASK_SCHEDULER_ADDRESS, else embedded."""
+    import dask
+
     from epcg.runtime.cluster import LocalSpec, SchedulerSpec, load_cluster
 
-    if scheduler and cluster_file:
-        raise UserError("give --scheduler or --cluster, not both")
+    given = [name for name, value in (("--scheduler", scheduler), ("--scheduler-file", scheduler_file),
+                                      ("--cluster", cluster_file)) if value]
+    if len(given) > 1:
+        raise UserError(f"give one of {', '.join(given)}, not several")
     if scheduler:
         return SchedulerSpec(kind="scheduler", address=scheduler)
-    spec = load_cluster(cluster_file) if cluster_file else LocalSpec()
+    if scheduler_file:
+        return SchedulerSpec(kind="scheduler", scheduler_file=Path(scheduler_file).absolute())
     overrides = {k: v for k, v in (("workers", workers), ("threads_per_worker", threads_per_worker)) if v}
+    from_env = dask.config.get("scheduler-address", None)
+    if not cluster_file and from_env and not overrides:
+        return SchedulerSpec(kind="scheduler", address=from_env)
+    spec = load_cluster(cluster_file) if cluster_file else LocalSpec()
     if overrides and not isinstance(spec, LocalSpec):
         raise UserError("--workers and --threads-per-worker apply to the local cluster only")
     return spec.model_copy(update=overrides)

@@ -131,7 +131,7 @@ def test_worker_killed_mid_layer(reference: Path, tmp_path: Path) -> None:
         ("width=9", "at most 64 cells"),
         ("max_pieces=0", "max_pieces"),
         ("max_pieces=57", "max_pieces must be 1..56"),
-        ("max_pieces=20", "at most 2^40"),
+        ("max_pieces=20", "at most 2^43"),
         ("chunk_words=0", "chunk_words"),
     ],
 )

@@ -20,6 +20,14 @@ from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.store import RunDir
 
 
+MAX_GRID_SIDE = 4096
+"""Largest map side: a map is a grid of cells held per individual."""
+MAX_POPULATION = 1_000_000
+"""Largest population (and room count) an experiment may ask for."""
+SECONDS_PER_EVENT = 1.7e-4
+"""One mating event on an 80×80 map (experiments 1–21: 630 runs of 10,000 events in 1,092 core-seconds)."""
+
+
 class ExperimentRow(pydantic.BaseModel):
     """One row of the paper's Table I (keys as in :class:`ExperimentParams`)."""
 
@@ -37,6 +45,20 @@ class ExperimentRow(pydantic.BaseModel):
     obstacles: tuple[tuple[int, int, int, int], ...] = ()
     note: str = ""
 
+    @pydantic.field_validator("grid")
+    @classmethod
+    def _grid_bounded(cls, grid: tuple[int, int]) -> tuple[int, int]:
+        if not all(1 <= side <= MAX_GRID_SIDE for side in grid):
+            raise ValueError(f"grid sides must be 1..{MAX_GRID_SIDE}, got {list(grid)}")
+        return grid
+
+    @pydantic.field_validator("population", "max_rooms")
+    @classmethod
+    def _size_bounded(cls, value: int, info: pydantic.ValidationInfo) -> int:
+        if value > MAX_POPULATION:
+            raise ValueError(f"{info.field_name} must be at most {MAX_POPULATION:,}, got {value:,}")
+        return value
+
 
 class Config(JobConfig):
     """A study: experiments (rows of Table I) × ``runs`` independent evolutionary runs."""
@@ -49,7 +71,7 @@ class Config(JobConfig):
     mating_events_cap: int | None = pydantic.Field(None, ge=0)
     """Cap on every experiment's mating events (quick looks and tests); none by default."""
     experiments: list[ExperimentRow] = pydantic.Field(min_length=1)
-    only: list[int] | None = None
+    only: list[int] | None = pydantic.Field(None, min_length=1)
     """Run only these experiment ids (default: all)."""
     maps_drawn: int = pydantic.Field(1, ge=0, le=30)
     """Best maps drawn per experiment."""
@@ -81,6 +103,22 @@ class Config(JobConfig):
             )
         except ValueError as exc:
             raise ValueError(f"experiment {row.id}: {exc}") from None
+
+
+def estimate(config: Config) -> dict:
+    """Per experiment: its runs' compute, and the maps a worker holds (population × grid cells)."""
+    from epcg.runtime.estimate import StageCost
+
+    out = {}
+    for row in config.selected():
+        params = config.params(row)
+        cells = params.grid[0] * params.grid[1]
+        out[stage_name(row)] = StageCost(
+            bytes_written=config.runs * cells * 2,
+            peak_memory=params.population * (cells + 64 * params.states),
+            cpu_seconds=config.runs * params.mating_events * SECONDS_PER_EVENT * (cells / 6400) ** 0.66,
+        )
+    return out
 
 
 def stage_name(row: ExperimentRow) -> str:

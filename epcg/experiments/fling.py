@@ -28,8 +28,8 @@ from epcg.runtime.plan import Plan, Stage, Task, split_range
 from epcg.runtime.store import RunDir
 from epcg.search.retrograde import LayerCache, layer_checksum, layer_name, layer_stages, popcount
 
-MAX_BOARDS = 1 << 40
-"""Largest layer a job may ask for (C(56, 12) = 5.6e11 fits; about 137 GB per array)."""
+MAX_BOARDS = 1 << 43
+"""Largest layer a job may name (C(56, 14) = 5.8e12 fits); whether it fits the workers is the plan's check."""
 
 _PREVIOUS = LayerCache()
 
@@ -59,7 +59,7 @@ class Config(JobConfig):
         if binomial(cells, self.max_pieces) > MAX_BOARDS:
             raise ValueError(
                 f"max_pieces={self.max_pieces} gives {binomial(cells, self.max_pieces):,} boards; "
-                f"at most 2^40 per layer are supported"
+                f"at most 2^43 per layer are supported"
             )
         return self
 
@@ -68,6 +68,36 @@ class Config(JobConfig):
 
 
 EVALUATE = "top"
+COARSEN = ("chunk_words", "evaluate_chunk_words")
+"""Keys the runtime may scale up to bound the task count: results do not depend on them."""
+BOARDS_PER_SECOND = 14e6
+"""Measured 7×8 layer kernel speed per single-threaded worker (docs/scaling.md)."""
+COMPRESSED = (0.5, 0.03)
+"""On-disk fraction of the raw solvable and unique arrays (measured, 7×8 layers 9 and 10: 0.40–0.54, 0.01–0.03)."""
+EVALUATE_SECONDS = 3e-4 * 0.004
+"""Expert evaluation per board of the deepest layer: 0.3 ms per unique board, about 0.4 % of boards unique."""
+
+
+def estimate(config: Config) -> dict:
+    """Per stage: bytes written, memory per worker beyond its base, compute (see the module docstring)."""
+    from epcg.runtime.estimate import StageCost
+
+    out = {}
+    for k in range(1, config.max_pieces + 1):
+        words = config.words(k)
+        chunk = min(config.chunk_words, words)
+        previous = 2 * 8 * config.words(k - 1) if k > 1 else 0
+        out[layer_name(k)] = StageCost(
+            bytes_written=2 * 8 * words,
+            disk_bytes=round(8 * words * sum(COMPRESSED)),
+            peak_memory=previous + 4 * 8 * chunk,
+            cpu_seconds=kernels.layer_size(config.width, config.height, k) / BOARDS_PER_SECOND,
+        )
+    if config.top_puzzles:
+        boards = kernels.layer_size(config.width, config.height, config.max_pieces)
+        out[EVALUATE] = StageCost(peak_memory=8 * min(config.evaluate_chunk_words, config.words(config.max_pieces)),
+                                  cpu_seconds=boards * EVALUATE_SECONDS)
+    return out
 
 
 def plan(config: Config) -> Plan:
@@ -110,7 +140,7 @@ def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
     if k == 1:
         solvable, unique = (words[task.start:task.stop] for words in kernels.first_layer(config.width, config.height))
     else:
-        prev_s, prev_u = _PREVIOUS.get((str(run.path), k - 1), lambda: _load_layer(run, k - 1))
+        prev_s, prev_u = _PREVIOUS.get((run.cache_key, k - 1), lambda: _load_layer(run, k - 1))
         solvable, unique = kernels.solve_words(
             config.width, config.height, k, prev_s, prev_u, task.start, task.stop
         )

@@ -79,6 +79,23 @@ def plan(config: Config) -> Plan:
     ))
 
 
+BYTES_PER_PANEL = 16
+"""Build memory per panel (rank and class id) besides one byte per 64-path word of its bitset (4×4, 3 pieces: 1.4 GB)."""
+SECONDS_PER_PANEL = 4e-6
+"""Building and searching one variant, per panel of the space (4×4, 3 pieces: about 30 s)."""
+
+
+def estimate(config: Config) -> dict:
+    """Per variant: each worker builds the whole problem once, so memory grows with the panel space."""
+    from epcg.domains.witness.paths import paths_for
+    from epcg.runtime.estimate import StageCost
+
+    panels = max_rank(config.width, config.height, config.pieces, len(config.library))
+    words = (len(paths_for(config.width, config.height)) + 63) // 64
+    return {variant: StageCost(peak_memory=panels * (BYTES_PER_PANEL + words),
+                               cpu_seconds=panels * SECONDS_PER_PANEL) for variant in config.variants}
+
+
 def warm_up(config: Config) -> None:
     """Build a tiny problem and search it once (compiles the generation and search kernels)."""
     problem = problem_for(2, 2, 1, ("#",), False)

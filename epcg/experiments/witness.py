@@ -29,6 +29,10 @@ MAX_PUZZLES = 1 << 40
 """Largest puzzle space one row may scan (about 10^12 puzzles)."""
 
 
+COARSEN = ("chunk_size",)
+"""Keys the runtime may scale up to bound the task count: results do not depend on them."""
+
+
 class Row(pydantic.BaseModel):
     """One table row: a board and its constraint counts."""
 
@@ -116,6 +120,30 @@ def plan(config: Config) -> Plan:
             tasks = split_range(row.name, size, config.chunk_size)
         stages.append(Stage(row.name, tasks, label=f"{config.kind} {row.name}", size=size))
     return Plan(tuple(stages))
+
+
+SECONDS_PER_PUZZLE = (20e-9, 0.5e-9)
+"""Scan cost per puzzle: a constant plus a term per 64 paths (measured on 3×4 and 4×4 rows: 14–98 ns)."""
+
+
+def estimate(config: Config) -> dict:
+    """Per row: memory for the path bitsets (and the regions search's buffer), compute from measured speeds."""
+    from epcg.runtime.estimate import StageCost
+
+    out = {}
+    for row in config.parsed_rows():
+        paths = len(paths_for(row.width, row.height))
+        words = (paths + 63) // 64
+        g = row.geometry
+        if config.kind == "paths":
+            out[row.name] = StageCost(bytes_written=paths, peak_memory=paths * 32, cpu_seconds=paths * 1e-6)
+            continue
+        puzzles = scan.max_rank(config.kind, row.width, row.height, row.kernel_k)
+        kr = row.k[-1] if config.kind in ("regions", "joint") else 0
+        buffers = (kr * (1 << max(kr - 1, 0)) + g.num_positions + g.num_cells) * words * 8
+        fixed, per_word = SECONDS_PER_PUZZLE
+        out[row.name] = StageCost(peak_memory=paths * 32 + buffers, cpu_seconds=puzzles * (fixed + per_word * words))
+    return out
 
 
 def warm_up(config: Config) -> None:

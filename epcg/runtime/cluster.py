@@ -162,18 +162,74 @@ def connect(spec: LocalSpec | SchedulerSpec | JobqueueSpec | None = None) -> Ite
     security = spec.tls.security() if spec.tls else None
     if isinstance(spec, SchedulerSpec):
         target = spec.address or str(spec.scheduler_file)
+        if spec.scheduler_file is not None and not spec.scheduler_file.is_file():
+            raise UserError(f"scheduler file {spec.scheduler_file} does not exist (is the scheduler running?)")
+        if security is None:
+            security = _tls_from_config(spec)
         try:
             if spec.address:
                 client = Client(spec.address, timeout="5s", security=security)
             else:
                 client = Client(scheduler_file=str(spec.scheduler_file), timeout="5s", security=security)
-        except (OSError, ValueError) as exc:
-            raise UserError(f"cannot reach scheduler {target}: {exc}") from None
+        except (OSError, ValueError, TypeError) as exc:
+            raise UserError(f"cannot reach scheduler {target}: {' '.join(str(exc).split())}") from None
         with client:
             yield client
         return
     with _start(spec, security) as cluster, Client(cluster, security=security) as client:
         yield client
+
+
+def _tls_from_config(spec: SchedulerSpec) -> Any:
+    """Security from Dask's configuration for a ``tls://`` scheduler; UserError if it names no certificates."""
+    import dask
+
+    address = spec.address
+    if address is None:
+        import json
+
+        try:
+            address = json.loads(spec.scheduler_file.read_text()).get("address", "")
+        except (OSError, ValueError, AttributeError):
+            raise UserError(f"scheduler file {spec.scheduler_file} is not a Dask scheduler file") from None
+    if not str(address).startswith("tls://"):
+        return None
+    tls = dask.config.get("distributed.comm.tls", {}) or {}
+    if not (tls.get("ca-file") and (tls.get("client") or {}).get("cert")):
+        raise UserError(
+            f"scheduler {address} uses TLS but no certificates were given: use --cluster FILE with kind = "
+            "\"scheduler\" and a [tls] table (ca_file, cert, key), or set distributed.comm.tls.ca-file and "
+            "distributed.comm.tls.client.cert/key in Dask's configuration"
+        )
+    from distributed.security import Security
+
+    return Security()
+
+
+def worker_memory(client: Any, spec: LocalSpec | SchedulerSpec | JobqueueSpec | None) -> int | None:
+    """The smallest memory limit of the cluster's worker processes (None when unknown or unlimited)."""
+    from dask.utils import parse_bytes
+
+    limits = [w.get("memory_limit") or 0 for w in client.scheduler_info(n_workers=-1)["workers"].values()]
+    if limits and all(limits):
+        return min(limits)
+    if isinstance(spec, JobqueueSpec):
+        return parse_bytes(spec.memory) // spec.processes
+    return None
+
+
+def local_memory(spec: LocalSpec) -> int:
+    """The memory limit each worker of the embedded cluster will get (Dask's 'auto' rule)."""
+    from dask.utils import parse_bytes
+
+    from epcg.runtime.estimate import machine_memory
+
+    if spec.memory_limit == "auto":
+        return machine_memory() // (spec.workers or default_workers())
+    try:
+        return parse_bytes(spec.memory_limit)
+    except ValueError:
+        raise UserError(f"memory_limit {spec.memory_limit!r} is not a size like '4GiB'") from None
 
 
 @contextlib.contextmanager

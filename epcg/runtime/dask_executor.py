@@ -9,6 +9,7 @@ from distributed import Client, as_completed
 
 from epcg.runtime.execute import OnDone, run_task, warm_up
 from epcg.runtime.plan import Stage, Task
+from epcg.runtime.store import check_chunk
 
 
 class DaskExecutor:
@@ -30,11 +31,18 @@ class DaskExecutor:
         seconds = self.client.run(warm_up, domain, job_json)
         return max(seconds.values(), default=0.0)
 
+    def check(self, run_path: str, records: list[dict]) -> list[bool]:
+        """Verify chunks on the workers (they read the store where it lives), one task per record."""
+        if not records:
+            return []
+        futures = self.client.map(check_chunk, [run_path] * len(records), records, pure=False)
+        return self.client.gather(futures)
+
     def run(
         self,
         stages: Sequence[Stage],
         pending: dict[str, list[Task]],
-        call: tuple[str, str, str],
+        call: tuple[str, str, str, str | None],
         on_done: OnDone,
     ) -> None:
         order = {stage.name: i for i, stage in enumerate(stages)}

@@ -1,4 +1,4 @@
-"""The one exception a user can cause: it ends the CLI with one line and exit status 2."""
+"""The exceptions a run can end with: each ends the CLI with one line, never a traceback."""
 
 
 class UserError(Exception):
@@ -8,3 +8,18 @@ class UserError(Exception):
     prints it as ``epcg: error: <message>`` and exits with status 2 without
     writing anything.
     """
+
+
+class TaskFailed(Exception):
+    """A task raised a deterministic error: the run stops with one line naming the chunk (exit 1)."""
+
+
+class StaleTask(Exception):
+    """A task of an earlier client session (a straggler) finished after a newer session began.
+
+    It writes no record; the current session computes that chunk itself.
+    """
+
+
+class Interrupted(KeyboardInterrupt):
+    """The client got SIGTERM: handled like Ctrl-C (futures cancelled, resume command printed)."""

@@ -7,12 +7,15 @@ and only the others run.
 
 from __future__ import annotations
 
+import errno
 import json
+import resource
 import time
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any, Protocol
 
+from epcg.runtime.errors import StaleTask, TaskFailed, UserError
 from epcg.runtime.jobs import Job
 from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.registry import job_kind
@@ -28,11 +31,46 @@ def _config(domain: str, job_json: str) -> Any:
     return job_kind(domain).Config.model_validate(json.loads(job_json))
 
 
-def run_task(domain: str, job_json: str, run_path: str, task: Task) -> dict[str, Any]:
-    """Run one task where it lands (any worker), store its data, then its record."""
+RETRIES = 3
+"""Attempts of a task that raises a transient OSError (a flaky shared filesystem) before the run stops."""
+FATAL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
+"""OSErrors that a retry cannot cure: the run stops at once and says why."""
+
+
+def run_task(domain: str, job_json: str, run_path: str, fence: str | None, task: Task) -> dict[str, Any]:
+    """Run one task where it lands (any worker), store its data, then its record.
+
+    A transient OSError is retried up to ``RETRIES`` times; a full disk or a
+    read-only filesystem raises UserError; any other exception becomes a
+    TaskFailed naming the chunk (one line at the client).
+    """
+    for attempt in range(1, RETRIES + 1):
+        try:
+            return _attempt(domain, job_json, run_path, fence, task)
+        except (StaleTask, UserError):
+            raise
+        except OSError as exc:
+            if exc.errno in FATAL_ERRNOS:
+                raise UserError(f"chunk {task.id}: {_describe(exc)} in {run_path}; "
+                                f"fix that, then 'epcg resume {run_path}'") from None
+            if attempt == RETRIES:
+                raise TaskFailed(f"chunk {task.id} failed {RETRIES} times: {_describe(exc)}") from None
+            time.sleep(0.2 * 2**attempt)
+        except Exception as exc:  # noqa: BLE001 - a deterministic failure: one line naming the chunk
+            raise TaskFailed(f"chunk {task.id} failed: {_describe(exc)}") from None
+    raise AssertionError("unreachable")
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def _attempt(domain: str, job_json: str, run_path: str, fence: str | None, task: Task) -> dict[str, Any]:
     experiment = job_kind(domain)
     config = _config(domain, job_json)
-    run = RunDir(run_path)
+    run = RunDir(run_path, fence)
+    run.check_fence()
     began = time.perf_counter()
     result = experiment.run_task(config, task, run)
     record = {
@@ -41,6 +79,9 @@ def run_task(domain: str, job_json: str, run_path: str, task: Task) -> dict[str,
         "stop": task.stop,
         "seconds": round(time.perf_counter() - began, 6),
         "ended_at": round(time.time(), 3),
+        "fence": fence,
+        "bytes": run.bytes_written(),
+        "max_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         "result": result,
         "data": run.written,
     }
@@ -67,7 +108,7 @@ class Executor(Protocol):
         self,
         stages: Sequence[Stage],
         pending: dict[str, list[Task]],
-        call: tuple[str, str, str],
+        call: tuple[str, str, str, str | None],
         on_done: OnDone,
     ) -> None:
         """Run the pending tasks, a stage only after the stages it depends on."""
@@ -113,7 +154,7 @@ def execute(
             for callback in callbacks:
                 callback.on_stage_end(plan.by_name[task.stage])
 
-    call = (job.domain, json.dumps(job.to_dict(), sort_keys=True), str(run.path))
+    call = (job.domain, json.dumps(job.to_dict(), sort_keys=True), str(run.path), run.fence)
     try:
         if any(left.values()):
             executor.run(plan.stages, pending, call, on_done)

@@ -26,6 +26,10 @@ from epcg.runtime.errors import UserError
 from epcg.runtime.registry import job_kind, kind_of
 
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$")
+MAX_DEPTH = 16
+"""Deepest nesting of lists and tables a job value may have (job files need 4)."""
+MAX_TEXT = 1 << 20
+"""Longest job file or --set value, in characters."""
 
 
 @dataclass(frozen=True)
@@ -57,14 +61,34 @@ def parse_override(text: str) -> tuple[str, Any]:
         raise UserError(
             f"malformed --set {text!r}: expected KEY=VALUE with KEY a dotted name, e.g. --set width=7"
         )
+    if len(value) > MAX_TEXT:
+        raise UserError(f"--set {key}: the value is {len(value):,} characters long, at most {MAX_TEXT:,}")
+    if _nesting(value) > MAX_DEPTH:
+        raise UserError(f"--set {key}: the value nests lists or tables more than {MAX_DEPTH} deep")
     try:
         parsed = tomllib.loads(f"v = {value.strip()}")["v"]
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         raise UserError(
             f"malformed --set {text!r}: {value.strip()!r} is not a TOML value "
             "(strings need quotes: --set 'name=\"x\"', lists: --set 'rows=[\"4x4:5\"]')"
         ) from None
     return key, parsed
+
+
+def _nesting(text: str) -> int:
+    """Deepest bracket nesting in ``text`` (an upper bound on the TOML value's depth).
+
+    >>> _nesting('[[1], {a = [2]}]')
+    3
+    """
+    depth = deepest = 0
+    for char in text:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -87,9 +111,16 @@ def read_toml(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise UserError(f"job file {path} does not exist")
     try:
-        return tomllib.loads(path.read_text())
+        if path.stat().st_size > MAX_TEXT:
+            raise UserError(f"job file {path} is {path.stat().st_size:,} bytes, at most {MAX_TEXT:,}")
+        text = path.read_text()
+        if _nesting(text) > MAX_DEPTH:
+            raise UserError(f"job file {path} nests lists or tables more than {MAX_DEPTH} deep")
+        return tomllib.loads(text)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise UserError(f"job file {path} is not valid TOML: {exc}") from None
+        raise UserError(f"job file {path} is not valid TOML: {_one_line(exc)}") from None
+    except OSError as exc:
+        raise UserError(f"job file {path} cannot be read: {exc.strerror}") from None
 
 
 def validate(data: dict[str, Any], source: str = "job") -> Job:
@@ -103,6 +134,8 @@ def validate(data: dict[str, Any], source: str = "job") -> Job:
         config = model.model_validate(data)
     except pydantic.ValidationError as exc:
         raise UserError(f"{source}: {describe_error(exc, model)}") from None
+    except (RecursionError, MemoryError, OverflowError) as exc:
+        raise UserError(f"{source}: a value is too large or too deeply nested to validate ({type(exc).__name__})") from None
     return Job(name=config.name, domain=config.domain, config=config)
 
 
@@ -123,4 +156,11 @@ def describe_error(exc: pydantic.ValidationError, model: type[pydantic.BaseModel
     if err["type"] == "missing":
         return f"missing key {loc!r}"
     message = err["msg"].removeprefix("Value error, ")
-    return f"{loc}: {message} (got {err.get('input')!r})"
+    if err["loc"] == () or isinstance(err.get("input"), dict) or "got " in message:
+        return f"{loc}: {message}"
+    got = repr(err.get("input"))
+    return f"{loc}: {message} (got {got if len(got) <= 80 else got[:77] + '...'})"
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())

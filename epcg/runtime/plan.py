@@ -12,6 +12,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+MAX_STAGE_TASKS = 1_000_000
+"""Most tasks one stage may have: a plan is built in memory, so a finer split is refused before it is built."""
+
+
+class TooManyTasks(ValueError):
+    """A split would give more than ``MAX_STAGE_TASKS`` tasks (the runtime coarsens chunks or refuses)."""
+
+    def __init__(self, stage: str, tasks: int) -> None:
+        super().__init__(f"stage {stage} would have {tasks:,} tasks, more than {MAX_STAGE_TASKS:,}: use bigger chunks")
+        self.stage, self.tasks = stage, tasks
+
 
 @dataclass(frozen=True)
 class Task:
@@ -77,6 +88,8 @@ def split_range(stage: str, total: int, chunk: int, align: int = 1) -> tuple[Tas
     if total < 0 or chunk < 1 or align < 1:
         raise ValueError(f"bad range split: total={total}, chunk={chunk}, align={align}")
     step = max(align, (chunk // align) * align)
+    if -(-total // step) > MAX_STAGE_TASKS:
+        raise TooManyTasks(stage, -(-total // step))
     bounds = list(range(0, total, step)) + [total]
     if total == 0:
         bounds = [0, 0]

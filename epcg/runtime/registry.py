@@ -56,7 +56,11 @@ class JobKind(Protocol):
         """The summary.md text and the figures written for ``results``."""
 
     # Optional: ``warm_up(config)`` compiles kernels once per worker;
-    # ``prepare(config, run)`` creates arrays before any task runs (idempotent).
+    # ``prepare(config, run)`` creates arrays before any task runs (idempotent);
+    # ``cleanup(config, run)`` runs in the client when the session's tasks end or stop
+    # (e.g. to delete shared state named by ``run.cache_key``);
+    # ``estimate(config)`` gives ``epcg plan`` its figures (:class:`epcg.runtime.estimate.StageCost`);
+    # ``COARSEN`` names the keys the runtime may scale up to bound the task count.
 
 
 @cache
@@ -104,8 +108,10 @@ def load_object(path: str) -> Any:
 
 def kind_of(data: dict[str, Any]) -> str:
     """The job kind a job's plain data asks for: its ``domain``, or its space's algorithm."""
-    if "domain" in data or "space" not in data:
-        return data.get("domain")
+    if "domain" not in data and "space" not in data:
+        raise UserError(f"missing key 'domain' (one of {', '.join(known_kinds())}) or 'space'")
+    if "domain" in data:
+        return data["domain"]
     space = data["space"]
     if not isinstance(space, str):
         raise UserError(f"space must be an import path string 'package.module:NAME', got {space!r}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -11,12 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from epcg.runtime.errors import UserError
+from epcg.runtime.estimate import MAX_TASKS, coarsen_factor
 from epcg.runtime.execute import Executor, SerialExecutor, execute
 from epcg.runtime.jobs import Job, read_toml, validate
-from epcg.runtime.plan import Plan
+from epcg.runtime.plan import Plan, TooManyTasks
 from epcg.runtime.progress import Callback
 from epcg.runtime.registry import job_kind
-from epcg.runtime.store import RunDir, corrupted
+from epcg.runtime.store import RunDir, check_chunk, write_atomic
+
+VERIFIED_FILE = "manifest/verified.json"
 
 
 @dataclass(frozen=True)
@@ -26,14 +30,44 @@ class Prepared:
     job: Job
     plan: Plan
     run: RunDir
+    notes: tuple[str, ...] = ()
+    """What the runtime changed and why (chunks coarsened), to print before the run."""
 
     def __iter__(self) -> Iterator[Any]:
         return iter((self.job, self.plan, self.run))
 
 
-def prepare_new(job: Job, out: Path | None) -> Prepared:
+def run_directory(out: Path) -> Path:
+    """``out`` as an absolute path that a run directory can be made at; UserError naming what is wrong."""
+    given = Path(out)
+    if given.is_symlink() and not given.exists():
+        raise UserError(f"--out {out} is a symbolic link to {os.readlink(given)}, which does not exist")
+    path = given.absolute()
+    if path.exists() and not path.is_dir():
+        raise UserError(f"--out {out} is a file, not a directory")
+    for parent in path.parents:
+        if parent.is_symlink() and not parent.exists():
+            raise UserError(f"--out {out}: {parent} is a symbolic link to a missing target")
+        if parent.exists():
+            if not parent.is_dir():
+                raise UserError(f"--out {out}: {parent} is a file, not a directory")
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise UserError(f"--out {out}: cannot create directories in {parent} (permission denied)")
+            break
+    if path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
+        raise UserError(f"--out {out}: directory is not writable")
+    return path
+
+
+def prepare_new(job: Job, out: Path | None, max_tasks: int = MAX_TASKS) -> Prepared:
     """Check that a new run can start in ``out`` (default ``runs/<name>``)."""
-    run = RunDir(out if out is not None else Path("runs") / job.name)
+    run = RunDir(run_directory(out if out is not None else Path("runs") / job.name))
+    _check_new(run)
+    job, plan, notes = plan_job(job, max_tasks)
+    return Prepared(job, plan, run, notes)
+
+
+def _check_new(run: RunDir) -> None:
     if run.path.exists() and run.is_locked():
         raise UserError(f"run directory {run.path} is in use by another epcg process")
     if run.exists():
@@ -43,7 +77,6 @@ def prepare_new(job: Job, out: Path | None) -> Prepared:
         )
     if run.path.exists() and any(p.name != ".lock" for p in run.path.iterdir()):
         raise UserError(f"--out {run.path} exists and is not an epcg run directory")
-    return Prepared(job, _plan(job), run)
 
 
 def prepare_resume(path: Path) -> Prepared:
@@ -62,18 +95,95 @@ def prepare_resume(path: Path) -> Prepared:
 
 def _plan(job: Job) -> Plan:
     try:
-        return job_kind(job.domain).plan(job.config)
+        plan = job_kind(job.domain).plan(job.config)
     except ValueError as exc:
         raise UserError(f"job {job.name}: {exc}") from None
+    return _nonempty(job, plan)
+
+
+def _nonempty(job: Job, plan: Plan) -> Plan:
+    if plan.num_tasks == 0:
+        raise UserError(f"job {job.name} has nothing to compute: its plan has no tasks")
+    return plan
+
+
+def plan_job(job: Job, max_tasks: int = MAX_TASKS) -> tuple[Job, Plan, tuple[str, ...]]:
+    """The job's plan; if it has more than ``max_tasks`` tasks, its chunk keys scaled up until it has fewer.
+
+    A job kind names in ``COARSEN`` the keys it may scale without changing any
+    result (chunk sizes); without them a job beyond the bound is refused.
+    """
+    kind = job_kind(job.domain)
+    keys = tuple(getattr(kind, "COARSEN", ()))
+    original, first = job, None
+    for _attempt in range(4):
+        try:
+            plan = kind.plan(job.config)
+            tasks = plan.num_tasks
+        except TooManyTasks as exc:
+            plan, tasks = None, exc.tasks
+        except ValueError as exc:
+            raise UserError(f"job {job.name}: {exc}") from None
+        first = tasks if first is None else first
+        if plan is not None and tasks <= max_tasks:
+            _nonempty(job, plan)
+            if job is original:
+                return job, plan, ()
+            old, new = original.to_dict(), job.to_dict()
+            note = (f"{', '.join(f'{k}={old[k]}' for k in keys)} would give {first:,} tasks, more than "
+                    f"{max_tasks:,}; using {', '.join(f'{k}={new[k]}' for k in keys)} "
+                    f"({tasks:,} tasks, identical results; --max-tasks raises the bound)")
+            return job, plan, (note,)
+        if not keys:
+            break
+        job = _coarsened(job, keys, coarsen_factor(tasks, max_tasks), max_tasks)
+        if job is None:
+            break
+    raise UserError(
+        f"job {original.name} has {first:,} tasks, more than --max-tasks {max_tasks:,}"
+        + (f", even with bigger chunks ({', '.join(keys)})" if keys else "")
+        + ": make the job smaller or raise --max-tasks"
+    )
+
+
+def _coarsened(job: Job, keys: tuple[str, ...], factor: int, max_tasks: int) -> Job | None:
+    """The job with its chunk keys scaled by ``factor``: one key alone if that suffices (the fewest changes), else all."""
+    data = job.to_dict()
+    candidates = [(key,) for key in keys] + [keys] if len(keys) > 1 else [keys]
+    for chosen in candidates:
+        try:
+            scaled = validate({**data, **{k: data[k] * factor for k in chosen}}, source=f"job {job.name}")
+            if chosen == keys or job_kind(job.domain).plan(scaled.config).num_tasks <= max_tasks:
+                return scaled
+        except (UserError, ValueError):
+            continue
+    return None
 
 
 @contextlib.contextmanager
 def claimed(prepared: Prepared, new: bool) -> Iterator[None]:
-    """Hold the run directory's lock; lay it out first if the run is new."""
-    with prepared.run.lock():
+    """Hold the run directory's lock and start a new epoch; lay the directory out first if the run is new.
+
+    The checks of :func:`prepare_new` are repeated under the lock, so of two
+    runs started on one new directory at once exactly one proceeds.
+    """
+    run = prepared.run
+    with run.lock():
         if new:
-            prepared.run.create(prepared.job.to_toml(), prepared.job.digest)
+            _check_new_locked(run)
+            run.create(prepared.job.to_toml(), prepared.job.digest)
+        elif not run.exists() or run.stored_digest() != prepared.job.digest:
+            raise UserError(f"run directory {run.path} changed while this client was starting")
+        run.new_epoch()
         yield
+
+
+def _check_new_locked(run: RunDir) -> None:
+    if run.exists():
+        raise UserError(f"run directory {run.path} already holds a run (started at the same moment?): "
+                        f"'epcg resume {run.path}', or pass another --out")
+    if any(p.name != ".lock" for p in run.path.iterdir()):
+        raise UserError(f"--out {run.path} exists and is not an epcg run directory")
 
 
 def run_plan(
@@ -93,7 +203,12 @@ def run_plan(
     if prepare is not None:
         prepare(job.config, run)
     warm = executor.warm_up(job.domain, job_json)
-    records = execute(job, plan, run, executor, callbacks)
+    cleanup = getattr(job_kind(job.domain), "cleanup", None)
+    try:
+        records = execute(job, plan, run, executor, callbacks)
+    finally:
+        if cleanup is not None:
+            cleanup(job.config, run)
     timing = {
         "warm_up_seconds": round(warm, 3),
         "wall_seconds": round(time.perf_counter() - began, 3),
@@ -122,19 +237,42 @@ def finish(
     return results
 
 
-def verify(prepared: Prepared) -> tuple[int, list[str]]:
-    """Check every finished chunk's stored bytes against its record; forget the damaged ones.
+def _stamp(task_id: str, record: dict[str, Any]) -> str:
+    return f"{task_id}@{record.get('ended_at')}@{record.get('fence')}"
 
-    Returns ``(chunks checked, damaged task ids)``. A damaged chunk's record is
-    removed (and results.json with it), so the next resume recomputes exactly
-    those chunks. The caller holds the run's lock.
+
+def verify(prepared: Prepared, executor: Executor | None = None, everything: bool = True) -> tuple[int, list[str]]:
+    """Check finished chunks' stored bytes against their records; forget the damaged ones.
+
+    Returns ``(chunks checked, damaged task ids)``. ``everything=False`` checks
+    only chunks not verified since they were recorded. The checks run where
+    the executor runs tasks (on the cluster for Dask). A damaged chunk's record
+    is removed (and results.json with it), so the next resume recomputes
+    exactly those chunks. A missing or unreadable store is not damage: it
+    raises StoreMissing (a UserError) and nothing is deleted. The caller holds
+    the run's lock.
     """
     _job, plan, run = prepared
+    run.group  # noqa: B018 - raises StoreMissing before anything is checked or deleted
     tasks = {task.id: task for task in plan.tasks()}
     records = run.done(list(tasks.values()))
-    bad = corrupted(run, records)
+    verified_path = run.path / VERIFIED_FILE
+    try:
+        verified = set(json.loads(verified_path.read_text()))
+    except (FileNotFoundError, ValueError):
+        verified = set()
+    todo = {t: r for t, r in records.items() if everything or _stamp(t, r) not in verified}
+    ids = sorted(todo)
+    checker = getattr(executor, "check", None)
+    if checker is not None:
+        intact = checker(str(run.path), [todo[t] for t in ids])
+    else:
+        intact = [check_chunk(str(run.path), todo[t]) for t in ids]
+    bad = [t for t, ok in zip(ids, intact) if not ok]
     for task_id in bad:
         run.record_path(tasks[task_id]).unlink(missing_ok=True)
     if bad:
         run.results_path.unlink(missing_ok=True)
-    return len(records), bad
+    good = {_stamp(t, r) for t, r in records.items() if t not in bad and (t in todo or _stamp(t, r) in verified)}
+    write_atomic(verified_path, json.dumps(sorted(good)))
+    return len(ids), bad

@@ -1,42 +1,62 @@
 """The run directory: the unit of resume.
 
     DIR/job.toml        the resolved job (resume refuses a different one)
-    DIR/manifest/       one JSON record per finished task, written last and atomically
+    DIR/run.json        the run's id and its current epoch (one per client session)
+    DIR/manifest/       one JSON record per finished task, written last, atomically, with its own digest
     DIR/store.zarr/     Zarr v3 arrays: layers, bitsets, partial results
     DIR/results.json    the reduced result
     DIR/summary.md      the paper-style table
     DIR/figures/        pictures
 
-A task counts as done only when its manifest record exists; Zarr skips all-zero
-chunks, so the presence of a chunk never means "done".
+A task counts as done only when its manifest record exists and is intact;
+Zarr skips all-zero chunks, so the presence of a chunk never means "done".
+A record is written only after the task's chunk files and their directories
+are on disk (fsync), and only while the run's id and epoch are still the ones
+the task was started with (a straggler of an earlier client writes nothing).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
 import os
+import struct
 import tempfile
+import time
+import uuid
 from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import zarr
 
-from epcg.runtime.errors import UserError
+from epcg.runtime.errors import StaleTask, UserError
 from epcg.runtime.plan import Task
 
+if TYPE_CHECKING:
+    import zarr
+
 JOB_FILE = "job.toml"
+RUN_FILE = "run.json"
 DIGEST_FILE = "manifest/job.sha256"
 LOCK_FILE = ".lock"
 
 
+def fsync_dir(path: Path) -> None:
+    """Make a directory's entries (new files, renames) durable."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that readers see either nothing or all of it."""
+    """Write ``text`` to ``path`` so that readers see either nothing or all of it, durably."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -49,6 +69,7 @@ def write_atomic(path: Path, text: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    fsync_dir(path.parent)
 
 
 def digest(data: np.ndarray) -> str:
@@ -56,20 +77,61 @@ def digest(data: np.ndarray) -> str:
     return hashlib.blake2b(np.ascontiguousarray(data).tobytes(), digest_size=16).hexdigest()
 
 
+def seal(record: dict[str, Any]) -> str:
+    """A record as JSON with a digest of its own body, so a torn or edited record is detected.
+
+    >>> unseal(seal({"a": 1}))
+    {'a': 1}
+    >>> unseal(seal({"a": 1}).replace('"a": 1', '"a": 2')) is None
+    True
+    """
+    body = json.dumps(record, sort_keys=True)
+    return json.dumps({"record": record, "sha256": hashlib.sha256(body.encode()).hexdigest()}, sort_keys=True)
+
+
+def unseal(text: str) -> dict[str, Any] | None:
+    """The record in ``text``, or None if it is torn, corrupt or not sealed."""
+    try:
+        outer = json.loads(text)
+        if isinstance(outer, dict) and "sha256" not in outer and "task" in outer:
+            return outer  # written before records were sealed: JSON that parses whole is complete
+        record = outer["record"]
+        body = json.dumps(record, sort_keys=True)
+        if hashlib.sha256(body.encode()).hexdigest() != outer["sha256"]:
+            return None
+    except (ValueError, KeyError, TypeError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+_FLOCK = "hhqqi4x"  # struct flock on Linux x86-64 and aarch64: type, whence, start, len, pid
+
+
+def _ofd_lock(fd: int, command: int, kind: int) -> int:
+    """An open-file-description lock on the whole file; returns the lock type found (F_GETLK)."""
+    out = fcntl.fcntl(fd, command, struct.pack(_FLOCK, kind, os.SEEK_SET, 0, 0, 0))
+    return struct.unpack(_FLOCK, out)[0]
+
+
 class RunDir:
     """Paths and records of one run directory; cheap to build on any worker.
 
-    Every array write through :meth:`write_array` or :meth:`write_slice` is
-    logged in ``written`` (name → ``[start, stop, digest]``); the task's manifest
-    record keeps that log, so :func:`corrupted` can later tell whether the bytes
-    on disk are still the ones the task wrote.
+    The path is made absolute at once, so a worker started in another working
+    directory writes into the same place as the client. Every array write
+    through :meth:`write_array` or :meth:`write_slice` is logged in ``written``
+    (name → ``[start, stop, digest]``); the task's manifest record keeps that
+    log, so :func:`corrupted` can later tell whether the bytes on disk are
+    still the ones the task wrote. ``fence`` (``"<run id>/<epoch>"``) is the
+    session a task belongs to; records are written only while it is current.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
+    def __init__(self, path: str | os.PathLike[str], fence: str | None = None) -> None:
+        self.path = Path(path).absolute()
+        self.fence = fence
         self.written: dict[str, list] = {}
 
     job_path = property(lambda self: self.path / JOB_FILE)
+    run_file = property(lambda self: self.path / RUN_FILE)
     manifest_dir = property(lambda self: self.path / "manifest")
     zarr_path = property(lambda self: self.path / "store.zarr")
     results_path = property(lambda self: self.path / "results.json")
@@ -79,14 +141,48 @@ class RunDir:
     def exists(self) -> bool:
         return self.job_path.is_file()
 
-    # -- creation and locking (client side) ---------------------------------
+    # -- creation, identity and locking (client side) -------------------------
 
     def create(self, job_toml: str, digest: str) -> None:
-        """Lay out a new run directory; the caller holds the lock."""
+        """Lay out a new run directory with a fresh run id; the caller holds the lock."""
+        import zarr
+
         self.manifest_dir.mkdir(parents=True, exist_ok=True)
-        write_atomic(self.job_path, job_toml)
+        zarr.open_group(self.zarr_path, mode="w-")
+        write_atomic(self.run_file, json.dumps({"run_id": uuid.uuid4().hex, "epoch": 0, "started_at": 0}))
         write_atomic(self.path / DIGEST_FILE, digest + "\n")
-        zarr.open_group(self.zarr_path, mode="a")
+        write_atomic(self.job_path, job_toml)  # last: a run directory exists once job.toml does
+
+    def identity(self) -> dict[str, Any]:
+        """``{"run_id", "epoch", "started_at"}`` from DIR/run.json (a run started before ids: derived)."""
+        try:
+            return json.loads(self.run_file.read_text())
+        except FileNotFoundError:
+            return {"run_id": hashlib.sha256(str(self.path).encode()).hexdigest()[:32], "epoch": 0, "started_at": 0}
+        except ValueError:
+            raise UserError(f"{self.run_file} is damaged; the run's identity cannot be read") from None
+
+    def new_epoch(self) -> str:
+        """Start a client session: bump the epoch (caller holds the lock); return the new fence."""
+        ident = self.identity()
+        ident.update(epoch=int(ident["epoch"]) + 1, started_at=round(time.time(), 3))
+        write_atomic(self.run_file, json.dumps(ident))
+        self.fence = f"{ident['run_id']}/{ident['epoch']}"
+        return self.fence
+
+    @property
+    def cache_key(self) -> str:
+        """What per-process caches of this run's data are keyed by: its run id and epoch."""
+        return self.fence or "{run_id}/{epoch}".format(**self.identity())
+
+    def check_fence(self) -> None:
+        """Raise StaleTask if this task's session is no longer the run's current one."""
+        if self.fence is None:
+            return
+        ident = self.identity() if self.run_file.exists() else None
+        current = f"{ident['run_id']}/{ident['epoch']}" if ident else None
+        if current != self.fence:
+            raise StaleTask(f"run {self.path} is now {current or 'gone'}, this task belongs to {self.fence}")
 
     def stored_digest(self) -> str | None:
         path = self.path / DIGEST_FILE
@@ -96,14 +192,17 @@ class RunDir:
     def lock(self) -> Iterator[None]:
         """Hold an exclusive lock on the run directory for the life of a client.
 
-        The lock is an ``flock`` on ``DIR/.lock``: the kernel drops it when the
-        process dies, so a killed run never leaves a stale lock behind.
+        An open-file-description lock on ``DIR/.lock``: the kernel drops it when
+        the process dies, so a killed run never leaves a stale lock behind, and
+        :meth:`is_locked` can ask about it without taking it.
         """
         self.path.mkdir(parents=True, exist_ok=True)
         handle = open(self.path / LOCK_FILE, "a+")
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+            _ofd_lock(handle.fileno(), fcntl.F_OFD_SETLK, fcntl.F_WRLCK)
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
             handle.seek(0)
             owner = handle.read().strip() or "unknown"
             handle.close()
@@ -121,17 +220,16 @@ class RunDir:
             handle.close()
 
     def is_locked(self) -> bool:
-        """True while some process holds the run's lock (a run is live)."""
+        """True while some process holds the run's lock (a run is live); reads only, never locks."""
         path = self.path / LOCK_FILE
-        if not path.exists():
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
             return False
-        with open(path) as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return True
-            fcntl.flock(handle, fcntl.LOCK_UN)
-        return False
+        try:
+            return _ofd_lock(fd, fcntl.F_OFD_GETLK, fcntl.F_WRLCK) != fcntl.F_UNLCK
+        finally:
+            os.close(fd)
 
     # -- manifest -----------------------------------------------------------
 
@@ -139,15 +237,24 @@ class RunDir:
         return self.manifest_dir / f"{task.id}.json"
 
     def write_record(self, task: Task, record: dict[str, Any]) -> None:
-        """Mark ``task`` done; call this only after all of its data is stored."""
-        write_atomic(self.record_path(task), json.dumps(record, sort_keys=True))
+        """Mark ``task`` done, once its data is durable and its session still current."""
+        self.sync_written()
+        self.check_fence()
+        write_atomic(self.record_path(task), seal(record))
 
     def read_record(self, task: Task) -> dict[str, Any] | None:
-        path = self.record_path(task)
-        return json.loads(path.read_text()) if path.is_file() else None
+        """The task's record; None if it has none, or if it is torn or corrupt (the task is redone)."""
+        try:
+            text = self.record_path(task).read_text()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except (OSError, UnicodeDecodeError):
+            return None
+        record = unseal(text)
+        return record if record is not None and record.get("task") == task.id else None
 
     def done(self, tasks: list[Task]) -> dict[str, dict[str, Any]]:
-        """Records of the given tasks that are finished, by task id."""
+        """Records of the given tasks that are finished and intact, by task id."""
         out = {}
         for task in tasks:
             record = self.read_record(task)
@@ -155,14 +262,25 @@ class RunDir:
                 out[task.id] = record
         return out
 
+    def torn(self, tasks: list[Task]) -> list[str]:
+        """Tasks whose record file exists but is torn or corrupt (they count as not done)."""
+        return [t.id for t in tasks if self.record_path(t).is_file() and self.read_record(t) is None]
+
     # -- Zarr arrays --------------------------------------------------------
 
     @cached_property
     def group(self) -> zarr.Group:
-        return zarr.open_group(self.zarr_path, mode="a")
+        """The run's Zarr group; a missing store is an error, never silently re-created."""
+        import zarr
+
+        try:
+            return zarr.open_group(self.zarr_path, mode="r+")
+        except (FileNotFoundError, zarr.errors.GroupNotFoundError) as exc:
+            raise StoreMissing(f"the store {self.zarr_path} is missing or unreadable ({exc})") from None
 
     def write_array(self, name: str, data: np.ndarray, chunks: int | None = None) -> None:
         """Store a 1-D array under ``name``, replacing any earlier copy (idempotent)."""
+        self.check_fence()
         data = np.ascontiguousarray(data)
         chunk = max(1, min(chunks or len(data) or 1, 1 << 24))
         array = self.group.create_array(
@@ -174,8 +292,34 @@ class RunDir:
 
     def write_slice(self, name: str, start: int, data: np.ndarray) -> None:
         """Store ``data`` at ``[start, start+len)`` of an existing array (whole chunks, ideally)."""
+        self.check_fence()
         self.group[name][start:start + len(data)] = data
         self.written[name] = [start, start + len(data), digest(data)]
+
+    def sync_written(self) -> None:
+        """fsync the chunk files (and their directories) of every array this task wrote."""
+        dirs: set[Path] = set()
+        for name, (start, stop, _digest) in self.written.items():
+            array = self.group[name]
+            base = self.zarr_path / name
+            dirs.add(base)
+            size = array.chunks[0]
+            for index in range(start // size, (max(stop, start + 1) - 1) // size + 1):
+                chunk = base / array.metadata.encode_chunk_key((index,))
+                with contextlib.suppress(FileNotFoundError):  # an all-zero chunk is not stored
+                    fd = os.open(chunk, os.O_RDONLY)
+                    try:
+                        os.fsync(fd)
+                    finally:
+                        os.close(fd)
+                    dirs.add(chunk.parent)
+        for path in dirs:
+            with contextlib.suppress(FileNotFoundError):
+                fsync_dir(path)
+
+    def bytes_written(self) -> int:
+        """Uncompressed bytes of the arrays this task wrote (what ``epcg plan`` estimates)."""
+        return sum((stop - start) * self.group[name].dtype.itemsize for name, (start, stop, _) in self.written.items())
 
     def read_array(self, name: str) -> np.ndarray:
         return np.asarray(self.group[name][:])
@@ -192,20 +336,29 @@ class RunDir:
         write_atomic(self.summary_path, text)
 
 
-def corrupted(run: RunDir, records: dict[str, dict[str, Any]]) -> list[str]:
-    """Task ids whose stored arrays no longer match the digests in their records.
+class StoreMissing(UserError):
+    """The run's Zarr store is gone or unreadable: nothing is recomputed or deleted."""
 
-    A chunk that cannot be read at all (a damaged compressed block) counts as
-    corrupted too.
+
+def check_chunk(run_path: str, record: dict[str, Any]) -> bool:
+    """True if every array range of ``record`` still has the digest it was written with.
+
+    Raises StoreMissing if the store itself cannot be opened (that is not
+    damage of one chunk). A chunk that cannot be read (a damaged compressed
+    block, a missing array) counts as damaged.
     """
-    bad = []
-    for task_id, record in sorted(records.items()):
-        for name, (start, stop, expected) in record.get("data", {}).items():
-            try:
-                ok = digest(np.asarray(run.group[name][start:stop])) == expected
-            except Exception:  # noqa: BLE001 - any failure to read back is damage
-                ok = False
-            if not ok:
-                bad.append(task_id)
-                break
-    return bad
+    run = RunDir(run_path)
+    group = run.group
+    for name, (start, stop, expected) in record.get("data", {}).items():
+        try:
+            ok = digest(np.asarray(group[name][start:stop])) == expected
+        except Exception:  # noqa: BLE001 - any failure to read back one chunk is damage of that chunk
+            ok = False
+        if not ok:
+            return False
+    return True
+
+
+def corrupted(run: RunDir, records: dict[str, dict[str, Any]]) -> list[str]:
+    """Task ids whose stored arrays no longer match the digests in their records (in this process)."""
+    return [task_id for task_id, record in sorted(records.items()) if not check_chunk(str(run.path), record)]

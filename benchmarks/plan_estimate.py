@@ -1,0 +1,60 @@
+"""`epcg plan`'s estimates against measured runs on this machine: wall time, bytes, peak memory per worker.
+
+Each job runs on an embedded cluster of one single-threaded worker per core;
+the estimate is the plan's wall time for that many workers, the measurement
+the span from the first task's start to the last task's end (warm-up,
+reduction and figures excluded). Ratios near 1 mean the model's constants fit
+this machine; a busy machine makes runs slower.
+
+    python benchmarks/plan_estimate.py
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from epcg.runtime.cluster import LocalSpec, connect, default_workers
+from epcg.runtime.dask_executor import DaskExecutor
+from epcg.runtime.estimate import figures, size
+from epcg.runtime.jobs import load_job
+from epcg.runtime.registry import job_kind
+from epcg.runtime.session import claimed, prepare_new, run_plan
+
+JOBS = Path(__file__).resolve().parents[1] / "jobs"
+CASES = [
+    ("witness-must-cross.toml", []),
+    ("witness-regions.toml", []),
+    ("fling.toml", ["max_pieces=7", "top_puzzles=0"]),
+    ("witness-triple.toml", []),
+    ("dwp-study.toml", ["only=[1, 2]", "runs=4", "mating_events_cap=2000"]),
+]
+
+
+def main() -> None:
+    workers = default_workers()
+    print(f"{'job':<34} {'est. wall':>9} {'wall':>7} {'ratio':>6} {'est. peak':>10} {'peak':>10} "
+          f"{'est. bytes':>10} {'bytes':>10}")
+    with connect(LocalSpec(workers=workers, dashboard_address=None)) as client:
+        for job_file, overrides in CASES:
+            job = load_job(JOBS / job_file, overrides)
+            with tempfile.TemporaryDirectory() as tmp:
+                prepared = prepare_new(job, Path(tmp) / "run")
+                figs = figures(job_kind(job.domain), prepared.job.config, prepared.plan, workers)
+                with claimed(prepared, new=True):
+                    run_plan(prepared, DaskExecutor(client))
+                records = [json.loads(p.read_text())["record"]
+                           for p in (prepared.run.manifest_dir).rglob("*.json") if p.name != "verified.json"]
+            wall = max(r["ended_at"] for r in records) - min(r["ended_at"] - r["seconds"] for r in records)
+            estimate = sum(f.wall_seconds or 0 for f in figs)
+            peak = max(f.peak_memory or 0 for f in figs)
+            written = sum(f.bytes_written or 0 for f in figs)
+            label = f"{job_file} {' '.join(overrides)}"[:34]
+            print(f"{label:<34} {estimate:>8.1f}s {wall:>6.1f}s {wall / estimate:>6.2f} {size(peak):>10} "
+                  f"{size(max(r['max_rss'] for r in records)):>10} {size(written):>10} "
+                  f"{size(sum(r['bytes'] for r in records)):>10}")
+
+
+if __name__ == "__main__":
+    main()

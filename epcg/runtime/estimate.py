@@ -1,0 +1,178 @@
+"""What a job will cost before it runs: tasks, bytes, memory per worker, disk, wall time; and the refusals.
+
+A job kind may provide ``estimate(config) -> {stage name: StageCost}`` (from its
+own arithmetic and measured constants); the runtime adds what every task costs
+(a manifest record, the scheduler's overhead, a worker's base memory) and
+checks the figures against the workers and the disk before anything is
+written. A stage a job kind does not estimate shows its task count only.
+
+>>> fig = StageFigures("k01", "layer 1", 3, 1 << 20, 1 << 19, 1 << 30, 12.5)
+>>> "1.0 GiB" in table([fig], Limits(workers=2))
+True
+>>> size(3 * 2**30), size(1536)
+('3.0 GiB', '1.5 KiB')
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from epcg.runtime.errors import UserError
+
+WORKER_BASE = 210 * 2**20
+"""Resident memory of a Dask worker process with numpy, numba, zarr and a job kind imported, before any data."""
+TASK_OVERHEAD = 0.005
+"""Seconds a core idles per task for scheduling, the Zarr write and the fsynced record (docs/scaling.md)."""
+RECORD_BYTES = 2048
+"""Disk taken by one manifest record."""
+MAX_TASKS = 100_000
+"""Default bound on a run's task count: beyond it chunks are coarsened (or the run refused)."""
+
+
+@dataclass(frozen=True)
+class StageCost:
+    """A job kind's estimate of one stage."""
+
+    bytes_written: int = 0
+    """Uncompressed bytes of the arrays the stage's tasks store."""
+    disk_bytes: int | None = None
+    """Bytes on disk after compression (default: ``bytes_written``, an upper bound)."""
+    peak_memory: int = 0
+    """Memory one worker process needs for the stage's data, beyond ``WORKER_BASE``."""
+    cpu_seconds: float | None = None
+    """Compute of the whole stage on one core (None: unknown)."""
+
+
+@dataclass(frozen=True)
+class StageFigures:
+    """One row of ``epcg plan``: a stage's figures with the runtime's costs added."""
+
+    name: str
+    label: str
+    tasks: int
+    bytes_written: int | None
+    disk_bytes: int | None
+    peak_memory: int | None
+    wall_seconds: float | None
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the run may use: workers, memory per worker process, free disk, tasks."""
+
+    workers: int
+    memory_per_worker: int | None = None
+    free_disk: int | None = None
+    max_tasks: int = MAX_TASKS
+
+
+def figures(kind: Any, config: Any, plan: Any, workers: int, done: set[str] = frozenset()) -> list[StageFigures]:
+    """Per stage: tasks, bytes, memory per worker and wall time (stages run one after another)."""
+    estimate = getattr(kind, "estimate", None)
+    costs: dict[str, StageCost] = estimate(config) if estimate is not None else {}
+    out = []
+    for stage in plan.stages:
+        cost = costs.get(stage.name)
+        tasks = len(stage.tasks)
+        left = sum(1 for t in stage.tasks if t.id not in done) / tasks if tasks else 0.0
+        if cost is None:
+            out.append(StageFigures(stage.name, stage.label, tasks, None, None, None, None))
+            continue
+        disk = cost.bytes_written if cost.disk_bytes is None else cost.disk_bytes
+        wall = None
+        if cost.cpu_seconds is not None:
+            parallel = max(1, min(workers, tasks))
+            wall = (cost.cpu_seconds + tasks * TASK_OVERHEAD) / parallel * left
+        out.append(StageFigures(stage.name, stage.label, tasks, cost.bytes_written,
+                                round((disk + tasks * RECORD_BYTES) * left),
+                                WORKER_BASE + cost.peak_memory, wall))
+    return out
+
+
+def check(figs: Sequence[StageFigures], limits: Limits, force: bool = False) -> None:
+    """Refuse, in one line naming the figure and the override, what cannot finish."""
+    tasks = sum(f.tasks for f in figs)
+    if tasks > limits.max_tasks:
+        raise UserError(f"the job has {tasks:,} tasks, more than --max-tasks {limits.max_tasks:,}: "
+                        "use bigger chunks (--set on the job's chunk key) or raise --max-tasks")
+    if force:
+        return
+    known = [f for f in figs if f.peak_memory is not None]
+    if known and limits.memory_per_worker:
+        worst = max(known, key=lambda f: f.peak_memory)
+        if worst.peak_memory > limits.memory_per_worker:
+            raise UserError(
+                f"stage {worst.name} ({worst.label}) needs about {size(worst.peak_memory)} per worker process, "
+                f"more than the workers' memory limit {size(limits.memory_per_worker)}: use workers with more "
+                "memory (fewer processes per node), a smaller job, or --force")
+    disk = sum(f.disk_bytes or 0 for f in figs)
+    if limits.free_disk is not None and disk > limits.free_disk:
+        raise UserError(f"the run needs about {size(disk)} of disk, only {size(limits.free_disk)} is free there: "
+                        "free space, choose another --out, or --force")
+
+
+def free_disk(path: Path) -> int:
+    """Free bytes on the filesystem that holds (or will hold) ``path``."""
+    path = Path(path).absolute()
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return shutil.disk_usage(path).free
+
+
+def machine_memory() -> int:
+    """Physical memory of this machine."""
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def size(n: float | None) -> str:
+    """Bytes for people: '3.0 GiB'."""
+    if n is None:
+        return "?"
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(n) < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError
+
+
+def duration(seconds: float | None) -> str:
+    """Seconds for people: '42 s', '3.5 min', '7.3 h', '2.1 d'."""
+    if seconds is None:
+        return "?"
+    for limit, unit, div in ((120, "s", 1), (7200, "min", 60), (172800, "h", 3600)):
+        if seconds < limit:
+            return f"{seconds / div:.0f} {unit}" if unit == "s" else f"{seconds / div:.1f} {unit}"
+    return f"{seconds / 86400:.1f} d"
+
+
+def table(figs: Sequence[StageFigures], limits: Limits) -> str:
+    """The plan as a text table, with a total row and the limits it was checked against."""
+    head = f"{'stage':<22} {'tasks':>9} {'written':>10} {'disk':>10} {'peak/worker':>12} {'wall':>9}"
+    lines = [head, "-" * len(head)]
+    for f in figs:
+        lines.append(f"{f.name:<22} {f.tasks:>9,} {size(f.bytes_written):>10} {size(f.disk_bytes):>10} "
+                     f"{size(f.peak_memory):>12} {duration(f.wall_seconds):>9}")
+    known = lambda values: None if any(v is None for v in values) else sum(values)  # noqa: E731
+    peaks = [f.peak_memory for f in figs if f.peak_memory is not None]
+    lines.append(f"{'total':<22} {sum(f.tasks for f in figs):>9,} {size(known([f.bytes_written for f in figs])):>10} "
+                 f"{size(known([f.disk_bytes for f in figs])):>10} {size(max(peaks) if peaks else None):>12} "
+                 f"{duration(known([f.wall_seconds for f in figs])):>9}")
+    lines.append(f"checked against: {limits.workers} workers, "
+                 f"{size(limits.memory_per_worker)} per worker, {size(limits.free_disk)} free disk, "
+                 f"at most {limits.max_tasks:,} tasks")
+    return "\n".join(lines)
+
+
+def coarsen_factor(tasks: int, max_tasks: int) -> int:
+    """How much bigger chunks must get for ``tasks`` to fit under ``max_tasks`` (with room for rounding).
+
+    >>> coarsen_factor(82_598_880, 100_000)
+    1033
+    """
+    return max(2, math.ceil(tasks * 1.25 / max_tasks))

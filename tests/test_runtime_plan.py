@@ -1,0 +1,51 @@
+"""`epcg plan` against measured runs: tasks exactly, bytes written and peak memory per worker within 25 %."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from epcg.runtime.estimate import figures
+from epcg.runtime.jobs import load_job
+from epcg.runtime.registry import job_kind
+from epcg.runtime.session import plan_job
+
+from .conftest import epcg
+
+
+def measured(run: Path) -> dict[str, dict]:
+    """Per stage: tasks, bytes written and the largest resident memory any task ended with."""
+    out: dict[str, dict] = {}
+    for path in (run / "manifest").rglob("*.json"):
+        if path.name == "verified.json":
+            continue
+        record = json.loads(path.read_text())["record"]
+        stage = out.setdefault(record["task"].rsplit("/", 1)[0], {"tasks": 0, "bytes": 0, "rss": 0})
+        stage["tasks"] += 1
+        stage["bytes"] += record["bytes"]
+        stage["rss"] = max(stage["rss"], record["max_rss"])
+    return out
+
+
+@pytest.mark.parametrize("job_text, workers", [
+    ('name = "f"\ndomain = "fling"\nwidth = 6\nheight = 6\nmax_pieces = 6\nchunk_words = 1024\ntop_puzzles = 0\n', 1),
+    pytest.param('name = "f"\ndomain = "fling"\nwidth = 7\nheight = 8\nmax_pieces = 8\nchunk_words = 262144\n'
+                 'top_puzzles = 0\n', 1, marks=pytest.mark.slow),
+])
+def test_plan_matches_a_measured_run(tmp_path: Path, job_text: str, workers: int) -> None:
+    job_file = tmp_path / "job.toml"
+    job_file.write_text(job_text)
+    out = tmp_path / "run"
+    result = epcg("run", str(job_file), "--out", str(out), "--workers", str(workers))
+    assert result.returncode == 0, result.stderr
+    job, plan, _notes = plan_job(load_job(job_file))
+    seen = measured(out)
+    for fig in figures(job_kind(job.domain), job.config, plan, workers):
+        got = seen[fig.name]
+        assert got["tasks"] == fig.tasks
+        assert abs(got["bytes"] - fig.bytes_written) <= 0.25 * max(fig.bytes_written, 1), (fig, got)
+        assert abs(got["rss"] - fig.peak_memory) <= 0.25 * fig.peak_memory, (fig, got)
+    printed = epcg("plan", str(job_file), "--workers", str(workers))
+    assert printed.returncode == 0 and f"{plan.num_tasks:,}" in printed.stdout and "run would accept" in printed.stdout
