@@ -90,6 +90,12 @@ def test_slices_with_a_shared_incumbent_give_the_whole() -> None:
     assert merged == sorted((int(s), cover_positions(m)) for s, m in zip(whole.paths, whole.masks))
 
 
+def test_sets_kept_per_check_do_not_change_the_answer() -> None:
+    expected = panels(4, 3)
+    for seen in (1, 3, 40):
+        assert panels(4, 3, seen=seen) == expected
+
+
 def test_a_bound_below_the_answer_finds_nothing() -> None:
     r = unique_covers(3, 3, kmax=3)
     assert r.k == NO_BOUND and len(r.paths) == 0

@@ -22,8 +22,8 @@ positions (one numba kernel, ``_cover_kernel``):
   every set of the minimum size survives.
 - *Lazy sets*: a node hitting every known set is checked against all paths
   (AND of the positions' solution bitsets, ``bitsets.py``). If it has other
-  solutions, ``P \\ Q`` for the one with the fewest positions off it joins the
-  family and the search goes on from that node; otherwise it is a unique panel.
+  solutions, the ``seen`` smallest sets ``P \\ Q`` among them join the family
+  and the search goes on from that node; otherwise it is a unique panel.
 
 The search is exhaustive: every path is either searched to the end or
 discarded by a valid lower bound, so no smaller ``k`` exists than the one
@@ -197,44 +197,58 @@ def _evaluate(sets, nsets, c0, c1, x0, x1):
 
 
 @njit(cache=True, nogil=True)
-def _verify(s, c0, c1, cross, cross_mask, npos, buf):
-    """``(other solutions, fewest positions of P off one of them, that set w0, w1)`` of cover ``c``."""
+def _verify(s, c0, c1, cross, cross_mask, npos, rows, found, sizes):
+    """Other solutions ``Q`` of cover ``c``: the ``len(found)`` smallest sets ``P \\ Q`` go to ``found``.
+
+    Returns how many were written; 0 means ``P`` is the only solution. Small
+    sets cut the search most, so every solution is looked at.
+    """
     W = cross.shape[1]
-    for w in range(W):
-        buf[w] = ~_ZERO
+    keep = found.shape[0]
+    k = 0
     for p in range(npos):
         word = c0 if p < 64 else c1
         if (word >> np.uint64(p & 63)) & _ONE:
-            for w in range(W):
-                buf[w] &= cross[p, w]
-    others = 0
-    best = 1 << 30
-    d0 = _ZERO
-    d1 = _ZERO
+            rows[k] = p
+            k += 1
+    n = 0
+    worst = 0  # slot of the largest kept set once the buffer is full
     p0 = cross_mask[s, 0]
     p1 = cross_mask[s, 1]
     for w in range(W):
-        x = buf[w]
+        x = ~_ZERO
+        for r in range(k):
+            x &= cross[rows[r], w]
         while x:
             low = x & (~x + _ONE)
             j = w * 64 + np.int64(popcount(low - _ONE))
             x ^= low
             if j == s:
                 continue
-            others += 1
             e0 = p0 & ~cross_mask[j, 0]
             e1 = p1 & ~cross_mask[j, 1]
             size = _pc2(e0, e1)
-            if size < best:
-                best = size
-                d0 = e0
-                d1 = e1
-    return others, best, d0, d1
+            if n < keep:
+                slot = n
+                n += 1
+            elif size < sizes[worst]:
+                slot = worst
+            else:
+                continue
+            found[slot, 0] = e0
+            found[slot, 1] = e1
+            sizes[slot] = size
+            if n == keep:
+                worst = 0
+                for i in range(1, keep):
+                    if sizes[i] > sizes[worst]:
+                        worst = i
+    return n
 
 
 @njit(cache=True, nogil=True)
 def _cover_kernel(first, stop, kmax, vertices, length, cross_mask, cross, neighbours, move_edges,
-                  nv, npos, out_paths, out_masks, stats):
+                  nv, npos, seen, out_paths, out_masks, stats):
     """Smallest unique covers of paths ``[first, stop)`` no larger than ``kmax``.
 
     Returns the smallest size found (``kmax`` if none smaller); the covers of
@@ -250,7 +264,9 @@ def _cover_kernel(first, stop, kmax, vertices, length, cross_mask, cross, neighb
     cap = 4 * nvert * nvert
     sets = np.zeros((cap, 2), dtype=np.uint64)
     lohi = np.zeros((cap, 2), dtype=np.int64)
-    buf = np.zeros(cross.shape[1], dtype=np.uint64)
+    rows = np.zeros(npos, dtype=np.int64)
+    found_sets = np.zeros((seen, 2), dtype=np.uint64)
+    found_sizes = np.zeros(seen, dtype=np.int64)
     # DFS frames: chosen, excluded, remaining branch elements, exclusions for the next child
     depth_cap = npos + 2
     fc = np.zeros((depth_cap, 2), dtype=np.uint64)
@@ -283,7 +299,7 @@ def _cover_kernel(first, stop, kmax, vertices, length, cross_mask, cross, neighb
                     continue
                 if status == 1:
                     stats[3] += 1
-                    others, _, d0, d1 = _verify(s, c0, c1, cross, cross_mask, npos, buf)
+                    others = _verify(s, c0, c1, cross, cross_mask, npos, rows, found_sets, found_sizes)
                     if others == 0:
                         if size < kmax:
                             kmax = size
@@ -295,15 +311,14 @@ def _cover_kernel(first, stop, kmax, vertices, length, cross_mask, cross, neighb
                         found += 1
                         top -= 1
                         continue
-                    if nsets == cap:  # grow the family
+                    if nsets + others > cap:  # grow the family
                         bigger = np.zeros((2 * cap, 2), dtype=np.uint64)
                         bigger[:cap] = sets
                         sets = bigger
                         cap *= 2
-                    sets[nsets, 0] = d0
-                    sets[nsets, 1] = d1
-                    nsets += 1
-                    stats[4] += 1
+                    sets[nsets:nsets + others] = found_sets[:others]
+                    nsets += others
+                    stats[4] += others
                     expand = True  # evaluate the same node again
                     continue
                 fb[top, 0] = b0
@@ -375,18 +390,22 @@ def _kernel_args(width: int, height: int):
 
 def unique_covers(width: int, height: int, first: int = 0, stop: int | None = None,
                   kmax: int = NO_BOUND, incumbent: ScoreBoard | None = None,
-                  batch: int = 2048) -> CoverResult:
+                  batch: int = 2048, seen: int = 16) -> CoverResult:
     """Every smallest unique cover of the paths ``[first, stop)`` with at most ``kmax`` positions.
 
     With an ``incumbent`` (see ``epcg.search.branch_bound``) the bound is read
     before each ``batch`` of paths and every improvement is offered, so tasks
     over other slices prune with it. Covers are kept only at the smallest size
-    this call sees; merge slices by keeping the smallest ``k``.
+    this call sees; merge slices by keeping the smallest ``k``. ``seen``: sets
+    added per refuted node (any value gives the same answer; it trades nodes
+    against the size of the family).
     """
     Geometry(width, height)
     args = _kernel_args(width, height)
     n = len(args[1])
     stop = n if stop is None else int(stop)
+    if seen < 1:
+        raise ValueError(f"seen must be at least 1, got {seen}")
     if not 0 <= first <= stop <= n:
         raise ValueError(f"path range [{first}, {stop}) not within [0, {n}]")
     best = int(kmax)
@@ -405,7 +424,7 @@ def unique_covers(width: int, height: int, first: int = 0, stop: int | None = No
             out_p = np.zeros(room, dtype=np.int64)
             out_m = np.zeros((room, 2), dtype=np.uint64)
             stats = np.zeros(5, dtype=np.int64)
-            k = _cover_kernel(lo, hi, bound, *args, out_p, out_m, stats)
+            k = _cover_kernel(lo, hi, bound, *args, seen, out_p, out_m, stats)
             if stats[0] <= room:
                 break
             room = int(stats[0])
