@@ -12,6 +12,7 @@ from types import ModuleType
 
 _MODULES = {
     "witness": "epcg.experiments.witness",
+    "witness-cover": "epcg.experiments.witness_cover",
     "fling": "epcg.experiments.fling",
     "dwp": "epcg.experiments.dwp",
     "triple": "epcg.experiments.triple",

@@ -83,16 +83,16 @@ def _seed_sets(s, vertices, length, neighbours, move_edges, nv, onpath, index, c
     ``2t+1`` the edge from vertex ``t`` to ``t+1``. Scratch arrays are sized by
     the caller (``onpath``, ``index``, ``comp``, ``queue``: one per vertex).
     """
-    L = length[s]
+    L = np.int64(length[s])
     onpath[:] = False
     for t in range(L + 1):
-        v = vertices[s, t]
+        v = np.int64(vertices[s, t])
         onpath[v] = True
         index[v] = t
     n = 0
     # chords: P[a] adjacent to P[b], b > a + 1
     for a in range(L + 1):
-        v = vertices[s, a]
+        v = np.int64(vertices[s, a])
         for d in range(4):
             u = neighbours[v, d]
             if u >= 0 and onpath[u] and index[u] > a + 1:
@@ -131,7 +131,7 @@ def _seed_sets(s, vertices, length, neighbours, move_edges, nv, onpath, index, c
                     n += 1
                 prev = t
     # sort by length, then build masks
-    order = np.argsort(lohi[:n, 1] - lohi[:n, 0])
+    order = np.argsort(lohi[:n, 1])
     tmp = lohi[:n].copy()
     for i in range(n):
         lohi[i] = tmp[order[i]]
@@ -141,13 +141,13 @@ def _seed_sets(s, vertices, length, neighbours, move_edges, nv, onpath, index, c
         for q in range(lohi[i, 0], lohi[i, 1] + 1):
             t = q >> 1
             if q & 1:
-                a = vertices[s, t]
-                b = vertices[s, t + 1]
+                a = np.int64(vertices[s, t])
+                b = np.int64(vertices[s, t + 1])
                 for d in range(4):
                     if neighbours[a, d] == b:
                         _set(sets[i], nv + move_edges[a, d])
             else:
-                _set(sets[i], vertices[s, t])
+                _set(sets[i], np.int64(vertices[s, t]))
     # stabbing number: intervals by right end, stab at the right end
     byright = np.argsort(lohi[:n, 1])
     last = -1
@@ -384,7 +384,7 @@ def _kernel_args(width: int, height: int):
     g = ps.geometry
     bits = bitsets_for(width, height)
     assert CROSS_WORDS == 2
-    return (ps.vertices.astype(np.int64), ps.length.astype(np.int64), ps.cross_mask, bits.cross,
+    return (ps.vertices, ps.length, ps.cross_mask, bits.cross,
             np.ascontiguousarray(g.neighbours), _move_edges(g), g.num_vertices, g.num_positions)
 
 
