@@ -58,6 +58,8 @@ class Config(JobConfig):
     """Tasks per board (slices of the path list, quadratically denser at the front)."""
     batch: int = pydantic.Field(2048, ge=1)
     """Paths searched between two reads of the shared incumbent."""
+    max_k: int | None = pydantic.Field(None, ge=0)
+    """Only look for panels of at most this many hexagons (faster); none: no limit."""
     figures: int = pydantic.Field(48, ge=0, le=1000)
     """Panels drawn per board: one per symmetry class, longest solutions first."""
     decoded: int = pydantic.Field(16, ge=0, le=10_000)
@@ -111,7 +113,8 @@ def _incumbent_name(config: Config, stage: str) -> str:
 def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
     w, h = parse_board(task.stage)
     shared = incumbent(_incumbent_name(config, task.stage))
-    result = unique_covers(w, h, task.start, task.stop, incumbent=shared, batch=config.batch)
+    kmax = NO_BOUND if config.max_k is None else config.max_k
+    result = unique_covers(w, h, task.start, task.stop, kmax=kmax, incumbent=shared, batch=config.batch)
     if len(result.paths):
         prefix = f"{task.stage}/partial/{task.index:05d}"
         run.write_array(f"{prefix}/paths", result.paths)
@@ -173,6 +176,7 @@ def _reduce_board(config: Config, plan: Plan, text: str, records: dict, run: Run
         "paths": stage.size,
         "positions": g.num_positions,
         "k": k,
+        "max_k": config.max_k,
         "panels": int(len(masks)),
         "classes": len(reps),
         "symmetries": len(maps),
@@ -243,6 +247,8 @@ def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, l
         "covers of at most the best size searched, or an interval lower bound above it, so no panel with fewer "
         "than k hexagons has a single solution. Symmetry classes: the half turn (read backwards) and, on square "
         "boards, both diagonal reflections. Node counts depend on the split and on when tasks see each other's "
-        "improvements; k and the panels do not.",
+        "improvements; k and the panels do not."
+        + ("" if config.max_k is None else f" With max_k = {config.max_k} only panels of at most that many hexagons "
+           "were sought: k '–' means none exists."),
     ]
     return "\n".join(out) + "\n", written
