@@ -115,3 +115,14 @@ def test_symmetries_map_paths_to_paths_and_keep_counts() -> None:
         for m in position_maps(g):
             assert {tuple(sorted(int(m[p]) for p in s)) for s in found} == found
         assert len({orbit_key(g, s) for s in found}) >= len(found) // len(position_maps(g))
+
+
+@pytest.mark.slow
+def test_5x5_covers_of_the_shortest_paths_have_one_solution_by_the_frontier_counter() -> None:
+    from epcg.domains.witness.frontier import count_paths
+
+    n = len(paths_for(5, 5))
+    r = unique_covers(5, 5, n - 3000, n, kmax=8)
+    assert r.k <= 8 and len(r.paths) > 0
+    for m in r.masks[:: max(1, len(r.masks) // 200)]:
+        assert count_paths(5, 5, cover_positions(m)) == 1

@@ -18,8 +18,10 @@ positions (one numba kernel, ``_cover_kernel``):
 - *Branching*: on the elements of the smallest un-hit set (including the
   ``i``-th element excludes the first ``i-1``, so no set is reached twice).
 - *Bound*: chosen positions plus a greedy packing of pairwise disjoint un-hit
-  sets; a node is cut only when that exceeds the best answer (``kmax``), so
-  every set of the minimum size survives.
+  sets, taken in family order: the intervals by right end first (which packs
+  as many intervals as possible), then the lazy sets. A node is cut only when
+  that exceeds the best answer (``kmax``), so every set of the minimum size
+  survives.
 - *Lazy sets*: a node hitting every known set is checked against all paths
   (AND of the positions' solution bitsets, ``bitsets.py``). If it has other
   solutions, the ``seen`` smallest sets ``P \\ Q`` among them join the family
