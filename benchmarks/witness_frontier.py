@@ -16,7 +16,7 @@ import argparse
 import random
 import time
 
-from epcg.domains.witness.frontier import GridGraph, count_paths, count_paths_by_step
+from epcg.domains.witness.frontier import GridGraph, count_paths_by_step
 from epcg.domains.witness.paths import _build, paths_for
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 
-import numpy as np
 import pytest
 
 from epcg.domains.witness.cover import NO_BOUND, cover_positions, unique_covers

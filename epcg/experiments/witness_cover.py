@@ -235,16 +235,18 @@ def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, l
                 cross=cover_positions(masks[i]), path=ps.path(s),
                 caption=f"class {c} · {int(np.count_nonzero(orbit == c))} panels · {int(ps.length[s])} edges",
             ))
+        shown = f", first {len(views)} shown" if b["classes"] > len(views) else ""
         title = (f"{name}: k={b['k']} hexagons, {b['panels']:,} panels with one solution in "
-                 f"{b['classes']:,} symmetry classes" + (f", first {len(views)} shown" if b["classes"] > len(views) else ""))
+                 f"{b['classes']:,} symmetry classes{shown}")
         written += save_figure(gallery_figure(g, views, columns=4, title=title),
                                run.figures_dir / f"unique-cover-{name}")
     out += [
         "",
         "k: the fewest must-cross hexagons (on vertices or edges) that leave exactly one solution; every panel "
         "with k hexagons and one solution is listed (`store.zarr/<board>/covers`: the solution's path index, the "
-        "positions as a bit mask in two words `mask0`, `mask1`, the symmetry class). The search is exhaustive: every path either had all its "
-        "covers of at most the best size searched, or an interval lower bound above it, so no panel with fewer "
+        "positions as a bit mask in two words `mask0`, `mask1`, the symmetry class). The search is exhaustive: "
+        "every path either had all its covers of at most the best size searched, or an interval lower bound "
+        "above it, so no panel with fewer "
         "than k hexagons has a single solution. Symmetry classes: the half turn (read backwards) and, on square "
         "boards, both diagonal reflections. Node counts depend on the split and on when tasks see each other's "
         "improvements; k and the panels do not."
