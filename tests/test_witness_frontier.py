@@ -1,0 +1,98 @@
+"""Frontier path counter against plain path enumeration, the path lists and the constraint bitsets."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from epcg.domains.witness.bitsets import bitsets_for, popcount
+from epcg.domains.witness.frontier import GridGraph, count_paths
+from epcg.domains.witness.geometry import Geometry
+from epcg.domains.witness.paths import paths_for
+
+from .reference import witness as ref
+
+SMALL = [(1, 1), (1, 2), (2, 1), (1, 4), (2, 2), (3, 2), (2, 3), (3, 3), (4, 2), (2, 5)]
+
+
+def brute_count(w: int, h: int, cross=()) -> int:
+    """Paths found by the reference DFS that cross every position of ``cross``."""
+    need = set(cross)
+    return sum(1 for p in ref.all_paths(w, h) if need <= ref.positions(w, h, p))
+
+
+def bitset_count(w: int, h: int, cross) -> int:
+    """Set bits of the AND of the constraints' solution sets (the scan's tables)."""
+    b = bitsets_for(w, h)
+    acc = np.full(b.words, np.uint64(0xFFFFFFFFFFFFFFFF))
+    for p in cross:
+        acc &= b.cross[p]
+    return sum(int(popcount(x)) for x in acc) if b.num_paths % 64 == 0 else sum(
+        int(popcount(x)) for x in acc[:-1]) + int(popcount(acc[-1] & np.uint64((1 << (b.num_paths % 64)) - 1)))
+
+
+@pytest.mark.parametrize(("w", "h"), SMALL)
+def test_counts_match_reference(w: int, h: int) -> None:
+    assert count_paths(w, h) == brute_count(w, h)
+
+
+@pytest.mark.parametrize(("w", "h"), [(w, h) for w in range(1, 6) for h in range(1, 6) if w * h <= 20])
+def test_counts_match_path_lists(w: int, h: int) -> None:
+    assert count_paths(w, h) == len(paths_for(w, h))
+
+
+@pytest.mark.parametrize(("w", "h"), [(2, 2), (3, 2), (2, 3), (3, 3), (1, 3)])
+def test_every_single_and_pair_constraint_matches_reference(w: int, h: int) -> None:
+    n = GridGraph(w, h).num_positions
+    for p in range(n):
+        assert count_paths(w, h, [p]) == brute_count(w, h, [p])
+    rng = random.Random(w * 10 + h)
+    for _ in range(25):
+        cross = rng.sample(range(n), rng.randint(2, 4))
+        assert count_paths(w, h, cross) == brute_count(w, h, cross)
+
+
+@pytest.mark.parametrize(("w", "h", "ks"), [(4, 3, (1, 2, 3, 5)), (4, 4, (1, 3, 6)), (3, 4, (2, 4, 8))])
+def test_constraints_match_bitsets(w: int, h: int, ks: tuple[int, ...]) -> None:
+    rng = random.Random(f"{w}{h}")
+    n = Geometry(w, h).num_positions
+    for k in ks:
+        for _ in range(6):
+            cross = rng.sample(range(n), k)
+            assert count_paths(w, h, cross) == bitset_count(w, h, cross)
+
+
+def test_a_unique_puzzle_has_one_solution() -> None:
+    ps = paths_for(3, 3)
+    cross = ps.crosses(0)  # every position of one path pins that path
+    assert count_paths(3, 3, cross) == 1
+    assert count_paths(3, 3, [0, 15]) == len(ps)  # start and goal are on every path
+
+
+def test_counts_beyond_64_bits_are_exact() -> None:
+    assert count_paths(7, 7) == 789_360_053_252  # OEIS A007764, n = 8
+    big = count_paths(3, 40)
+    assert big > 1 << 64 and big % (1 << 64) != big  # Python ints, not wrapped
+    assert count_paths(40, 3) == big  # the transposed board, swept the other way
+
+
+@pytest.mark.slow
+def test_published_counts_beyond_64_bits() -> None:
+    # OEIS A007764 (self-avoiding corner-to-corner rook paths), n = 10 and 11 vertices a side.
+    assert count_paths(9, 9) == 41_044_208_702_632_496_804
+    assert count_paths(10, 10) == 1_568_758_030_464_750_013_214_100
+
+
+def test_sweep_covers_every_edge_once() -> None:
+    for w, h in ((1, 1), (3, 5), (6, 2)):
+        g = GridGraph(w, h)
+        assert sorted(g.sweep()) == list(range(g.num_edges))
+
+
+def test_bad_positions_are_refused() -> None:
+    with pytest.raises(ValueError):
+        count_paths(2, 2, [21])
+    with pytest.raises(ValueError):
+        count_paths(0, 2)
