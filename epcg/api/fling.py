@@ -97,22 +97,44 @@ class FlingBoard(Found):
         return puzzle_figure(self.board, self.moves, title=self.caption())
 
 
+def _ranks_in(words: np.ndarray, first_word: int) -> np.ndarray:
+    """Ranks of the set bits of ``words`` (word ``i`` is word ``first_word + i`` of the layer), ascending.
+
+    >>> _ranks_in(np.array([0b101, 1 << 63], dtype=np.uint64), 2).tolist()
+    [128, 130, 255]
+    """
+    bits = np.unpackbits(np.ascontiguousarray(words, dtype="<u8").view(np.uint8), bitorder="little")
+    return np.flatnonzero(bits) + first_word * 64
+
+
+def _words(run: RunDir, pieces: int, unique: bool | None, start: int, stop: int) -> np.ndarray:
+    solvable, only = run.group[f"solvable/{pieces}"], run.group[f"unique/{pieces}"]
+    if unique:
+        return np.asarray(only[start:stop])
+    if unique is None:
+        return np.asarray(solvable[start:stop])
+    return np.asarray(solvable[start:stop]) & ~np.asarray(only[start:stop])
+
+
 def set_ranks(run: RunDir, pieces: int, unique: bool | None) -> Iterator[int]:
     """Ranks of layer ``pieces`` boards: uniquely solvable (True), solvable but not uniquely
     (False) or solvable (None); in rank order, one Zarr chunk in memory at a time."""
-    solvable, only = run.group[f"solvable/{pieces}"], run.group[f"unique/{pieces}"]
-    step = max(1, solvable.chunks[0])
-    for start in range(0, solvable.shape[0], step):
-        if unique:
-            words = np.asarray(only[start:start + step])
-        elif unique is None:
-            words = np.asarray(solvable[start:start + step])
-        else:
-            words = np.asarray(solvable[start:start + step]) & ~np.asarray(only[start:start + step])
-        for i in np.flatnonzero(words).tolist():
-            word = int(words[i])
-            base = (start + i) * 64
-            while word:
-                low = word & -word
-                yield base + low.bit_length() - 1
-                word ^= low
+    array = run.group[f"solvable/{pieces}"]
+    step = max(1, array.chunks[0])
+    for start in range(0, array.shape[0], step):
+        yield from _ranks_in(_words(run, pieces, unique, start, start + step), start).tolist()
+
+
+def sample_ranks(run: RunDir, pieces: int, unique: bool | None, n: int, chunks: int = 4) -> list[int]:
+    """About ``n`` ranks spread over the layer: evenly spaced picks from ``chunks`` evenly spaced
+    Zarr chunks (a sample of a huge layer without reading all of it), ascending."""
+    array = run.group[f"solvable/{pieces}"]
+    step = max(1, array.chunks[0])
+    starts = sorted({int(s) for s in np.linspace(0, (array.shape[0] - 1) // step, chunks).round()})
+    found = [_ranks_in(_words(run, pieces, unique, s * step, (s + 1) * step), s * step) for s in starts]
+    found = [f for f in found if len(f)]
+    out: list[int] = []
+    for f in found:
+        take = max(1, n // len(found))
+        out += f[np.linspace(0, len(f) - 1, min(take, len(f))).round().astype(int)].tolist()
+    return sorted(set(out))[:n]
