@@ -122,7 +122,7 @@ def verify(run_dir: Path) -> None:
 @main.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
 def report(run_dir: Path) -> None:
-    """Rebuild results.json, summary.md and figures of a finished run."""
+    """Rebuild results.json, summary.md, figures and report.html of a finished run."""
     from epcg.runtime.session import claimed, finish, prepare_resume
 
     prepared = prepare_resume(run_dir)
@@ -221,8 +221,11 @@ def _report(run, enabled: bool):
 
 
 def _print_outputs(run) -> None:
+    from epcg.report_html import write_report
+
     click.echo(run.summary_path.read_text())
     click.echo(f"results: {run.results_path}\nsummary: {run.summary_path}\nfigures: {run.figures_dir}/")
+    click.echo(f"report:  {write_report(run.path)} (open it in any browser)")
 
 
 if __name__ == "__main__":

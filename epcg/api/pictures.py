@@ -2,7 +2,7 @@
 
 >>> from matplotlib.figure import Figure
 >>> fig = Figure(figsize=(1, 1))
->>> png_bytes(fig)[:4], svg_text(Figure(figsize=(1, 1))).startswith("<?xml")
+>>> png_bytes(fig)[:4], svg_text(fig).startswith("<?xml")
 (b'\\x89PNG', True)
 """
 
@@ -18,10 +18,9 @@ from epcg.figures import DPI
 
 
 def png_bytes(fig: Figure, dpi: int = DPI) -> bytes:
-    """The figure as PNG bytes (the figure is cleared afterwards: nothing else holds it)."""
+    """The figure as PNG bytes."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi)
-    fig.clear()
     return buffer.getvalue()
 
 
@@ -30,7 +29,6 @@ def svg_text(fig: Figure) -> str:
     buffer = io.StringIO()
     with rc_context({"svg.hashsalt": "epcg"}):
         fig.savefig(buffer, format="svg", metadata={"Date": None})
-    fig.clear()
     return buffer.getvalue()
 
 
