@@ -278,7 +278,7 @@ def distribution_plots(run: Run, groups: list[Group]) -> list[tuple[str, bytes]]
         for shift, values, label, colour in ((-width, none, "no solution", "#bf616a"),
                                              (0, unique, "one solution", "#a3be8c"),
                                              (width, several, "several solutions", "#5e81ac")):
-            ax.bar(x + shift, np.maximum(values, 0.5), width, label=label, color=colour)
+            ax.bar(x + shift, np.where(values > 0, values, np.nan), width, label=label, color=colour)
         ax.set_xticks(x, [str(p) for p in pieces])
         ax.set_yscale("log")
         ax.set_xlabel("pieces")

@@ -37,6 +37,9 @@ class LevelMap(Found):
         """One row per room or corridor: ``(row, col, height, width, kind)``."""
         return self.store.read_array(f"{self._stage}/rooms/{self.run:04d}").reshape(-1, 5)
 
+    def ident(self) -> str:
+        return f"{self.kind}-{self.experiment}-{self.run}"
+
     def caption(self) -> str:
         return f"experiment {self.experiment} · run {self.run} · fitness {self.fitness:.1f} · {self.rooms} rooms"
 

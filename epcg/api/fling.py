@@ -79,6 +79,9 @@ class FlingBoard(Found):
         """Brute-force over expert search-tree size (uniquely solvable boards only, else None)."""
         return self._trees[0] / self._trees[1] if self.unique else None
 
+    def ident(self) -> str:
+        return f"{self.kind}-{self.pieces}-{self.rank}"
+
     def caption(self) -> str:
         ratio = f" · ratio {self.ratio:.2f}" if self.unique else " · several solutions"
         return f"{self.pieces} pieces · rank {self.rank:,}{ratio}"

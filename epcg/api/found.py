@@ -31,6 +31,10 @@ class Found:
         """One line saying what this is (the picture's caption in galleries)."""
         return self.kind
 
+    def ident(self) -> str:
+        """A name unique within its run (file names of exported pictures)."""
+        return self.kind
+
     def png(self, dpi: int = 80) -> bytes:
         """The picture as PNG bytes."""
         return png_bytes(self.figure(), dpi=dpi)

@@ -29,6 +29,9 @@ class TripleSet(Found):
     score = property(lambda self: self.data["score"], doc="Fewest joint solutions of any sub-panel or pair.")
     moves = property(lambda self: self.data["moves"], doc="The single joint solution as moves.")
 
+    def ident(self) -> str:
+        return f"{self.kind}-{self.variant}-" + "-".join(map(str, self.data["classes"]))
+
     def caption(self) -> str:
         return f"{self.variant} · score {self.score} · {self.moves}"
 

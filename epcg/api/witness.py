@@ -77,6 +77,9 @@ class WitnessPuzzle(Found):
         sols = self._solution_paths
         return paths_for(self.width, self.height).moves(int(sols[0])) if len(sols) else None
 
+    def ident(self) -> str:
+        return f"{self.kind}-{self.row}-{self.rank}"
+
     def caption(self) -> str:
         return f"{self.row} rank {self.rank:,} · {self.solution_count} sol. · {self.longest} edges"
 

@@ -1,0 +1,65 @@
+"""The progress page on the Dask dashboard: the same numbers as the manifest, live in a browser."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import urllib.request
+from pathlib import Path
+
+import pytest
+from distributed import Client, LocalCluster
+
+from epcg.dashboard import register, snapshot
+from tests.browser import chromium_page, screenshot
+from tests.workbench_runs import small_run
+
+
+def _stopped_copy(domain: str, tmp_path: Path, forget: int) -> Path:
+    """A copy of a finished small run with ``forget`` chunk records removed: a stopped run."""
+    path = tmp_path / domain
+    shutil.copytree(small_run(domain).path, path)
+    (path / "results.json").unlink()
+    for record in sorted((path / "manifest").rglob("*/*.json"))[-forget:]:
+        record.unlink()
+    return path
+
+
+def test_snapshot_counts_the_manifest(tmp_path: Path) -> None:
+    path = _stopped_copy("witness", tmp_path, forget=2)
+    s = snapshot(path)
+    records = list((path / "manifest").rglob("*/*.json"))
+    assert (s["state"], s["done"]) == ("stopped", len(records))
+    assert s["total"] == sum(st["total"] for st in s["stages"]) == len(records) + 2
+    assert sum(st["done"] for st in s["stages"]) == len(records)
+    assert s["stages"][-1]["items_total"] == 9880 and s["stages"][-1]["items_done"] < 9880
+
+
+def test_incumbent_history_rises(tmp_path: Path) -> None:
+    s = snapshot(small_run("triple").path)
+    for stage, row in zip(s["stages"], small_run("triple").results["rows"]):
+        scores = [score for _t, score in stage["incumbent"]]
+        assert scores == sorted(set(scores)) and scores[-1] == row["score"]
+
+
+def test_page_on_the_dashboard(tmp_path: Path) -> None:
+    path = _stopped_copy("triple", tmp_path, forget=1)
+    with LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address="127.0.0.1:0") as cluster, \
+            Client(cluster) as client:
+        link = register(client, path)
+        assert link is not None and link.endswith("/epcg")
+        data = json.loads(urllib.request.urlopen(link + "/status.json", timeout=30).read())
+        assert (data["done"], data["total"]) == (snapshot(path)["done"], snapshot(path)["total"])
+        base = link.rsplit("/epcg", 1)[0]
+        with chromium_page(allow=(base,)) as (page, refused):
+            page.goto(link)
+            page.wait_for_selector("#stages tbody tr")
+            assert page.inner_text("#done") == str(data["done"])
+            assert page.inner_text("#total") == str(data["total"])
+            assert page.locator("#stages tbody tr").count() == len(data["stages"])
+            charts = [st for st in data["stages"] if st["incumbent"]]
+            assert charts and page.locator("#incumbent svg").count() == len(charts)
+            assert page.locator("#incumbent svg circle").count() == sum(len(st["incumbent"]) for st in charts)
+            assert min(page.eval_on_selector_all("#incumbent svg", "s => s.map(x => x.getBBox().width)")) > 0
+            screenshot(page, tmp_path / "dashboard-epcg.png", full_page=True)
+            assert not refused
