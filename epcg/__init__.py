@@ -15,7 +15,7 @@ The Python API (loaded on first use, so ``import epcg.domains...`` stays light):
 
 from typing import Any
 
-__all__ = ["Run", "open", "run"]
+__all__ = ["FlingBoard", "LevelMap", "Run", "TripleSet", "WitnessPuzzle", "open", "run"]
 
 
 def __getattr__(name: str) -> Any:

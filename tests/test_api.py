@@ -16,7 +16,7 @@ from epcg.domains.fling.rules import Board
 from epcg.domains.witness import scan
 from epcg.domains.witness.paths import paths_for
 from epcg.runtime.errors import UserError
-from tests.workbench_runs import JOBS, small_run
+from tests.workbench_runs import JOBS, SLOW, small_run
 
 PNG = b"\x89PNG"
 
@@ -75,6 +75,7 @@ def test_fling_ratio_filter_and_best_boards() -> None:
     assert replay.pieces == 1
 
 
+@pytest.mark.slow
 def test_triples_and_maps() -> None:
     triples = list(small_run("triple").triples("separate"))
     assert triples and all(t.variant == "separate" and t.score == small_run("triple").results["rows"][1]["score"]
@@ -85,7 +86,7 @@ def test_triples_and_maps() -> None:
     assert maps[0].fitness == small_run("dwp").results["rows"][1]["fitness"][0]
 
 
-@pytest.mark.parametrize("domain", sorted(JOBS))
+@pytest.mark.parametrize("domain", [pytest.param(d, marks=[pytest.mark.slow] if d in SLOW else []) for d in sorted(JOBS)])
 def test_found_objects_draw_themselves(domain: str) -> None:
     item = next(small_run(domain).found())
     assert item._repr_png_()[:4] == PNG

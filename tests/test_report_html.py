@@ -9,7 +9,7 @@ import pytest
 
 from epcg.report_html import gallery, write_report
 from tests.browser import chromium_page, screenshot
-from tests.workbench_runs import small_run
+from tests.workbench_runs import SLOW, small_run
 
 VISIBLE = "figure.item:not([hidden])"
 
@@ -19,7 +19,8 @@ def _pictures_rendered(page, selector: str) -> bool:
         selector + " img", "imgs => imgs.length > 0 && imgs.every(i => i.complete && i.naturalWidth > 0)")
 
 
-@pytest.mark.parametrize("domain", ["witness", "fling", "triple", "dwp"])
+@pytest.mark.parametrize("domain", [pytest.param(d, marks=[pytest.mark.slow] if d in SLOW else [])
+                                    for d in ["witness", "fling", "triple", "dwp"]])
 def test_report_is_self_contained(domain: str) -> None:
     run = small_run(domain)
     text = write_report(run).read_text()

@@ -20,6 +20,10 @@ JOBS = {
 }
 
 
+SLOW = {"triple", "dwp"}
+"""Domains whose small run takes long enough (compiling, building the problem) to keep its tests in -m slow."""
+
+
 @cache
 def small_run(domain: str) -> epcg.Run:
     """A finished run of ``domain``'s small job in a fresh temporary directory."""
