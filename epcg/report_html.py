@@ -16,7 +16,6 @@ solution. A large run shows a sample of each group and says how many there are.
 
 from __future__ import annotations
 
-import heapq
 import html
 import json
 import os
@@ -115,30 +114,43 @@ def _share(items: int, groups: int) -> int:
 
 
 def _witness_groups(run: Run, items: int) -> list[Group]:
-    rows = [(i, r) for i, r in enumerate(run.results["rows"]) if r["puzzles_at_min"]]
+    from epcg.api.witness import WitnessPuzzle
+
+    rows = [(row, r) for row, r in zip(run.config.parsed_rows(), run.results["rows"]) if r["puzzles_at_min"]]
     n = _share(items, len(rows))
     out = []
-    for index, res in rows:
-        total = res["puzzles_at_min"]
-        stride = max(1, total // max(1, n - n // 2))
-        longest: list[tuple[int, int]] = []
-        spread = []
-        for i, p in enumerate(run.puzzles(index)):
-            heapq.heappush(longest, (p.longest, -p.rank))
-            if len(longest) > n // 2:
-                heapq.heappop(longest)
-            if i % stride == 0 and len(spread) < n - n // 2:
-                spread.append(p)
-        best = {-rank for _, rank in longest}
-        chosen = [p for p in run.puzzles(index) if p.rank in best] if best else []
-        chosen += [p for p in spread if p.rank not in best]
-        chosen.sort(key=lambda p: (-p.longest, p.rank))
+    for row, res in rows:
+        ranks, longest = _longest_and_spread(run, row.name, n)
         k = "+".join(map(str, res["k"])) if isinstance(res["k"], list) else str(res["k"])
         group = f"{res['width']}x{res['height']} k={k}"
-        out.append(Group(group, total, [
+        puzzles = [WitnessPuzzle(run.config.kind, row.width, row.height, row.k, rank, row=row.name,
+                                 solutions=res["min_solutions"], length=length)
+                   for rank, length in zip(ranks, longest)]
+        out.append(Group(group, res["puzzles_at_min"], [
             Item(p, group, {"board": f"{p.width}x{p.height}", "k": k, "solutions": p.solution_count,
-                            "length": p.longest}) for p in chosen]))
+                            "length": p.longest}) for p in puzzles]))
     return out
+
+
+def _longest_and_spread(run: Run, row: str, n: int) -> tuple[list[int], list[int]]:
+    """About ``n`` stored puzzles of a row: half with the longest solutions, half spread over the
+    ranks; read one Zarr chunk at a time, longest first."""
+    ranks, longest = run.dir.group[f"{row}/at_min/ranks"], run.dir.group[f"{row}/at_min/longest"]
+    total, step = ranks.shape[0], max(1, ranks.chunks[0])
+    spread = set(np.linspace(0, total - 1, n - n // 2).round().astype(int).tolist()) if total else set()
+    best_r, best_l = np.zeros(0, np.uint64), np.zeros(0, np.int64)
+    picked: dict[int, int] = {}
+    for start in range(0, total, step):
+        r = np.asarray(ranks[start:start + step])
+        lengths = np.asarray(longest[start:start + step]).astype(np.int64)
+        best_r, best_l = np.concatenate([best_r, r]), np.concatenate([best_l, lengths])
+        keep = np.lexsort((best_r, -best_l))[: n // 2]
+        best_r, best_l = best_r[keep], best_l[keep]
+        for i in (j for j in spread if start <= j < start + len(r)):
+            picked[int(r[i - start])] = int(lengths[i - start])
+    picked.update(zip(best_r.tolist(), best_l.tolist()))
+    chosen = sorted(picked.items(), key=lambda kv: (-kv[1], kv[0]))
+    return [int(r) for r, _ in chosen], [length for _, length in chosen]
 
 
 def _fling_groups(run: Run, items: int) -> list[Group]:
