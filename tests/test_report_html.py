@@ -77,3 +77,19 @@ def test_fling_report_filters_in_chromium(tmp_path: Path) -> None:
         page.locator("#gallery").scroll_into_view_if_needed()
         screenshot(page, tmp_path / "report-fling.png")
         assert not refused
+
+
+def test_solution_counts_are_shown_when_recorded(tmp_path: Path) -> None:
+    import json
+    import shutil
+
+    import epcg
+
+    path = tmp_path / "w"
+    shutil.copytree(small_run("witness").path, path)
+    results = json.loads((path / "results.json").read_text())
+    results["rows"][1]["solution_counts"] = {"4": 36, "5": 120, "12": 7}
+    (path / "results.json").write_text(json.dumps(results))
+    run = epcg.open(path)
+    assert run.solution_counts("3x3:3").to_dict() == {4: 36, 5: 120, 12: 7}
+    assert "solution counts, 3x3 k=3" in write_report(run).read_text()
