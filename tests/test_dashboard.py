@@ -66,3 +66,18 @@ def test_page_on_the_dashboard(domain: str, tmp_path: Path) -> None:
             assert all(w > 0 for w in page.eval_on_selector_all("#incumbent svg", "s => s.map(x => x.getBBox().width)"))
             screenshot(page, tmp_path / f"dashboard-epcg-{domain}.png", full_page=True)
             assert not refused
+
+
+def test_run_on_a_client_registers_the_page(tmp_path: Path) -> None:
+    import epcg
+    from tests.workbench_runs import JOBS
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, host="127.0.0.1", dashboard_address="127.0.0.1:0") as cluster, \
+            Client(cluster) as client:
+        run = epcg.run({**JOBS["witness"], "rows": ["2x2:2"]}, tmp_path / "r", client=client, progress=False)
+        data = json.loads(urllib.request.urlopen(client.dashboard_link.replace("/status", "/epcg/status.json"),
+                                                 timeout=30).read())
+    assert (data["state"], data["done"], data["total"]) == ("finished", 1, 1)
+    serial = small_run("witness").results["rows"][0]
+    assert run.table()[["min_solutions", "puzzles_at_min"]].values.tolist() == [[serial["min_solutions"],
+                                                                                 serial["puzzles_at_min"]]]

@@ -4,7 +4,8 @@
 directory is laid out, or an existing one holding the same job is resumed, and
 bad input raises :class:`~epcg.runtime.errors.UserError` with the message the
 CLI prints. Without ``client`` it runs in this process; with a
-``distributed.Client`` it runs on that cluster.
+``distributed.Client`` it runs on that cluster, and its progress shows on the
+dashboard at ``/epcg`` (:mod:`epcg.dashboard`).
 
 >>> import tempfile, epcg
 >>> out = tempfile.mkdtemp() + "/paths"
@@ -76,6 +77,10 @@ def run(job: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str
         executor = DaskExecutor(client)
     callbacks = [TqdmProgress()] if progress else []
     with claimed(prepared, new):
+        if client is not None:
+            from epcg.dashboard import register
+
+            register(client, path)
         if not new:
             verify(prepared)
         run_plan(prepared, executor, callbacks)

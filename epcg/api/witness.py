@@ -4,8 +4,8 @@ A Witness run stores, per row, the ranks of every puzzle at the row's fewest
 solutions and each one's longest solution (``store.zarr/<row>/at_min``).
 :func:`puzzles` reads those arrays one Zarr chunk at a time. Asked for another
 solution count, it walks the row's whole rank space in this process instead,
-decoding and solving each puzzle: fine for small rows, and lazy, so ``limit``
-stops it early.
+decoding and solving each puzzle: fine for small rows, and lazy, so
+``itertools.islice`` or ``Run.found(limit=...)`` stops it early.
 
 >>> p = WitnessPuzzle("must-cross", 3, 3, (3,), 1247, row="3x3-k3")
 >>> p.cross, p.solution_count, p.longest, p.solution
