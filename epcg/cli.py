@@ -200,13 +200,34 @@ def verify(run_dir: Path) -> None:
 @main.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
 def report(run_dir: Path) -> None:
-    """Rebuild results.json, summary.md and figures of a finished run."""
+    """Rebuild results.json, summary.md, figures and report.html of a finished run."""
     from epcg.runtime.session import claimed, finish, prepare_resume
 
     prepared = prepare_resume(run_dir)
     with claimed(prepared, new=False):
         finish(prepared)
     _print_outputs(prepared.run)
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), help="Where to write (default RUN_DIR/export).")
+@click.option("--limit", type=click.IntRange(min=1), default=1000, show_default=True, help="Objects at most.")
+@click.option("--pictures", type=click.Choice(["png", "svg", "none"]), default="png", show_default=True)
+@click.option("--where", multiple=True, metavar="KEY=VALUE",
+              help="A filter of Run.puzzles/boards/triples/maps, e.g. --where pieces=8 --where min_ratio=50.")
+def export(run_dir: Path, out: Path | None, limit: int, pictures: str, where: tuple[str, ...]) -> None:
+    """Write what a run found as JSON lines (found.jsonl) and pictures; schema: epcg/api/export.py."""
+    import epcg
+    from epcg.runtime.jobs import parse_override
+
+    filters = dict(parse_override(text) for text in where)
+    try:
+        path = epcg.open(run_dir).export(out or run_dir / "export", limit=limit,
+                                         pictures=None if pictures == "none" else pictures, **filters)
+    except TypeError as exc:
+        raise UserError(f"--where: {exc}") from None
+    click.echo(f"{sum(1 for _ in path.open())} objects: {path}")
 
 
 def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_per_worker, scheduler,
@@ -243,6 +264,9 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
                     click.echo(f"Dask dashboard: {client.dashboard_link}")
                     executor = DaskExecutor(client)
                     with claimed(prepared, new), _live(run, client), _report(run, performance_report):
+                        from epcg.dashboard import register
+
+                        click.echo(f"epcg progress: {register(client, run.path) or 'not on this scheduler'}")
                         _verify_before_resume(prepared, new, executor, everything)
                         run_plan(prepared, executor, [progress])
         except KeyboardInterrupt:
@@ -360,8 +384,11 @@ def _report(run, enabled: bool):
 
 
 def _print_outputs(run) -> None:
+    from epcg.report_html import write_report
+
     click.echo(run.summary_path.read_text())
     click.echo(f"results: {run.results_path}\nsummary: {run.summary_path}\nfigures: {run.figures_dir}/")
+    click.echo(f"report:  {write_report(run.path)} (open it in any browser)")
 
 
 if __name__ == "__main__":

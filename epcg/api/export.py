@@ -1,0 +1,73 @@
+"""Found content leaves epcg: JSON lines a level editor or game engine reads, plus pictures.
+
+``Run.export(DIR)`` (and ``epcg export RUN_DIR``) writes
+
+    DIR/found.jsonl        one JSON object per line, one line per puzzle, board, triple or map
+    DIR/pictures/ID.png    its picture with the solution (or .svg; none with pictures=None)
+
+Every line has ``schema`` (``"epcg-found/1"``), ``id`` (unique in the run, also the
+picture's file name), ``job``, ``type`` and ``picture`` (the path relative to DIR, or
+null), then the fields of its type:
+
+``witness-puzzle``
+    ``puzzle_kind`` (must-cross, regions, joint), ``row``, ``width``, ``height``
+    (cells), ``k`` (list), ``rank``; ``must_cross`` (names such as ``"vertex (1,0)"``,
+    ``"edge (0,1)-(1,1)"``, x right and y up from the start at the bottom left) and
+    ``must_cross_positions`` (indices of :mod:`epcg.domains.witness.geometry`);
+    ``squares`` (``{"cell": [x, y], "colour": "black" | "white"}``); ``solutions``
+    (paths solving it), ``longest_solution`` (edges), ``solution`` (moves ``U R D L``
+    from the start to the goal at the top right).
+``fling-board``
+    ``width``, ``height``, ``pieces``, ``rank``; ``board`` (rows from the top, ``o``
+    a piece, ``.`` empty); ``unique``; ``ratio``, ``brute_force_nodes``,
+    ``expert_nodes`` (null unless unique); ``solution`` (moves such as ``a1D``: column
+    letter, row number from the top, direction R L D U).
+``witness-triple``
+    ``variant``, ``width``, ``height``, ``score``, ``moves`` (the one joint solution),
+    ``path``, ``panels`` (three of ``{"rank", "cells", "pieces"}``, cells numbered
+    ``y * width + x`` from the bottom left, pieces as rows top to bottom, ``#`` a cell,
+    ``/`` between rows), ``set_counts``, ``pair_counts``, ``classes``, ``arrangements``.
+``dwp-map``
+    ``experiment``, ``run``, ``seed``, ``fitness``, ``rooms``; ``grid`` (rows of digits:
+    0 empty, 1 room, 2 corridor, 3 start room, 4 obstacle), ``room_list`` (``[row, col,
+    height, width, kind]``).
+
+>>> SCHEMA
+'epcg-found/1'
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+SCHEMA = "epcg-found/1"
+
+
+def export(run: Any, path: Path, *, limit: int | None = None, pictures: str | None = "png",
+           **filters: Any) -> Path:
+    """Write ``path/found.jsonl`` (and ``path/pictures/``) for what ``run`` found; return the JSONL path."""
+    if pictures not in ("png", "svg", None):
+        raise ValueError(f"pictures must be 'png', 'svg' or None, got {pictures!r}")
+    items = run.found(limit=limit, **filters)
+    first = next(items, None)  # a bad filter fails here, before anything is written
+    path.mkdir(parents=True, exist_ok=True)
+    if pictures:
+        (path / "pictures").mkdir(exist_ok=True)
+    out = path / "found.jsonl"
+    with out.open("w") as handle:
+        for item in itertools.chain([first] if first is not None else [], items):
+            data = item.to_dict()
+            ident = item.ident()
+            picture = None
+            if pictures == "png":
+                picture = f"pictures/{ident}.png"
+                (path / picture).write_bytes(item.png())
+            elif pictures == "svg":
+                picture = f"pictures/{ident}.svg"
+                (path / picture).write_text(item.svg())
+            line = {"schema": SCHEMA, "id": ident, "job": run.name, **data, "picture": picture}
+            handle.write(json.dumps(line) + "\n")
+    return out

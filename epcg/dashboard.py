@@ -1,0 +1,215 @@
+"""The run's progress as a page on the Dask dashboard: ``<dashboard>/epcg``.
+
+:class:`ProgressPage` is a scheduler plugin: registered by the client
+(``client.register_plugin(ProgressPage(run_dir))``, as ``epcg run`` does), it
+adds two routes to the scheduler's web server, next to ``/status``:
+
+- ``/epcg``: stages with chunks done of total, items per second, time left,
+  and for branch and bound the incumbent's history; the page refreshes itself
+  every two seconds;
+- ``/epcg/status.json``: the same as data, :func:`snapshot` of the run directory.
+
+The page reads what ``epcg status`` reads: the run directory's manifest (one
+record per finished chunk) and ``live.json``. The scheduler must be able to
+import epcg and see the run directory (workers write there anyway).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from distributed.diagnostics.plugin import SchedulerPlugin
+from tornado import web
+
+from epcg.runtime.errors import UserError
+
+NAME = "epcg-progress"
+ROUTE = "/epcg"
+
+
+def snapshot(run_dir: str | Path) -> dict[str, Any]:
+    """Progress of the run in ``run_dir``, from its manifest: plain JSON data."""
+    from epcg.runtime.session import prepare_resume
+
+    job, plan, run = prepare_resume(Path(run_dir))
+    done = run.done(plan.tasks())
+    live = run.is_locked()
+    info_path = run.path / "live.json"
+    info = json.loads(info_path.read_text()) if live and info_path.is_file() else {}
+    state = "running" if live else ("finished" if run.results_path.exists() else "stopped")
+    records = list(done.values())
+    first = min((r["ended_at"] - r["seconds"] for r in records), default=None)
+    last = max((r["ended_at"] for r in records), default=None)
+    stages, items_done, items_total = [], 0.0, 0
+    for stage in plan.stages:
+        span = sum(t.size for t in stage.tasks) or 1
+        per = (stage.size or span) / span  # items per unit of a task's range
+        finished = [(t, done[t.id]) for t in stage.tasks if t.id in done]
+        items = sum(t.size for t, _ in finished) * per
+        items_done += items
+        items_total += stage.size or span
+        stages.append({
+            "name": stage.name, "label": stage.label or stage.name, "done": len(finished),
+            "total": len(stage.tasks), "items_done": round(items), "items_total": stage.size or span,
+            "compute_seconds": round(sum(r["seconds"] for _, r in finished), 3),
+            "incumbent": _incumbent_history(finished, first),
+        })
+    elapsed = (last - first) if records else 0.0
+    rate = len(records) / elapsed if elapsed > 0 else None
+    left = plan.num_tasks - len(done)
+    return {
+        "run": str(run.path), "job": job.name, "domain": job.domain, "state": state,
+        "dashboard": info.get("dashboard"), "workers": info.get("workers"),
+        "done": len(done), "total": plan.num_tasks,
+        "elapsed_seconds": round(elapsed, 3),
+        "chunks_per_second": round(rate, 4) if rate else None,
+        "items_per_second": float(f"{items_done / elapsed:.3g}") if elapsed > 0 else None,
+        "seconds_left": round(left / rate, 1) if rate and left and live else None,
+        "stages": stages,
+    }
+
+
+def _incumbent_history(finished: list[tuple[Any, dict]], t0: float | None) -> list[list[float]]:
+    """For branch-and-bound stages: ``[seconds since start, best score so far]`` as chunks finished."""
+    scored = sorted((r["ended_at"], r["result"]["score"]) for _, r in finished
+                    if isinstance(r.get("result"), dict) and "incumbent_at_start" in r["result"])
+    history, best = [], None
+    for ended, score in scored:
+        if best is None or score > best:
+            best = score
+            history.append([round(ended - (t0 or ended), 3), score])
+    return history
+
+
+class ProgressPage(SchedulerPlugin):
+    """Serve the progress of one run directory on the scheduler's dashboard, at ``/epcg``."""
+
+    name = NAME
+
+    def __init__(self, run_dir: str | Path) -> None:
+        self.run_dir = str(Path(run_dir).resolve())
+
+    async def start(self, scheduler: Any) -> None:
+        if not getattr(scheduler, "_epcg_routes", False):
+            scheduler.http_application.add_handlers(r".*", [
+                (ROUTE + "/?", _PageHandler, {"scheduler": scheduler}),
+                (ROUTE + "/status.json", _JsonHandler, {"scheduler": scheduler}),
+            ])
+            scheduler._epcg_routes = True
+
+
+def page_link(dashboard_link: str) -> str:
+    """The progress page's address, from the dashboard's.
+
+    >>> page_link("http://127.0.0.1:8787/status")
+    'http://127.0.0.1:8787/epcg'
+    """
+    return dashboard_link.rsplit("/status", 1)[0] + ROUTE
+
+
+def register(client: Any, run_dir: str | Path) -> str | None:
+    """Show ``run_dir``'s progress on ``client``'s dashboard; its address, or None if the
+    scheduler cannot take the page (it cannot import epcg, or has no dashboard)."""
+    try:
+        client.register_plugin(ProgressPage(run_dir))
+    except Exception:  # noqa: BLE001 - the page is a convenience; the run goes on without it
+        return None
+    return page_link(client.dashboard_link) if client.dashboard_link else None
+
+
+class _Handler(web.RequestHandler):
+    def initialize(self, scheduler: Any) -> None:
+        self.scheduler = scheduler
+
+    async def _snapshot(self) -> dict[str, Any] | None:
+        plugin = self.scheduler.plugins.get(NAME)
+        if plugin is None:
+            return None
+        try:
+            return await asyncio.get_running_loop().run_in_executor(None, snapshot, plugin.run_dir)
+        except UserError as exc:  # not laid out yet, or its job file was changed
+            return {"state": str(exc)}
+
+
+class _JsonHandler(_Handler):
+    async def get(self) -> None:
+        data = await self._snapshot()
+        self.set_header("Content-Type", "application/json")
+        self.set_header("Cache-Control", "no-store")
+        self.write(json.dumps(data if data is not None else {"state": "no run"}))
+
+
+class _PageHandler(_Handler):
+    def get(self) -> None:
+        self.set_header("Content-Type", "text/html; charset=utf-8")
+        self.write(PAGE)
+
+
+PAGE = """<!DOCTYPE html>
+<html lang=en><head><meta charset=utf-8><title>epcg progress</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 1.2em 2em; color: #222; }
+table { border-collapse: collapse; margin: 1em 0; } th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; }
+td.n { text-align: right; } .bar { width: 220px; height: 12px; background: #e5e9f0; position: relative; }
+.bar div { position: absolute; left: 0; top: 0; bottom: 0; background: #5e81ac; }
+#head span { margin-right: 1.6em; } .state-running { color: #2e7d32; } .state-stopped { color: #bf616a; }
+svg text { font-size: 11px; }
+</style></head>
+<body>
+<h1>epcg: <span id=job>…</span></h1>
+<p id=head></p>
+<table id=stages><thead><tr><th>stage</th><th>chunks</th><th></th><th>items</th><th>compute s</th></tr></thead>
+<tbody></tbody></table>
+<div id=incumbent></div>
+<p><a href="/status">Dask dashboard</a> · <a href="/epcg/status.json">status.json</a></p>
+<script>
+function fmt(x) { return x === null || x === undefined ? '–' : Number(x).toLocaleString('en'); }
+function left(s) { if (s === null) return '–'; if (s < 90) return Math.round(s) + ' s';
+  if (s < 5400) return (s / 60).toFixed(1) + ' min'; return (s / 3600).toFixed(1) + ' h'; }
+function chart(name, points, elapsed) {
+  var w = 420, h = 160, p = 34;
+  var tmax = Math.max.apply(null, points.map(function (q) { return q[0]; }).concat([elapsed, 1e-9]));
+  var smax = Math.max.apply(null, points.map(function (q) { return q[1]; }));
+  var smin = Math.min.apply(null, points.map(function (q) { return q[1]; }).concat([0]));
+  function x(t) { return p + (w - 2 * p) * t / tmax; }
+  function y(s) { return h - p + (2 * p - h) * (s - smin) / Math.max(smax - smin, 1); }
+  var d = '', prev = null;
+  points.forEach(function (q) { d += (prev === null ? 'M' : 'H' + x(q[0]) + 'V') + (prev === null ? x(q[0]) + ',' : '') + y(q[1]); prev = q; });
+  d += 'H' + x(tmax);
+  var dots = points.map(function (q) { return '<circle r="3" cx="' + x(q[0]) + '" cy="' + y(q[1]) + '" fill="#d08770"></circle>'; }).join('');
+  return '<figure><svg width=' + w + ' height=' + h + ' role=img aria-label="incumbent ' + name + '">' +
+    '<path d="' + d + '" stroke="#d08770" fill="none" stroke-width="2"></path>' + dots +
+    '<line x1=' + p + ' y1=' + (h - p) + ' x2=' + (w - p) + ' y2=' + (h - p) + ' stroke="#888"/>' +
+    '<text x=' + p + ' y=' + (h - 10) + '>0 s</text><text x=' + (w - p - 30) + ' y=' + (h - 10) + '>' + tmax.toFixed(1) + ' s</text>' +
+    '<text x=4 y=' + (y(smax) + 4) + '>' + smax + '</text></svg>' +
+    '<figcaption>incumbent (best score) of ' + name + ' as chunks finished</figcaption></figure>';
+}
+function render(s) {
+  document.getElementById('job').textContent = s.job + ' (' + s.domain + ')';
+  document.getElementById('head').innerHTML =
+    '<span class="state-' + s.state + '">' + s.state + '</span>' +
+    '<span>chunks <b id=done>' + s.done + '</b> of <b id=total>' + s.total + '</b></span>' +
+    '<span>items/s <b>' + fmt(s.items_per_second) + '</b></span>' +
+    '<span>time left <b>' + left(s.seconds_left) + '</b></span>' +
+    '<span>workers ' + fmt(s.workers) + '</span><span><code>' + s.run + '</code></span>';
+  var rows = s.stages.map(function (st) {
+    var pct = st.total ? 100 * st.done / st.total : 100;
+    return '<tr><td>' + st.label + '</td><td class=n>' + st.done + ' / ' + st.total + '</td>' +
+      '<td><div class=bar><div style="width:' + pct + '%"></div></div></td>' +
+      '<td class=n>' + fmt(st.items_done) + ' / ' + fmt(st.items_total) + '</td><td class=n>' + st.compute_seconds.toFixed(2) + '</td></tr>';
+  });
+  document.querySelector('#stages tbody').innerHTML = rows.join('');
+  document.getElementById('incumbent').innerHTML = s.stages.filter(function (st) { return st.incumbent.length; })
+    .map(function (st) { return chart(st.label, st.incumbent, s.elapsed_seconds); }).join('');
+}
+function poll() {
+  fetch(location.pathname.replace(/\\/$/, '') + '/status.json', {cache: 'no-store'}).then(function (r) { return r.json(); })
+    .then(function (s) { if (s.stages) render(s); }).catch(function () {});
+}
+poll(); setInterval(poll, 2000);
+</script>
+</body></html>
+"""
