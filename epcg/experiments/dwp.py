@@ -24,6 +24,8 @@ MAX_GRID_SIDE = 4096
 """Largest map side: a map is a grid of cells held per individual."""
 MAX_POPULATION = 1_000_000
 """Largest population (and room count) an experiment may ask for."""
+WORKING_MEMORY = 80 * 2**20
+"""A worker's memory for the map and evolution kernels beyond the runtime's base (measured: 292 MiB peak in all)."""
 SECONDS_PER_EVENT = 1.7e-4
 """One mating event on an 80×80 map (experiments 1–21: 630 runs of 10,000 events in 1,092 core-seconds)."""
 
@@ -115,7 +117,7 @@ def estimate(config: Config) -> dict:
         cells = params.grid[0] * params.grid[1]
         out[stage_name(row)] = StageCost(
             bytes_written=config.runs * cells * 2,
-            peak_memory=params.population * (cells + 64 * params.states),
+            peak_memory=WORKING_MEMORY + params.population * (cells + 64 * params.states),
             cpu_seconds=config.runs * params.mating_events * SECONDS_PER_EVENT * (cells / 6400) ** 0.66,
         )
     return out
