@@ -20,8 +20,9 @@ What makes it fast:
 Results go to a shared accumulator: ``acc = [min, n_at_min, solvable]`` plus
 the rank and longest solution of every puzzle at the current min, written while
 they fit in ``ranks`` (``acc[1]`` may exceed its length; the wrapper then reruns
-with room for all), and ``hist[c]``, the puzzles with ``c`` solutions for
-``1 <= c <= cap = len(hist) - 1``. Paths are stored longest first, so a
+with room for all), and, unless ``hist`` is None, ``hist[c]``: the puzzles with
+``c`` solutions for ``1 <= c < len(hist)`` (numba compiles the None case
+without any of it). Paths are stored longest first, so a
 puzzle's longest solution is the path of its lowest set bit. The scan module
 turns these into the reductions of :mod:`epcg.search.scan`.
 
@@ -102,7 +103,6 @@ def _cross_leaves(cur, span, i, table, q0, n, lo0, start, stop, lengths, acc, ra
     lo = np.uint64(span[i, 0])
     hi = np.uint64(span[i, 1])
     solvable = 0
-    cap = hist.shape[0] - 1
     done = False
     for q in range(max(q0, q0 + start - lo0), n):
         r = lo0 + q - q0
@@ -110,7 +110,10 @@ def _cross_leaves(cur, span, i, table, q0, n, lo0, start, stop, lengths, acc, ra
             done = True
             break
         limit = acc[0]
-        exact = max(limit, cap)
+        if hist is None:
+            exact = limit
+        else:
+            exact = max(limit, hist.shape[0] - 1)
         count = 0
         first = -1
         w = lo
@@ -125,8 +128,9 @@ def _cross_leaves(cur, span, i, table, q0, n, lo0, start, stop, lengths, acc, ra
             w += _ONE
         if count > 0:
             solvable += 1
-            if count <= cap:
-                hist[count] += 1
+            if hist is not None:
+                if count < hist.shape[0]:
+                    hist[count] += 1
             if count <= limit:
                 _record(count, lengths[first], r, acc, ranks, longs)
     acc[2] += solvable
@@ -191,7 +195,6 @@ def _regions_dfs(base, m, lo_word, hi_word, sep, pair_index, lengths, ncells, kr
         buf[0, 0, w] = base[w]
     cnt[0, 0] = m
     solvable = 0
-    cap = hist.shape[0] - 1
     done = False
     i = 0
     item[0] = -1
@@ -226,18 +229,23 @@ def _regions_dfs(base, m, lo_word, hi_word, sep, pair_index, lengths, ncells, kr
                         rows[nrows] = pair_index[item[t], q]
                         nrows += 1
                 limit = acc[0]
+                if hist is None:
+                    exact = limit
+                else:
+                    exact = max(limit, hist.shape[0] - 1)
                 parent = cnt[max(i - 1, 0), j]
                 if nrows == 0 and parent > limit:  # one colour: the parent's set
                     solvable += 1
-                    if parent <= cap:
-                        hist[parent] += 1
+                    if hist is not None:
+                        if parent < hist.shape[0]:
+                            hist[parent] += 1
                     continue
-                c, first = _buf_rows_upto(buf, max(i - 1, 0), j, sep, rows, nrows, lo_word, hi_word,
-                                          max(limit, cap))
+                c, first = _buf_rows_upto(buf, max(i - 1, 0), j, sep, rows, nrows, lo_word, hi_word, exact)
                 if c > 0:
                     solvable += 1
-                    if c <= cap:
-                        hist[c] += 1
+                    if hist is not None:
+                        if c < hist.shape[0]:
+                            hist[c] += 1
                     if c <= limit:
                         _record(c, lengths[first], r, acc, ranks, longs)
             continue

@@ -87,7 +87,7 @@ def _fused(kind: str, width: int, height: int, ks: tuple[int, int], start: int, 
         acc = np.array([bits.num_paths + 1, 0, 0], dtype=np.int64)
         ranks = np.zeros(room, dtype=np.int64)
         longs = np.zeros(room, dtype=np.int64)
-        hist = np.zeros(cap + 1, dtype=np.int64)
+        hist = np.zeros(cap + 1, dtype=np.int64) if cap else None
         if start == stop:
             break
         if kind == "regions":
@@ -106,8 +106,9 @@ def _fused(kind: str, width: int, height: int, ks: tuple[int, int], start: int, 
         if solvable else ArgMin.empty()
     histogram = None
     if reductions.histogram:
-        hist[0] = (stop - start) - solvable
-        values = np.flatnonzero(hist)
-        histogram = Histogram(dict(zip(values.tolist(), hist[values].tolist())),
-                              above=solvable - int(hist[1:].sum()), cap=reductions.cap)
+        tally = np.zeros(1, dtype=np.int64) if hist is None else hist
+        tally[0] = (stop - start) - solvable
+        values = np.flatnonzero(tally)
+        histogram = Histogram(dict(zip(values.tolist(), tally[values].tolist())),
+                              above=solvable - int(tally[1:].sum()), cap=reductions.cap)
     return ScanPartial(count=stop - start, ignored=(stop - start) - solvable, argmin=argmin, histogram=histogram)
