@@ -26,7 +26,7 @@ without any of it). Paths are stored longest first, so a
 puzzle's longest solution is the path of its lowest set bit. The scan module
 turns these into the reductions of :mod:`epcg.search.scan`.
 
-All kernels trust their caller (``scan.scan_range`` checks): tables as built by
+All kernels trust their caller (``scan.puzzle_space`` and ``epcg.search.scan_range`` check): tables as built by
 ``bitsets_for``, ``0 <= start <= stop <= max_rank``, ``k`` within the board,
 ``acc[0]`` initialised above the number of paths.
 """
