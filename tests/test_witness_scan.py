@@ -272,3 +272,13 @@ def test_region_rule_variants_on_table_3(rule: str) -> None:
         assert differs == {(4, 4, 5)} and found[(4, 4, 5)] == 47
     else:
         assert len(differs) > 1
+
+
+def test_space_decodes_and_renders_a_puzzle() -> None:
+    space = puzzle_space("joint", 3, 2, (1, 3))
+    puzzle = space.decode(5)
+    assert encode("joint", puzzle) == 5 and len(puzzle.cross) == 1 and len(puzzle.cells) == 3
+    figure = space.render(puzzle)
+    assert len(figure.axes) == 1
+    texts = [t.get_text() for t in figure.axes[0].texts]
+    assert any(t.endswith("solution(s)") for t in texts)
