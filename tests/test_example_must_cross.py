@@ -80,6 +80,7 @@ def test_example_through_a_scheduler_address(example_on_path: None, builtin_smal
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 def test_example_gives_table_2(example_on_path: None, tmp_path: Path) -> None:
     rows = [(3, 3, 3), (3, 3, 5), (3, 4, 3), (3, 4, 5), (4, 4, 3), (4, 4, 4), (4, 4, 5), (4, 4, 6)]
     builtin, example = tmp_path / "builtin", tmp_path / "example"
