@@ -95,10 +95,12 @@ class ArgMin:
 
 @dataclass(frozen=True, eq=False)
 class TopK:
-    """The ``k`` best (highest score) items; ties broken by the lower rank.
+    """The ``k`` best (highest score) items; ties broken by the lower rank. Scores are ints or floats.
 
     >>> TopK.merge([TopK.of([5, 7], [0, 1], k=2), TopK.of([7, 1], [2, 3], k=2)], k=2).ranks.tolist()
     [1, 2]
+    >>> TopK.of([0.5, 0.75, 0.5], [4, 9, 2], k=2).ranks.tolist()
+    [9, 2]
     """
 
     scores: np.ndarray
@@ -106,7 +108,8 @@ class TopK:
 
     @classmethod
     def of(cls, scores: Sequence[int], ranks: Sequence[int], k: int) -> TopK:
-        scores, ranks = np.asarray(scores, dtype=np.int64), np.asarray(ranks, dtype=np.uint64)
+        scores, ranks = np.asarray(scores), np.asarray(ranks, dtype=np.uint64)
+        scores = scores.astype(np.float64 if scores.dtype.kind == "f" else np.int64)
         order = np.lexsort((ranks, -scores))[:k]
         return cls(scores[order], ranks[order])
 
