@@ -7,6 +7,10 @@ wall and CPU seconds (path and bitset tables built beforehand) and the paper's.
 
     python benchmarks/witness_kernels.py            # Tables 2 and 3
     python benchmarks/witness_kernels.py --joint    # also the two joint rows
+    python benchmarks/witness_kernels.py --solution-counts all   # with the whole solution-count histogram
+
+Each row is one ``epcg.search.scan_range`` over the row's ``puzzle_space`` with
+the Witness job's reductions (``--solution-counts``: the job key of that name).
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ import argparse
 import time
 
 from epcg.domains.witness.bitsets import bitsets_for
-from epcg.domains.witness.scan import max_rank, scan_range
+from epcg.domains.witness.scan import puzzle_space
+from epcg.search import Reductions, scan_range
 
 # (kind, width, height, k, paper min, paper seconds); the paper's boards are height x width.
 ROWS = [
@@ -46,10 +51,15 @@ JOINT = [
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--joint", action="store_true", help="also run the joint rows")
+    parser.add_argument("--solution-counts", default="0",
+                        help="tally solution counts exactly up to this many, or 'all' (default 0, as the jobs)")
     args = parser.parse_args()
+    cap = None if args.solution_counts == "all" else int(args.solution_counts)
+    reductions = Reductions(min=True, ignore=0, histogram=True, cap=cap)
     t = time.perf_counter()
     for kind, k in (("must-cross", 2), ("regions", 2), ("joint", (1, 2))):
-        scan_range(kind, 2, 2, k, 0, max_rank(kind, 2, 2, k))
+        space = puzzle_space(kind, 2, 2, k)
+        scan_range(space, 0, space.max_rank, reductions)
     print(f"compile (or load from cache): {time.perf_counter() - t:.2f}s")
     rows = ROWS + (JOINT if args.joint else [])
     total = 0.0
@@ -58,15 +68,16 @@ def main() -> None:
     print(header)
     for kind, w, h, k, paper_min, paper_s in rows:
         bitsets_for(w, h)  # tables are built once per process, outside the timing
-        n = max_rank(kind, w, h, k)
+        space = puzzle_space(kind, w, h, k)
+        n = space.max_rank
         t, c = time.perf_counter(), time.process_time()
-        r = scan_range(kind, w, h, k, 0, n)
+        r = scan_range(space, 0, n, reductions).argmin
         dt, cpu = time.perf_counter() - t, time.process_time() - c
         total += cpu if kind != "joint" else 0.0
-        longest = int(r.longest.max()) if len(r.longest) else 0
-        at_longest = int((r.longest == longest).sum()) if len(r.longest) else 0
+        longest = int(r.payload.max()) if len(r.payload) else 0
+        at_longest = int((r.payload == longest).sum()) if len(r.payload) else 0
         ks = "+".join(map(str, k)) if isinstance(k, tuple) else str(k)
-        print(f"{kind:<10} {h}x{w:<3} {ks:>6} {n:>12,} {r.min_solutions:>5} {paper_min:>5} {len(r.ranks):>7,} "
+        print(f"{kind:<10} {h}x{w:<3} {ks:>6} {n:>12,} {r.value:>5} {paper_min:>5} {len(r.ranks):>7,} "
               f"{longest:>7} {at_longest:>8,} {dt:>8.3f} {cpu:>8.3f} {paper_s:>8.2f}")
     print(f"Tables 2 and 3 together: {total:.2f}s CPU, single process")
 

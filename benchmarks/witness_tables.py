@@ -5,7 +5,7 @@ the same code path as ``epcg run`` (LocalCluster, Zarr run directory, manifest)
 and prints, per row, our compute seconds beside the paper's time column, then
 cluster start-up, kernel compilation (warm-up) and wall time separately.
 
-Target (issue 2): both tables' compute in under 5 s of wall time on 2 cores.
+Target: both tables' compute in under 5 s of wall time on 2 cores.
 
     python benchmarks/witness_tables.py [--workers 2] [--figures]
 """

@@ -1,8 +1,11 @@
-"""Witness scan kernels against brute force, chunk independence, and the paper's Tables 2 and 3."""
+"""Witness puzzle spaces: the fused scan kernels against brute force and against the per-rank
+evaluator, chunk independence, solution-count histograms, and the paper's Tables 2 and 3."""
 
 from __future__ import annotations
 
 import random
+from collections import Counter
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -10,7 +13,8 @@ import pytest
 from epcg.domains.witness import scan as scan_module
 from epcg.domains.witness.paths import paths_for
 from epcg.domains.witness.puzzles import Puzzle, encode
-from epcg.domains.witness.scan import MinPartial, decode, max_rank, scan_range, solutions
+from epcg.domains.witness.scan import REDUCTIONS, decode, max_rank, puzzle_space, solutions
+from epcg.search import Reductions, ScanPartial, scan_range
 
 from .reference import witness as ref
 
@@ -23,23 +27,62 @@ SMALL_ROWS = [
 ]
 
 
-def merge(parts: list[MinPartial]) -> tuple[int, int, int, list[int], list[int]]:
-    """Reduce partials of adjacent ranges the way the runtime does."""
-    best = min((p.min_solutions for p in parts if p.min_solutions), default=0)
-    ranks = [int(r) for p in parts if p.min_solutions == best and best for r in p.ranks]
-    longest = [int(x) for p in parts if p.min_solutions == best and best for x in p.longest]
-    return sum(p.examined for p in parts), sum(p.solvable for p in parts), best, ranks, longest
+def scan_part(kind: str, w: int, h: int, k, start: int, stop: int, reductions: Reductions = REDUCTIONS) -> ScanPartial:
+    return scan_range(puzzle_space(kind, w, h, k), start, stop, reductions)
+
+
+def summary(p: ScanPartial) -> tuple[int, int, list[int], list[int]]:
+    """``(solvable, min or 0, ranks at min, their longest)``: the shape of ``ref.scan``."""
+    return (p.count - p.ignored, p.argmin.value or 0, p.argmin.ranks.tolist(), p.argmin.payload.tolist())
+
+
+def reference_counts(kind: str, w: int, h: int, k) -> dict[int, int]:
+    paths = ref.all_paths(w, h)
+    tally = Counter(ref.solution_stats(w, h, paths, *puzzle)[0] for puzzle in ref.all_puzzles(kind, w, h, k))
+    return dict(sorted(tally.items()))
 
 
 @pytest.mark.parametrize(("kind", "w", "h", "k"), SMALL_ROWS)
 def test_every_puzzle_matches_reference(kind: str, w: int, h: int, k) -> None:
     n = max_rank(kind, w, h, k)
-    r = scan_range(kind, w, h, k, 0, n)
-    assert r.examined == n
-    assert (r.solvable, r.min_solutions, r.ranks.tolist(), r.longest.tolist()) == ref.scan(kind, w, h, k, 0, n)
-    assert r.ranks.dtype == np.uint64 and r.longest.dtype == np.uint8
+    r = scan_part(kind, w, h, k, 0, n)
+    assert r.count == n
+    assert summary(r) == ref.scan(kind, w, h, k, 0, n)
+    assert r.argmin.ranks.dtype == np.uint64 and r.argmin.payload.dtype == np.uint8
+    assert r.histogram.counts == reference_counts(kind, w, h, k) and r.histogram.above == 0
 
 
+@pytest.mark.parametrize(("kind", "w", "h", "k"), [
+    ("must-cross", 3, 3, 3), ("must-cross", 3, 4, 3), ("regions", 3, 3, 4), ("regions", 4, 3, 4),
+    ("joint", 2, 2, (2, 3)), ("joint", 3, 2, (1, 3)),
+])
+@pytest.mark.parametrize("reductions", [REDUCTIONS, Reductions(ignore=0, histogram=True, cap=3), Reductions(ignore=0)])
+def test_fused_kernel_matches_per_rank_evaluator(kind: str, w: int, h: int, k, reductions: Reductions) -> None:
+    space = puzzle_space(kind, w, h, k)
+    fused = scan_range(space, 0, space.max_rank, reductions)
+    plain = scan_range(replace(space, evaluate_range=None), 0, space.max_rank, reductions)
+    assert (fused.count, fused.ignored, fused.histogram) == (plain.count, plain.ignored, plain.histogram)
+    assert (fused.argmin.value, fused.argmin.ranks.tolist()) == (plain.argmin.value, plain.argmin.ranks.tolist())
+
+
+def test_histogram_cap_counts_the_rest_together() -> None:
+    whole = scan_part("must-cross", 3, 3, 3, 0, 9880).histogram
+    capped = scan_part("must-cross", 3, 3, 3, 0, 9880, Reductions(ignore=0, histogram=True, cap=6)).histogram
+    assert capped.counts == {s: n for s, n in whole.counts.items() if s <= 6}
+    assert capped.above == sum(n for s, n in whole.counts.items() if s > 6) > 0
+    assert capped.total == whole.total == 9880
+
+
+def test_top_k_falls_back_to_the_per_rank_evaluator() -> None:
+    r = scan_part("regions", 2, 2, 3, 0, max_rank("regions", 2, 2, 3), Reductions(ignore=0, top=2))
+    counts = [ref.solution_stats(2, 2, ref.all_paths(2, 2), *p)[0] for p in ref.all_puzzles("regions", 2, 2, 3)]
+    best = sorted(range(len(counts)), key=lambda i: (-counts[i], i))[:2]
+    assert r.top.ranks.tolist() == best and r.top.scores.tolist() == [counts[i] for i in best]
+
+
+@pytest.mark.parametrize(("kind", "w", "h", "k"), SMALL_ROWS)
+def test_every_puzzle_matches_reference(kind: str, w: int, h: int, k) -> None:
+    n = max_rank(kind, w, h, k)
 @pytest.mark.parametrize(("kind", "w", "h", "k"), [
     ("must-cross", 3, 4, 5), ("must-cross", 4, 4, 4), ("must-cross", 4, 4, 6),
     ("regions", 4, 3, 5), ("regions", 4, 4, 6), ("joint", 3, 4, (2, 4)), ("joint", 4, 4, (3, 3)),
@@ -55,9 +98,9 @@ def test_sampled_puzzles_match_reference(kind: str, w: int, h: int, k) -> None:
         assert (puzzle.cross, puzzle.cells, puzzle.colours) == (cross, cells, colours)
         assert encode(kind, puzzle) == rank
         count, longest = ref.solution_stats(w, h, paths, cross, cells, colours)
-        one = scan_range(kind, w, h, k, rank, rank + 1)
-        assert (one.solvable, one.min_solutions) == (int(count > 0), count)
-        assert one.longest.tolist() == ([longest] if count else [])
+        one = scan_part(kind, w, h, k, rank, rank + 1)
+        assert summary(one)[:2] == (int(count > 0), count)
+        assert one.argmin.payload.tolist() == ([longest] if count else [])
         sols = solutions(ps, puzzle)
         assert len(sols) == count and np.all(np.diff(sols) > 0)
         assert [int(ps.length[i]) for i in sols[:1]] == ([longest] if count else [])
@@ -69,31 +112,30 @@ def test_sampled_puzzles_match_reference(kind: str, w: int, h: int, k) -> None:
 ])
 def test_chunks_merge_to_the_whole(kind: str, w: int, h: int, k) -> None:
     n = max_rank(kind, w, h, k)
-    whole = scan_range(kind, w, h, k, 0, n)
-    expected = (n, whole.solvable, whole.min_solutions, whole.ranks.tolist(), whole.longest.tolist())
+    whole = scan_part(kind, w, h, k, 0, n)
     rng = random.Random(n)
     for pieces in (2, 3, 17):
         cuts = sorted({0, n, *(rng.randrange(n) for _ in range(pieces - 1))})
-        parts = [scan_range(kind, w, h, k, a, b) for a, b in zip(cuts, cuts[1:])]
-        assert merge(parts) == expected
+        parts = [scan_part(kind, w, h, k, a, b) for a, b in zip(cuts, cuts[1:])]
+        rng.shuffle(parts)
+        assert ScanPartial.merge(parts) == whole
 
 
 def test_buffer_overflow_reruns(monkeypatch: pytest.MonkeyPatch) -> None:
-    expected = scan_range("must-cross", 2, 2, 3, 0, 1330)
-    assert len(expected.ranks) == 270
+    expected = scan_part("must-cross", 2, 2, 3, 0, 1330)
+    assert len(expected.argmin.ranks) == 270
     monkeypatch.setattr(scan_module, "_INITIAL_ROOM", 1)
-    again = scan_range("must-cross", 2, 2, 3, 0, 1330)
-    assert again.ranks.tolist() == expected.ranks.tolist() and again.longest.tolist() == expected.longest.tolist()
+    assert scan_part("must-cross", 2, 2, 3, 0, 1330) == expected
 
 
 def test_empty_and_bad_inputs() -> None:
-    empty = scan_range("regions", 3, 3, 3, 5, 5)
-    assert empty[:3] == (0, 0, 0) and empty.ranks.dtype == np.uint64 and len(empty.ranks) == len(empty.longest) == 0
+    empty = scan_part("regions", 3, 3, 3, 5, 5)
+    assert (empty.count, empty.argmin.value, empty.histogram.total) == (0, None, 0)
     for bad in [("must-cross", 3, 3, 3, 0, 9881), ("must-cross", 3, 3, 3, 5, 4), ("regions", 3, 3, 0, 0, 1),
                 ("must-cross", 6, 3, 3, 0, 1), ("paths", 3, 3, 3, 0, 1), ("joint", 3, 3, 3, 0, 1),
                 ("regions", 4, 5, 18, 0, 1)]:
         with pytest.raises(ValueError):
-            scan_range(*bad)
+            scan_part(*bad)
     with pytest.raises(ValueError):
         decode("regions", 3, 3, 3, max_rank("regions", 3, 3, 3))
     with pytest.raises(ValueError):
@@ -101,8 +143,8 @@ def test_empty_and_bad_inputs() -> None:
 
 
 def test_max_rank_matches_paper_totals() -> None:
-    # Table 2's "total" column as printed. Table 3 and the joint rows print C(cells, k) * 2^(k-1) for
-    # some rows and C(cells, k) * 2^k (both colourings of every puzzle) for others; we always use 2^(k-1).
+    """Table 2's totals as printed; Table 3 and the joint rows print C(cells, k) * 2^(k-1) for some rows
+    and C(cells, k) * 2^k (both colourings of every puzzle) for others; the spaces use 2^(k-1)."""
     assert [max_rank("must-cross", 4, 4, k) for k in (3, 4, 5, 6)] == [43_680, 677_040, 8_259_888, 82_598_880]
     assert [max_rank("regions", 3, 3, k) for k in (3, 5)] == [336, 2_016]
     assert [max_rank("regions", 4, 3, k) for k in (3, 5)] == [880, 12_672]
@@ -113,8 +155,8 @@ def test_max_rank_matches_paper_totals() -> None:
         assert 2 * max_rank(kind, w, h, k) == printed
 
 
-def row(kind: str, w: int, h: int, k) -> MinPartial:
-    return scan_range(kind, w, h, k, 0, max_rank(kind, w, h, k))
+def row(kind: str, w: int, h: int, k) -> ScanPartial:
+    return scan_part(kind, w, h, k, 0, max_rank(kind, w, h, k))
 
 
 # (board as the paper prints it, height x width; k; min non-zero solutions)
@@ -127,60 +169,49 @@ TABLE_3 = [((3, 3), 3, 14), ((3, 3), 5, 1), ((3, 4), 3, 87), ((3, 4), 4, 20), ((
 @pytest.mark.parametrize(("board", "k", "expected"), TABLE_2)
 def test_table_2(board: tuple[int, int], k: int, expected: int) -> None:
     h, w = board
-    assert row("must-cross", w, h, k).min_solutions == expected
+    assert row("must-cross", w, h, k).argmin.value == expected
 
 
 @pytest.mark.slow
 def test_table_2_4x4_k6() -> None:
-    r = row("must-cross", 4, 4, 6)
-    assert (r.min_solutions, len(r.ranks), int(r.longest.max()), int((r.longest == 24).sum())) == (1, 738, 24, 104)
+    r = row("must-cross", 4, 4, 6).argmin
+    assert (r.value, len(r.ranks), int(r.payload.max()), int((r.payload == 24).sum())) == (1, 738, 24, 104)
 
 
 @pytest.mark.parametrize(("board", "k", "expected"), TABLE_3)
 def test_table_3(board: tuple[int, int], k: int, expected: int) -> None:
     h, w = board
-    assert row("regions", w, h, k).min_solutions == expected
+    assert row("regions", w, h, k).argmin.value == expected
 
 
-def test_table_3_4x4_k5_is_47_not_74() -> None:
-    """The paper prints 74; the kernel and the vectorised brute force both find 47 (two puzzles).
-
-    74 is the eighth-smallest count (four puzzles, one white cell); no region-rule
-    variant we tried gives 74 while keeping the other rows, so we read it as a
-    transposed 47.
-    """
+def test_table_3_4x4_k5_matches_the_numpy_reference() -> None:
+    """The paper prints 74 for this row; the kernel and the vectorised reference both give 47."""
     r = row("regions", 4, 4, 5)
-    expected = ref.regions_scan_numpy(4, 4, 5)
-    assert (r.solvable, r.min_solutions, r.ranks.tolist(), r.longest.tolist()) == expected
-    assert r.min_solutions == 47 and len(r.ranks) == 2
+    assert summary(r) == ref.regions_scan_numpy(4, 4, 5)
+    assert r.argmin.value == 47 and len(r.argmin.ranks) == 2
 
 
 def test_joint_3x4_2_plus_4() -> None:
-    r = row("joint", 4, 3, (2, 4))
-    assert (r.min_solutions, len(r.ranks)) == (1, 945)
-    assert int(r.longest.max()) == 19 and int((r.longest == 19).sum()) == 485
+    r = row("joint", 4, 3, (2, 4)).argmin
+    assert (r.value, len(r.ranks)) == (1, 945)
+    assert int(r.payload.max()) == 19 and int((r.payload == 19).sum()) == 485
 
 
 @pytest.mark.slow
 def test_joint_4x4_3_plus_3() -> None:
-    """The paper prints 3,020 puzzles at two solutions, 72 of maximum length; we find 172 and 160."""
-    r = row("joint", 4, 4, (3, 3))
-    assert (r.min_solutions, len(r.ranks)) == (2, 172)
-    assert int(r.longest.max()) == 24 and int((r.longest == 24).sum()) == 160
+    r = row("joint", 4, 4, (3, 3)).argmin
+    assert (r.value, len(r.ranks)) == (2, 172)
+    assert int(r.payload.max()) == 24 and int((r.payload == 24).sum()) == 160
 
 
-def test_paper_joint_4x4_figures_are_full_board_regions() -> None:
-    """The paper's 4x4 joint sentence (72 of maximum length, 3,020 in all) matches k=16 regions.
-
-    Colouring all 16 cells gives 32,768 puzzles; 3,020 have a single solution and 72 of
-    those a 24-edge one: exactly the figures printed for the 3+3 joint row.
-    """
+def test_regions_4x4_k16() -> None:
+    """All 16 cells coloured: 3,020 single-solution puzzles, 72 of them 24 edges long."""
     r = row("regions", 4, 4, 16)
-    assert (r.examined, r.min_solutions, len(r.ranks), int((r.longest == 24).sum())) == (32_768, 1, 3_020, 72)
+    assert (r.count, r.argmin.value, len(r.argmin.ranks), int((r.argmin.payload == 24).sum())) == (32_768, 1, 3_020, 72)
 
 
 def _variant_labels(w: int, h: int, path, rule: str) -> list[int]:
-    """Cell labels under a deliberately different region rule (see the test below)."""
+    """Cell labels under another region rule: walls off by one, diagonal joins, walls from vertices."""
     verts = set(path)
     used = {frozenset(e) for e in zip(path, path[1:])}
     label = [-1] * (w * h)
@@ -212,12 +243,9 @@ def _variant_labels(w: int, h: int, path, rule: str) -> list[int]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("rule", ["edges", "diagonal", "vertices", "wall-x-off-by-one", "wall-y-off-by-one"])
-def test_no_region_rule_variant_gives_74(rule: str) -> None:
-    """Table 3 under other region rules: none prints 74 for 4x4 k=5 and keeps the other rows.
-
-    ``edges`` is our rule (every row but 4x4 k=5 as printed); ``diagonal`` (cells meeting at a
-    corner the path avoids are joined) changes nothing; the others change many rows.
-    """
+def test_region_rule_variants_on_table_3(rule: str) -> None:
+    """Table 3's minima under each region rule: ``edges`` (ours) and ``diagonal`` differ from the
+    printed table only at 4x4 k=5 (47, printed 74); the other rules differ in several rows."""
     from epcg.domains.witness.bitsets import _build_separated
     from epcg.domains.witness.kernels import _scan_regions
 
@@ -236,7 +264,7 @@ def test_no_region_rule_variant_gives_74(rule: str) -> None:
         room = np.zeros(1 << 16, dtype=np.int64)
         lengths = np.array([len(p) - 1 for p in paths], dtype=np.int64)
         _scan_regions(sep, pair_index, lengths, len(paths), w * h, k, 0, max_rank("regions", w, h, k),
-                      acc, room, room.copy())
+                      acc, room, room.copy(), np.zeros(1, dtype=np.int64))
         found[(w, h, k)] = int(acc[0])
     differs = {key for key in printed if found[key] != printed[key]}
     assert found[(4, 4, 5)] != 74
@@ -244,3 +272,13 @@ def test_no_region_rule_variant_gives_74(rule: str) -> None:
         assert differs == {(4, 4, 5)} and found[(4, 4, 5)] == 47
     else:
         assert len(differs) > 1
+
+
+def test_space_decodes_and_renders_a_puzzle() -> None:
+    space = puzzle_space("joint", 3, 2, (1, 3))
+    puzzle = space.decode(5)
+    assert encode("joint", puzzle) == 5 and len(puzzle.cross) == 1 and len(puzzle.cells) == 3
+    figure = space.render(puzzle)
+    assert len(figure.axes) == 1
+    texts = [t.get_text() for t in figure.axes[0].texts]
+    assert any(t.endswith("solution(s)") for t in texts)

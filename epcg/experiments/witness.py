@@ -1,8 +1,10 @@
 """Witness design-space exploration: path counts and scans of must-cross, region and joint puzzles.
 
-One stage per table row; a stage's tasks are rank ranges of its puzzle space.
-Each task runs the Witness scan kernel and keeps the ranks at its own minimum
-number of solutions; the reduction keeps the chunks at the row's minimum.
+One stage per table row; a stage's tasks are rank ranges of its puzzle space
+(a :class:`~epcg.search.scan.ScanSpace`, see ``epcg.domains.witness.scan``).
+Each task runs Algorithm 1 (``epcg.search.scan_range``) and stores the ranks at
+its own minimum number of solutions; the reduction merges the tasks' partials
+exactly as the generic ``scan`` job kind does.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from epcg.domains.witness.geometry import MAX_SIDE, Geometry
 from epcg.domains.witness.paths import paths_for
 from epcg.experiments import witness_paper as paper
 from epcg.experiments.base import JobConfig, stage_records
+from epcg.experiments.scan import histogram_json, merge_stage, store_partial
 from epcg.runtime.plan import Plan, Stage, Task, split_range
 from epcg.runtime.store import RunDir
-from epcg.search.scan import ArgMin
+from epcg.search.scan import Reductions, scan_range
 
 Kind = Literal["paths", "must-cross", "regions", "joint"]
 _ROW = re.compile(r"^(\d+)x(\d+)(?::(\d+)(?:\+(\d+))?)?$")
@@ -95,6 +98,21 @@ class Config(JobConfig):
     """Puzzles drawn per row (those at the row's minimum, longest solutions first)."""
     decoded_per_row: int = pydantic.Field(8, ge=0, le=10_000)
     """Puzzles written out decoded in results.json per row."""
+    solution_counts: int | Literal["all"] = 0
+    """Puzzles per solution count in results.json: exact for counts up to this many, ``"all"`` for every
+    count. Counting exactly costs: the kernel stops counting a puzzle's solutions above the cap."""
+
+    @pydantic.field_validator("solution_counts")
+    @classmethod
+    def _cap(cls, cap: int | str) -> int | str:
+        if cap != "all" and cap < 0:
+            raise ValueError("must be 'all' or a count >= 0")
+        return cap
+
+    def reductions(self) -> Reductions:
+        """Fewest non-zero solutions, every puzzle there, and the solution-count histogram."""
+        return Reductions(min=True, ignore=0, histogram=True,
+                          cap=None if self.solution_counts == "all" else self.solution_counts)
 
     @pydantic.field_validator("rows")
     @classmethod
@@ -151,7 +169,7 @@ def warm_up(config: Config) -> None:
     paths_for(2, 2)
     if config.kind != "paths":
         k = (1, 1) if config.kind == "joint" else 1
-        scan.scan_range(config.kind, 2, 2, k, 0, 1)
+        scan_range(scan.puzzle_space(config.kind, 2, 2, k), 0, 1, config.reductions())
 
 
 def _row(config: Config, stage: str) -> Row:
@@ -164,17 +182,9 @@ def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
         paths = paths_for(row.width, row.height)
         run.write_array(f"paths/{row.name}/length", paths.length)
         return {"paths": len(paths)}
-    part = scan.scan_range(config.kind, row.width, row.height, row.kernel_k, task.start, task.stop)
-    if len(part.ranks):
-        prefix = f"{task.stage}/partial/{task.index:05d}"
-        run.write_array(f"{prefix}/ranks", part.ranks)
-        run.write_array(f"{prefix}/longest", part.longest)
-    return {
-        "examined": int(part.examined),
-        "solvable": int(part.solvable),
-        "min_solutions": int(part.min_solutions) or None,
-        "at_min": int(len(part.ranks)),
-    }
+    space = scan.puzzle_space(config.kind, row.width, row.height, row.kernel_k)
+    part = scan_range(space, task.start, task.stop, config.reductions())
+    return store_partial(run, f"{task.stage}/partial/{task.index:05d}", part)
 
 
 def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) -> dict[str, Any]:
@@ -200,13 +210,10 @@ def _reduce_paths(row: Row, records: list[dict]) -> dict[str, Any]:
 def _reduce_scan(config: Config, plan: Plan, row: Row, records: dict, run: RunDir) -> dict[str, Any]:
     stage = plan.by_name[row.name]
     recs = stage_records(plan, row.name, records)
-    parts = []
-    for task, rec in zip(stage.tasks, recs):
-        value = rec["result"]["min_solutions"]
-        if value is not None:
-            parts.append((task, value))
-    best = ArgMin.best([value for _task, value in parts])
-    ranks, longest = _gather_at_min(run, row.name, [t for t, v in parts if v == best])
+    merged = merge_stage(plan, row.name, records, run)
+    best = merged.argmin.value
+    ranks = merged.argmin.ranks.astype(np.uint64)
+    longest = merged.argmin.payload.astype(np.uint8)
     run.write_array(f"{row.name}/at_min/ranks", ranks)
     run.write_array(f"{row.name}/at_min/longest", longest)
     top = int(longest.max()) if len(longest) else None
@@ -218,8 +225,8 @@ def _reduce_scan(config: Config, plan: Plan, row: Row, records: dict, run: RunDi
         "k": row.k[0] if len(row.k) == 1 else list(row.k),
         "positions": g.num_positions if config.kind != "regions" else g.num_cells,
         "puzzles": stage.size,
-        "examined": sum(r["result"]["examined"] for r in recs),
-        "solvable": sum(r["result"]["solvable"] for r in recs),
+        "examined": merged.count,
+        "solvable": merged.count - merged.ignored,
         "min_solutions": best,
         "puzzles_at_min": int(len(ranks)),
         "longest_solution": top,
@@ -227,19 +234,11 @@ def _reduce_scan(config: Config, plan: Plan, row: Row, records: dict, run: RunDi
         "seconds": round(sum(r["seconds"] for r in recs), 4),
         "store": f"store.zarr/{row.name}/at_min",
         "first": [_decoded(config, row, int(ranks[i])) for i in order[: config.decoded_per_row]],
+        "solution_counts": histogram_json(merged.histogram),
+        "solution_counts_above": merged.histogram.above,
     }
     out.update(_paper_columns(config.kind, row))
     return out
-
-
-def _gather_at_min(run: RunDir, stage: str, tasks: list[Task]) -> tuple[np.ndarray, np.ndarray]:
-    """Concatenate, in rank order, the stored ranks of the chunks at the row's minimum."""
-    if not tasks:
-        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.uint8)
-    prefixes = [f"{stage}/partial/{task.index:05d}" for task in tasks]
-    ranks = np.concatenate([run.read_array(f"{p}/ranks") for p in prefixes]).astype(np.uint64)
-    longest = np.concatenate([run.read_array(f"{p}/longest") for p in prefixes]).astype(np.uint8)
-    return ranks, longest
 
 
 def _decoded(config: Config, row: Row, rank: int) -> dict[str, Any]:

@@ -1,33 +1,66 @@
-"""Algorithm 1, methodical scan: exact reductions over chunks of a rank space.
+"""Algorithm 1, methodical scan: evaluate every rank of a space and reduce the scores exactly.
 
-A scan cuts ``0 .. max_rank-1`` into chunks, evaluates each chunk with a domain
-kernel, and merges the chunks' partial results. Every reduction here is exact
-and independent of chunk size, chunk order and the number of workers: merging
-is associative and commutative, and ties are kept whole or broken by rank.
+A :class:`ScanSpace` is a content space: ``max_rank`` ranks and an evaluator
+``evaluate(rank, *data) -> int`` compiled with numba. :func:`scan_range` walks
+one rank range ``[start, stop)`` (one task of a job) and returns a
+:class:`ScanPartial` holding the reductions asked for in :class:`Reductions`:
 
->>> a = ArgMin(4, np.array([3, 9], dtype=np.uint64))
->>> b = ArgMin(2, np.array([12], dtype=np.uint64))
->>> merged = ArgMin.merge([a, b, ArgMin.empty()])
->>> merged.value, merged.ranks.tolist()
-(2, [12])
->>> TopK.merge([TopK.of([5, 7], [0, 1], k=2), TopK.of([7, 1], [2, 3], k=2)], k=2).ranks.tolist()
-[1, 2]
+- ``count``: ranks examined (and ``ignored``: how many scored ``ignore``);
+- ``argmin``: the lowest score, ignoring the score ``ignore`` (e.g. 0 = no
+  solution), and every rank reaching it (:class:`ArgMin`);
+- ``top``: the ``top`` highest scores, ties broken by the lower rank (:class:`TopK`);
+- ``histogram``: how many ranks have each score (:class:`Histogram`).
+
+Every reduction is exact and independent of chunk size, chunk order and the
+number of workers: :meth:`ScanPartial.merge` is associative and commutative and
+ties are kept whole or broken by rank, so any cut of ``0 .. max_rank-1`` merges
+to the same result.
+
+>>> from numba import njit
+>>> @njit(cache=False)
+... def digit_sum(rank, base):
+...     total = 0
+...     while rank:
+...         total += rank % base
+...         rank //= base
+...     return total
+>>> space = ScanSpace(max_rank=100, evaluate=digit_sum, data=(10,), name="digit sums")
+>>> whole = scan_range(space, 0, 100, Reductions(ignore=0, top=2, histogram=True))
+>>> whole.argmin.value, whole.argmin.ranks.tolist(), whole.top.ranks.tolist()
+(1, [1, 10], [99, 89])
+>>> whole.histogram.counts[9], whole.count, whole.ignored
+(10, 100, 1)
+>>> parts = [scan_range(space, a, b, Reductions(ignore=0, top=2, histogram=True)) for a, b in ((60, 100), (0, 60))]
+>>> ScanPartial.merge(parts) == whole
+True
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
+from numba import njit
+
+BLOCK = 1 << 20
+"""Ranks evaluated per call of the compiled driver (bounds the scores buffer: 8 MiB)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ArgMin:
     """The smallest value seen and every rank that reaches it, ranks ascending.
 
     ``value`` is None when nothing was seen (e.g. no puzzle had a solution).
-    ``payload`` holds one row per rank (e.g. each puzzle's longest solution).
+    ``payload`` holds one entry per rank (e.g. each puzzle's longest solution), or is empty.
+
+    >>> a = ArgMin(4, np.array([3, 9], dtype=np.uint64))
+    >>> b = ArgMin(2, np.array([12], dtype=np.uint64))
+    >>> merged = ArgMin.merge([a, b, ArgMin.empty()])
+    >>> merged.value, merged.ranks.tolist()
+    (2, [12])
     """
 
     value: int | None
@@ -50,22 +83,33 @@ class ArgMin:
         keep = [p for p in parts if value is not None and p.value == value]
         if not keep:
             return cls.empty()
-        ranks = np.concatenate([p.ranks for p in keep])
+        ranks = np.concatenate([p.ranks for p in keep]).astype(np.uint64)
         payload = np.concatenate([p.payload for p in keep]) if len(keep[0].payload) else keep[0].payload
         order = np.argsort(ranks, kind="stable")
         return cls(value, ranks[order], payload[order] if len(payload) else payload)
 
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, ArgMin) and self.value == other.value
+                and np.array_equal(self.ranks, other.ranks) and np.array_equal(self.payload, other.payload))
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, eq=False)
 class TopK:
-    """The ``k`` best (highest score) items; ties broken by the lower rank."""
+    """The ``k`` best (highest score) items; ties broken by the lower rank. Scores are ints or floats.
+
+    >>> TopK.merge([TopK.of([5, 7], [0, 1], k=2), TopK.of([7, 1], [2, 3], k=2)], k=2).ranks.tolist()
+    [1, 2]
+    >>> TopK.of([0.5, 0.75, 0.5], [4, 9, 2], k=2).ranks.tolist()
+    [9, 2]
+    """
 
     scores: np.ndarray
     ranks: np.ndarray
 
     @classmethod
-    def of(cls, scores: Sequence[float], ranks: Sequence[int], k: int) -> TopK:
-        scores, ranks = np.asarray(scores, dtype=np.float64), np.asarray(ranks, dtype=np.uint64)
+    def of(cls, scores: Sequence[int], ranks: Sequence[int], k: int) -> TopK:
+        scores, ranks = np.asarray(scores), np.asarray(ranks, dtype=np.uint64)
+        scores = scores.astype(np.float64 if scores.dtype.kind == "f" else np.int64)
         order = np.lexsort((ranks, -scores))[:k]
         return cls(scores[order], ranks[order])
 
@@ -75,9 +119,65 @@ class TopK:
             np.concatenate([p.scores for p in parts]), np.concatenate([p.ranks for p in parts]), k
         )
 
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, TopK) and np.array_equal(self.scores, other.scores)
+                and np.array_equal(self.ranks, other.ranks))
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """How many ranks have each score; with a ``cap``, scores above it are only counted in ``above``.
+
+    >>> h = Histogram.merge([Histogram({0: 2, 3: 1}), Histogram({3: 4, 1: 1})])
+    >>> h.counts, h.total
+    ({0: 2, 1: 1, 3: 5}, 8)
+    """
+
+    counts: dict[int, int]
+    """Score -> ranks with that score, scores ascending; only scores with a rank."""
+    above: int = 0
+    """Ranks whose score exceeds ``cap`` (not in ``counts``)."""
+    cap: int | None = None
+
+    @classmethod
+    def of(cls, scores: np.ndarray, cap: int | None = None) -> Histogram:
+        """The histogram of an array of integer scores."""
+        scores = np.asarray(scores, dtype=np.int64)
+        above = 0
+        if cap is not None:
+            high = scores > cap
+            above = int(np.count_nonzero(high))
+            scores = scores[~high]
+        if len(scores) and 0 <= scores.min() and scores.max() < 1 << 20:
+            tally = np.bincount(scores)
+            values = np.flatnonzero(tally)
+            counts = tally[values]
+        else:
+            values, counts = np.unique(scores, return_counts=True)
+        return cls(dict(zip(values.tolist(), counts.tolist())), above, cap)
+
+    @classmethod
+    def merge(cls, parts: Sequence[Histogram]) -> Histogram:
+        caps = {p.cap for p in parts}
+        if len(caps) > 1:
+            raise ValueError(f"histograms with different caps do not merge: {sorted(caps, key=str)}")
+        total: dict[int, int] = {}
+        for part in parts:
+            for score, n in part.counts.items():
+                total[score] = total.get(score, 0) + n
+        return cls(dict(sorted(total.items())), sum(p.above for p in parts), caps.pop() if caps else None)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values()) + self.above
+
 
 def merge_histograms(parts: Sequence[np.ndarray]) -> np.ndarray:
-    """Sum histograms of possibly different lengths."""
+    """Sum dense histograms (arrays indexed by score) of possibly different lengths.
+
+    >>> merge_histograms([np.array([1, 2]), np.array([0, 0, 5])]).tolist()
+    [1, 2, 5]
+    """
     size = max((len(p) for p in parts), default=0)
     out = np.zeros(size, dtype=np.int64)
     for part in parts:
@@ -85,10 +185,192 @@ def merge_histograms(parts: Sequence[np.ndarray]) -> np.ndarray:
     return out
 
 
-def scan(
-    evaluate: Callable[[int, int], ArgMin], max_rank: int, chunk: int
-) -> ArgMin:
-    """Algorithm 1 in one process: evaluate every chunk and merge (for notebooks and tests)."""
-    return ArgMin.merge(
-        [evaluate(start, min(start + chunk, max_rank)) for start in range(0, max_rank, chunk)]
-    )
+@dataclass(frozen=True)
+class Reductions:
+    """Which reductions a scan keeps (``count`` always)."""
+
+    min: bool = True
+    """Keep the lowest score and every rank reaching it."""
+    ignore: int | None = None
+    """A score that is never the minimum (e.g. 0 = "no solution"); ``ScanPartial.ignored`` counts it."""
+    top: int = 0
+    """Keep the ``top`` highest scores and their ranks (0: none)."""
+    histogram: bool = False
+    """Keep how many ranks have each score."""
+    cap: int | None = None
+    """With ``histogram``: scores above ``cap`` are only counted, not tallied one by one."""
+
+    def __post_init__(self) -> None:
+        if self.top < 0 or (self.cap is not None and self.cap < 0):
+            raise ValueError(f"top and cap must be non-negative, got top={self.top}, cap={self.cap}")
+
+
+@dataclass(frozen=True)
+class ScanPartial:
+    """The reductions of one rank range; partials of disjoint ranges merge exactly."""
+
+    count: int
+    ignored: int = 0
+    argmin: ArgMin | None = None
+    top: TopK | None = None
+    histogram: Histogram | None = None
+    top_k: int = 0
+
+    @classmethod
+    def of_scores(cls, scores: np.ndarray, start: int, reductions: Reductions) -> ScanPartial:
+        """The reductions of ``scores[i]``, the score of rank ``start + i``."""
+        scores = np.asarray(scores, dtype=np.int64)
+        keep = scores != reductions.ignore if reductions.ignore is not None else None
+        ignored = len(scores) - int(np.count_nonzero(keep)) if keep is not None else 0
+        argmin = top = histogram = None
+        if reductions.min:
+            candidates = scores[keep] if keep is not None else scores
+            if len(candidates):
+                value = int(candidates.min())
+                ranks = (np.flatnonzero(scores == value) + start).astype(np.uint64)
+                argmin = ArgMin(value, ranks)
+            else:
+                argmin = ArgMin.empty()
+        if reductions.top:
+            k = min(reductions.top, len(scores))
+            pick = np.argpartition(-scores, k - 1)[:k] if 0 < k < len(scores) else np.arange(len(scores))
+            threshold = scores[pick].min() if k else 0
+            tied = np.flatnonzero(scores >= threshold)
+            top = TopK.of(scores[tied], tied.astype(np.uint64) + np.uint64(start), reductions.top)
+        if reductions.histogram:
+            histogram = Histogram.of(scores, reductions.cap)
+        return cls(len(scores), ignored, argmin, top, histogram, reductions.top)
+
+    @classmethod
+    def merge(cls, parts: Sequence[ScanPartial]) -> ScanPartial:
+        """The partial of the union of the parts' disjoint ranges."""
+        if not parts:
+            raise ValueError("nothing to merge")
+        first = parts[0]
+        return cls(
+            count=sum(p.count for p in parts),
+            ignored=sum(p.ignored for p in parts),
+            argmin=ArgMin.merge([p.argmin for p in parts]) if first.argmin is not None else None,
+            top=TopK.merge([p.top for p in parts], first.top_k) if first.top is not None else None,
+            histogram=Histogram.merge([p.histogram for p in parts]) if first.histogram is not None else None,
+            top_k=first.top_k,
+        )
+
+
+class EvaluationError(ValueError):
+    """An evaluator raised: ``rank`` is the rank it was evaluating."""
+
+    def __init__(self, space: str, rank: int, message: str) -> None:
+        super().__init__(f"evaluator of {space} failed at rank {rank}: {message}")
+        self.rank = rank
+
+
+class CompileError(ValueError):
+    """numba could not compile an evaluator."""
+
+
+@dataclass(frozen=True)
+class ScanSpace:
+    """A content space for Algorithm 1: ranks ``0 .. max_rank-1`` and a compiled evaluator.
+
+    ``evaluate(rank, *data) -> int`` is an ``@njit`` function (a numba
+    dispatcher); ``data`` is a tuple of arrays or numbers handed to it on every
+    call. Optional: ``evaluate_range(start, stop, reductions)``, a fused kernel
+    that returns the :class:`ScanPartial` of a range itself (or None for
+    reductions it does not compute; it must agree with ``evaluate``),
+    ``decode(rank)`` (the content object of a rank) and ``render(obj)`` (a
+    picture of it: SVG text or a matplotlib figure).
+    """
+
+    algorithm: ClassVar[str] = "scan"
+    max_rank: int
+    evaluate: Callable[..., int]
+    data: tuple = ()
+    name: str = "space"
+    evaluate_range: Callable[[int, int, Reductions], ScanPartial | None] | None = None
+    decode: Callable[[int], Any] | None = None
+    render: Callable[[Any], Any] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "max_rank", operator.index(self.max_rank))
+        if self.max_rank < 0:
+            raise ValueError(f"max_rank must be >= 0, got {self.max_rank}")
+        if not hasattr(self.evaluate, "py_func"):
+            raise ValueError(f"{self.name}: evaluate must be a numba @njit function, got {self.evaluate!r}")
+        object.__setattr__(self, "data", tuple(self.data))
+
+
+def scan_family(function: Callable[..., ScanSpace]) -> Callable[..., ScanSpace]:
+    """Mark a function of row parameters returning a :class:`ScanSpace` as a scan space (for job files)."""
+    function.algorithm = "scan"  # type: ignore[attr-defined]
+    return function
+
+
+@njit(nogil=True)
+def _drive(evaluate, data, start, scores, at):
+    """``scores[i] = evaluate(start + i, *data)``; ``at[0]`` is the rank being evaluated."""
+    for i in range(scores.shape[0]):
+        at[0] = start + i
+        scores[i] = evaluate(start + i, *data)
+
+
+def _evaluator_name(space: ScanSpace) -> str:
+    func = getattr(space.evaluate, "py_func", space.evaluate)
+    return f"{func.__module__}.{func.__qualname__}"
+
+
+def check(space: ScanSpace) -> None:
+    """Compile the evaluator by evaluating rank 0; a CompileError names it and numba's first error line."""
+    if space.max_rank == 0:
+        return
+    try:
+        _evaluate_block(space, 0, 1)
+    except EvaluationError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - numba reports typing and lowering errors as many types
+        raise CompileError(
+            f"evaluator {_evaluator_name(space)} of {space.name} does not compile with numba: {_numba_line(exc)}"
+        ) from None
+
+
+def _numba_line(exc: Exception) -> str:
+    """The first line of a numba error that says what went wrong (not the pipeline step)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    useful = [line for line in lines if not line.startswith(("Failed in", "During:", "File ", "^"))]
+    return (useful or lines or [type(exc).__name__])[0]
+
+
+def _evaluate_block(space: ScanSpace, start: int, stop: int) -> np.ndarray:
+    scores = np.empty(stop - start, dtype=np.int64)
+    at = np.array([start], dtype=np.int64)
+    try:
+        _drive(space.evaluate, space.data, start, scores, at)
+    except Exception as exc:
+        if "nopython" in str(exc) or type(exc).__module__.startswith("numba"):
+            raise
+        raise EvaluationError(space.name, int(at[0]), f"{type(exc).__name__}: {exc}") from None
+    return scores
+
+
+def scan_range(space: ScanSpace, start: int, stop: int, reductions: Reductions = Reductions()) -> ScanPartial:
+    """Algorithm 1 over ranks ``[start, stop)``: evaluate each and reduce (one task of a job)."""
+    start, stop = operator.index(start), operator.index(stop)
+    if not 0 <= start <= stop <= space.max_rank:
+        raise ValueError(f"range [{start}, {stop}) not within [0, {space.max_rank}]")
+    if space.evaluate_range is not None:
+        fused = space.evaluate_range(start, stop, reductions)
+        if fused is not None:
+            return fused
+    parts = [
+        ScanPartial.of_scores(_evaluate_block(space, a, min(a + BLOCK, stop)), a, reductions)
+        for a in range(start, stop, BLOCK)
+    ]
+    return ScanPartial.merge(parts) if parts else ScanPartial.of_scores(np.zeros(0, np.int64), start, reductions)
+
+
+def scan(space: ScanSpace, reductions: Reductions = Reductions(), chunk: int = BLOCK) -> ScanPartial:
+    """Algorithm 1 over the whole space in one process, chunk by chunk (for notebooks and tests)."""
+    cuts = [*range(0, space.max_rank, chunk), space.max_rank]
+    if len(cuts) == 1:
+        return scan_range(space, 0, 0, reductions)
+    return ScanPartial.merge([scan_range(space, a, b, reductions) for a, b in zip(cuts, cuts[1:])])

@@ -6,26 +6,27 @@ and keeps its solution set: the AND of its constraints' bitsets (``bitsets.py``)
 Every subtree is a contiguous rank block, so an empty prefix skips its whole
 block, and blocks outside ``[start, stop)`` are never entered.
 
-What makes it fast (measured on 4×4, k=6 must-cross: 82.6M puzzles):
+What makes it fast:
 
 - *Spans*: a level's solution set keeps the range of its non-zero words, and
   the next AND runs over that range only, as a plain loop that LLVM vectorises
   (indices are unsigned so numba emits no negative-index wraparound, which
   would block vectorisation).
 - *Early exit at the leaves*: a puzzle's count is only needed exactly while it
-  is at most the best so far (``acc[0]``); the leaf popcount stops above it.
-  Only puzzles at or below the best are passed to ``_record``.
-- Tried and dropped: renumbering the survivors of a small prefix into a compact
-  bitset (it cost more to rebuild than the shorter ANDs saved once spans and
-  early exit were in).
+  is at most the best so far (``acc[0]``) or the histogram's cap; the leaf
+  popcount stops above both. Only puzzles at or below the best are passed to
+  ``_record``.
 
 Results go to a shared accumulator: ``acc = [min, n_at_min, solvable]`` plus
 the rank and longest solution of every puzzle at the current min, written while
 they fit in ``ranks`` (``acc[1]`` may exceed its length; the wrapper then reruns
-with room for all). Paths are stored longest first, so a puzzle's longest
-solution is the path of its lowest set bit.
+with room for all), and, unless ``hist`` is None, ``hist[c]``: the puzzles with
+``c`` solutions for ``1 <= c < len(hist)`` (numba compiles the None case
+without any of it). Paths are stored longest first, so a
+puzzle's longest solution is the path of its lowest set bit. The scan module
+turns these into the reductions of :mod:`epcg.search.scan`.
 
-All kernels trust their caller (``scan.scan_range`` checks): tables as built by
+All kernels trust their caller (``scan.puzzle_space`` and ``epcg.search.scan_range`` check): tables as built by
 ``bitsets_for``, ``0 <= start <= stop <= max_rank``, ``k`` within the board,
 ``acc[0]`` initialised above the number of paths.
 """
@@ -36,6 +37,7 @@ import numpy as np
 from numba import njit
 
 from epcg.combinatorics.binomial import BINOMIAL
+from epcg.combinatorics.combinations import _unrank_lex
 from epcg.domains.witness.bitsets import _ctz, popcount
 
 _ONE = np.uint64(1)
@@ -93,7 +95,7 @@ def _and_level(cur, span, i, table, q):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _cross_leaves(cur, span, i, table, q0, n, lo0, start, stop, lengths, acc, ranks, longs):
+def _cross_leaves(cur, span, i, table, q0, n, lo0, start, stop, lengths, acc, ranks, longs, hist):
     """Last must-cross level: puzzle ``cur[i] & table[q]`` has rank ``lo0 + q - q0``, ``q0 <= q < n``.
 
     Returns False once it reaches ``stop``.
@@ -108,6 +110,10 @@ def _cross_leaves(cur, span, i, table, q0, n, lo0, start, stop, lengths, acc, ra
             done = True
             break
         limit = acc[0]
+        if hist is None:
+            exact = limit
+        else:
+            exact = max(limit, hist.shape[0] - 1)
         count = 0
         first = -1
         w = lo
@@ -117,11 +123,14 @@ def _cross_leaves(cur, span, i, table, q0, n, lo0, start, stop, lengths, acc, ra
                 if first < 0:
                     first = np.int64(w) * 64 + np.int64(_ctz(x))
                 count += popcount(x)
-                if count > limit:
+                if count > exact:
                     break
             w += _ONE
         if count > 0:
             solvable += 1
+            if hist is not None:
+                if count < hist.shape[0]:
+                    hist[count] += 1
             if count <= limit:
                 _record(count, lengths[first], r, acc, ranks, longs)
     acc[2] += solvable
@@ -168,7 +177,7 @@ def _buf_rows_upto(buf, i0, j0, table, rows, nrows, lo, hi, limit):
 
 @njit(cache=True, nogil=True)
 def _regions_dfs(base, m, lo_word, hi_word, sep, pair_index, lengths, ncells, kr,
-                 rank_base, start, stop, buf, cnt, acc, ranks, longs):
+                 rank_base, start, stop, buf, cnt, acc, ranks, longs, hist):
     """Scan all regions puzzles over the path subset ``base`` (``m`` paths in words ``[lo_word, hi_word)``).
 
     Puzzle ``(cells_rank, colour_bits)`` has rank
@@ -220,12 +229,23 @@ def _regions_dfs(base, m, lo_word, hi_word, sep, pair_index, lengths, ncells, kr
                         rows[nrows] = pair_index[item[t], q]
                         nrows += 1
                 limit = acc[0]
-                if nrows == 0 and cnt[max(i - 1, 0), j] > limit:  # one colour: the parent's set
+                if hist is None:
+                    exact = limit
+                else:
+                    exact = max(limit, hist.shape[0] - 1)
+                parent = cnt[max(i - 1, 0), j]
+                if nrows == 0 and parent > limit:  # one colour: the parent's set
                     solvable += 1
+                    if hist is not None:
+                        if parent < hist.shape[0]:
+                            hist[parent] += 1
                     continue
-                c, first = _buf_rows_upto(buf, max(i - 1, 0), j, sep, rows, nrows, lo_word, hi_word, limit)
+                c, first = _buf_rows_upto(buf, max(i - 1, 0), j, sep, rows, nrows, lo_word, hi_word, exact)
                 if c > 0:
                     solvable += 1
+                    if hist is not None:
+                        if c < hist.shape[0]:
+                            hist[c] += 1
                     if c <= limit:
                         _record(c, lengths[first], r, acc, ranks, longs)
             continue
@@ -261,7 +281,7 @@ def _regions_dfs(base, m, lo_word, hi_word, sep, pair_index, lengths, ncells, kr
 
 @njit(cache=True, nogil=True)
 def _scan_cross(cross, sep, pair_index, lengths, num_paths, n, kc, ncells, kr,
-                start, stop, acc, ranks, longs):
+                start, stop, acc, ranks, longs, hist):
     """Must-cross (``kr == 0``) or joint scan of ``[start, stop)``.
 
     Levels ``0..kc-1`` choose positions from ``cross`` (``(n, W)``). A
@@ -285,7 +305,7 @@ def _scan_cross(cross, sep, pair_index, lengths, num_paths, n, kc, ncells, kr,
     span[0, 1] = W
     levels = kc if joint else kc - 1  # internal levels; the children of the last are leaves
     if levels == 0:
-        _cross_leaves(cur, span, 0, cross, 0, n, 0, start, stop, lengths, acc, ranks, longs)
+        _cross_leaves(cur, span, 0, cross, 0, n, 0, start, stop, lengths, acc, ranks, longs, hist)
         return
     i = 0
     item[0] = -1
@@ -310,9 +330,10 @@ def _scan_cross(cross, sep, pair_index, lengths, num_paths, n, kc, ncells, kr,
         if i == levels - 1:
             if joint:
                 more = _regions_dfs(cur[kc], c, span[kc, 0], span[kc, 1], sep, pair_index, lengths,
-                                    ncells, kr, lo, start, stop, rbuf, rcnt, acc, ranks, longs)
+                                    ncells, kr, lo, start, stop, rbuf, rcnt, acc, ranks, longs, hist)
             else:
-                more = _cross_leaves(cur, span, i + 1, cross, q + 1, n, lo, start, stop, lengths, acc, ranks, longs)
+                more = _cross_leaves(cur, span, i + 1, cross, q + 1, n, lo, start, stop, lengths, acc, ranks, longs,
+                                     hist)
             if not more:
                 return
             continue
@@ -322,7 +343,7 @@ def _scan_cross(cross, sep, pair_index, lengths, num_paths, n, kc, ncells, kr,
 
 
 @njit(cache=True, nogil=True)
-def _scan_regions(sep, pair_index, lengths, num_paths, ncells, kr, start, stop, acc, ranks, longs):
+def _scan_regions(sep, pair_index, lengths, num_paths, ncells, kr, start, stop, acc, ranks, longs, hist):
     """Regions scan of ``[start, stop)`` over all paths."""
     W = sep.shape[1]
     base = np.zeros(W, dtype=np.uint64)
@@ -330,4 +351,39 @@ def _scan_regions(sep, pair_index, lengths, num_paths, ncells, kr, start, stop, 
     buf = np.zeros((kr, np.int64(1) << (kr - 1), W), dtype=np.uint64)
     cnt = np.zeros((kr, np.int64(1) << (kr - 1)), dtype=np.int64)
     _regions_dfs(base, num_paths, 0, W, sep, pair_index, lengths, ncells, kr,
-                 0, start, stop, buf, cnt, acc, ranks, longs)
+                 0, start, stop, buf, cnt, acc, ranks, longs, hist)
+
+
+@njit(cache=True, nogil=True)
+def _count_puzzle(rank, cross, sep, pair_index, num_paths, npos, kc, ncells, kr):
+    """Solutions of the puzzle of one rank (the layout of ``puzzles.py``): decode it, AND its sets.
+
+    The plain per-rank evaluator; the scan kernels above must agree with it.
+    """
+    nreg = (BINOMIAL[ncells, kr] << (kr - 1)) if kr > 0 else np.int64(1)
+    words = cross.shape[1]
+    sols = np.zeros(words, dtype=np.uint64)
+    _ones(sols, num_paths)
+    if kc > 0:
+        positions = np.empty(kc, dtype=np.int64)
+        _unrank_lex(rank // nreg, npos, kc, positions)
+        for p in positions:
+            for w in range(words):
+                sols[w] &= cross[p, w]
+    if kr > 0:
+        rest = rank % nreg
+        cells = np.empty(kr, dtype=np.int64)
+        _unrank_lex(rest >> (kr - 1), ncells, kr, cells)
+        colours = np.zeros(kr, dtype=np.int64)
+        for t in range(1, kr):
+            colours[t] = (rest >> (t - 1)) & 1
+        for a in range(kr):
+            for b in range(a + 1, kr):
+                if colours[a] != colours[b]:
+                    row = pair_index[cells[a], cells[b]]
+                    for w in range(words):
+                        sols[w] &= sep[row, w]
+    total = 0
+    for w in range(words):
+        total += popcount(sols[w])
+    return total

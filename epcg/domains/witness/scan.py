@@ -1,87 +1,114 @@
-"""Public scan API of the Witness domain: one call = one rank range (one Dask task).
+"""Witness puzzle spaces as :class:`~epcg.search.scan.ScanSpace`: the score of a puzzle is its number of solutions.
 
-``scan_range`` returns the smallest non-zero solution count in ``[start, stop)``
-and every rank reaching it, with each one's longest solution. Partials of
-adjacent ranges merge exactly (keep the smaller min; at a tie concatenate), so
-any chunking gives the same table.
+``puzzle_space(kind, width, height, k)`` is the space of one table row (rank
+layouts in ``puzzles.py``). Its evaluator counts one puzzle's solutions; its
+``evaluate_range`` is the fused DFS kernel of ``kernels.py``, which computes
+:data:`REDUCTIONS` (fewest non-zero solutions with every puzzle reaching it and
+each one's longest solution as payload, the count, the solution-count
+histogram) for a whole rank range at once.
 
->>> r = scan_range("must-cross", 3, 3, 3, 0, max_rank("must-cross", 3, 3, 3))
->>> r.examined, r.min_solutions, len(r.ranks)
-(9880, 4, 36)
->>> decode("must-cross", 3, 3, 3, int(r.ranks[0])).cross
+>>> from epcg.search import scan_range
+>>> space = puzzle_space("must-cross", 3, 3, 3)
+>>> r = scan_range(space, 0, space.max_rank, REDUCTIONS)
+>>> r.count, r.argmin.value, len(r.argmin.ranks), r.count - r.ignored
+(9880, 4, 36, 9766)
+>>> space.decode(int(r.argmin.ranks[0])).cross
 (1, 19, 33)
->>> scan_range("regions", 3, 3, 5, 0, 2016).min_solutions
+>>> scan_range(puzzle_space("regions", 3, 3, 5), 0, 2016, REDUCTIONS).argmin.value
 1
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from functools import partial
 
 import numpy as np
 
 from epcg.domains.witness.bitsets import bitsets_for
 from epcg.domains.witness.geometry import Geometry
-from epcg.domains.witness.kernels import _scan_cross, _scan_regions
+from epcg.domains.witness.kernels import _count_puzzle, _scan_cross, _scan_regions
 from epcg.domains.witness.paths import paths_for
 from epcg.domains.witness.puzzles import Puzzle, decode, max_rank, parse_k, solutions
+from epcg.search.scan import ArgMin, Histogram, Reductions, ScanPartial, ScanSpace
 
-__all__ = ["MinPartial", "Puzzle", "decode", "max_rank", "scan_range", "solutions"]
+__all__ = ["REDUCTIONS", "Puzzle", "decode", "max_rank", "puzzle_space", "render", "solutions"]
+
+REDUCTIONS = Reductions(min=True, ignore=0, histogram=True)
+"""What the Witness jobs keep: fewest non-zero solutions (and every puzzle there), the histogram."""
 
 _INITIAL_ROOM = 4096
 MAX_BUFFER_BYTES = 1 << 30
 """Largest per-call work buffer: the regions DFS keeps ``k * 2**(k-1)`` bitsets."""
 
 
-class MinPartial(NamedTuple):
-    """Result of scanning one rank range."""
-
-    examined: int
-    """Puzzles in ``[start, stop)``."""
-    solvable: int
-    """Puzzles with at least one solution."""
-    min_solutions: int
-    """Smallest non-zero solution count in the range, 0 if none."""
-    ranks: np.ndarray
-    """uint64, ascending: every rank in the range with ``min_solutions`` solutions."""
-    longest: np.ndarray
-    """uint8: longest solution (edges) of each of those puzzles."""
-
-
-def scan_range(kind: str, width: int, height: int, k, start: int, stop: int) -> MinPartial:
-    """Scan the puzzles of ranks ``[start, stop)`` (see ``puzzles.py`` for the rank spaces)."""
+def puzzle_space(kind: str, width: int, height: int, k) -> ScanSpace:
+    """The puzzles of one kind, board and ``k`` (``(k_cross, k_regions)`` for joint) as a scan space."""
     kc, kr = parse_k(kind, width, height, k)
-    total = max_rank(kind, width, height, k)
-    start, stop = int(start), int(stop)
-    if not 0 <= start <= stop <= total:
-        raise ValueError(f"range [{start}, {stop}) not within [0, {total}]")
-    if start == stop:
-        return MinPartial(0, 0, 0, np.zeros(0, np.uint64), np.zeros(0, np.uint8))
     g = Geometry(width, height)
     if kr and kr * (1 << (kr - 1)) * 8 * ((len(paths_for(width, height)) + 63) // 64) > MAX_BUFFER_BYTES:
         raise ValueError(f"k_regions={kr} needs more than {MAX_BUFFER_BYTES >> 30} GiB of bitsets on {width}x{height}")
     bits = bitsets_for(width, height)
+    return ScanSpace(
+        max_rank=max_rank(kind, width, height, k),
+        evaluate=_count_puzzle,
+        data=(bits.cross, bits.separated, bits.pair_index, bits.num_paths, g.num_positions, kc, g.num_cells, kr),
+        name=f"witness {kind} {width}x{height} k={k}",
+        evaluate_range=partial(_fused, kind, width, height, (kc, kr)),
+        decode=partial(decode, kind, width, height, k),
+        render=render,
+    )
+
+
+def render(puzzle: Puzzle):
+    """A matplotlib figure of a puzzle with its longest solution (if it has one)."""
+    from epcg.domains.witness.render import puzzle_figure
+
+    paths = paths_for(puzzle.width, puzzle.height)
+    sols = solutions(paths, puzzle)
+    return puzzle_figure(puzzle.geometry, cross=puzzle.cross, cells=puzzle.cells, colours=puzzle.colours,
+                         path=paths.path(int(sols[0])) if len(sols) else None,
+                         caption=f"{len(sols)} solution(s)")
+
+
+def _fused(kind: str, width: int, height: int, ks: tuple[int, int], start: int, stop: int,
+           reductions: Reductions) -> ScanPartial | None:
+    """The partial of ``[start, stop)`` from the DFS kernels; None for reductions they do not compute."""
+    if not (reductions.min and reductions.ignore == 0 and reductions.top == 0):
+        return None
+    kc, kr = ks
+    g = Geometry(width, height)
+    bits = bitsets_for(width, height)
+    if not reductions.histogram:
+        cap = 0
+    else:
+        cap = bits.num_paths if reductions.cap is None else min(reductions.cap, bits.num_paths)
     room = _INITIAL_ROOM
     while True:
         acc = np.array([bits.num_paths + 1, 0, 0], dtype=np.int64)
         ranks = np.zeros(room, dtype=np.int64)
         longs = np.zeros(room, dtype=np.int64)
+        hist = np.zeros(cap + 1, dtype=np.int64) if cap else None
+        if start == stop:
+            break
         if kind == "regions":
             _scan_regions(bits.separated, bits.pair_index, bits.lengths, bits.num_paths,
-                          g.num_cells, kr, start, stop, acc, ranks, longs)
+                          g.num_cells, kr, start, stop, acc, ranks, longs, hist)
         else:
             _scan_cross(bits.cross, bits.separated, bits.pair_index, bits.lengths, bits.num_paths,
-                        g.num_positions, kc, g.num_cells, kr, start, stop, acc, ranks, longs)
+                        g.num_positions, kc, g.num_cells, kr, start, stop, acc, ranks, longs, hist)
         if acc[1] <= room:
             break
         room = int(acc[1])
     solvable = int(acc[2])
     n = int(acc[1]) if solvable else 0
     order = np.argsort(ranks[:n], kind="stable")
-    return MinPartial(
-        examined=stop - start,
-        solvable=solvable,
-        min_solutions=int(acc[0]) if solvable else 0,
-        ranks=ranks[:n][order].astype(np.uint64),
-        longest=longs[:n][order].astype(np.uint8),
-    )
+    argmin = ArgMin(int(acc[0]), ranks[:n][order].astype(np.uint64), longs[:n][order].astype(np.uint8)) \
+        if solvable else ArgMin.empty()
+    histogram = None
+    if reductions.histogram:
+        tally = np.zeros(1, dtype=np.int64) if hist is None else hist
+        tally[0] = (stop - start) - solvable
+        values = np.flatnonzero(tally)
+        histogram = Histogram(dict(zip(values.tolist(), tally[values].tolist())),
+                              above=solvable - int(tally[1:].sum()), cap=reductions.cap)
+    return ScanPartial(count=stop - start, ignored=(stop - start) - solvable, argmin=argmin, histogram=histogram)
