@@ -274,13 +274,15 @@ class TripleSearch:
         self.work = _Scratch(np.full(D, -1, dtype=np.int64), np.zeros(D, dtype=np.int64),
                              np.zeros(D, dtype=np.int64), np.zeros((D, wmax), dtype=np.uint64),
                              np.zeros(64 * wmax, dtype=np.int64), np.zeros(D, dtype=np.int64))
+        self._args = (tuple(self.arrays), tuple(self.work))  # plain tuples: numba dispatches them faster
 
     def bound(self, first: int) -> int:
         return int(self.arrays.counts[first])
 
     def search_first(self, first: int, best: int, shared: int, first_mode: bool,
                      out: np.ndarray, stats: np.ndarray) -> tuple[int, int]:
-        return _search_first(first, self.arrays, self.work, best, shared, first_mode, out, stats)
+        prob, work = self._args
+        return _search_first(first, prob, work, best, shared, first_mode, out, stats)
 
 
 def search_range(
