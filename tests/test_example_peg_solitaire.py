@@ -36,6 +36,14 @@ def layers(run: Path) -> list[dict]:
     return [{k: v for k, v in row.items() if k != "tasks"} for row in load_results(run)["rows"]]
 
 
+def test_serial(on_path, tmp_path: Path) -> None:
+    out = tmp_path / "serial"
+    result = epcg("run", str(JOB), "--out", str(out), "--serial")
+    assert result.returncode == 0, result.stderr
+    assert layers(out) == expected_rows()
+
+
+@pytest.mark.slow
 def test_embedded_cluster(on_path, tmp_path: Path) -> None:
     expected = expected_rows()
     assert expected[-1]["solvable"] == 15 and expected[0]["solvable"] == 15
