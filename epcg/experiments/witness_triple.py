@@ -1,5 +1,8 @@
 """Witness triple panels (paper Algorithm 6): branch and bound on the cluster, one shared incumbent.
 
+A Witness job with ``kind = "triple"`` (the ``witness`` job kind dispatches
+here, :mod:`epcg.experiments.witness_kinds`).
+
 One stage per variant ("plain", and "separate": each sub-panel's pieces in
 different regions of the joint path). A stage's tasks split the first
 sub-panel's class index range (classes sorted by solution count, largest
@@ -34,7 +37,8 @@ Variant = Literal["plain", "separate"]
 class Config(JobConfig):
     """A triple-panel search: sub-panel size, pieces per sub-panel, the piece library, variants."""
 
-    domain: Literal["triple"]
+    domain: Literal["witness"]
+    kind: Literal["triple"]
     width: int = pydantic.Field(3, ge=1, le=5)
     height: int = pydantic.Field(3, ge=1, le=5)
     pieces: int = pydantic.Field(3, ge=1)
