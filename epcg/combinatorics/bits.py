@@ -20,9 +20,22 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic, overload
 
-__all__ = ["ctz", "low_mask", "msb", "popcount", "popcount_words", "reverse_bits"]
+__all__ = ["WORD_BITS", "check_board", "ctz", "low_mask", "msb", "popcount", "popcount_words", "reverse_bits"]
 
 _WORD = (1 << 64) - 1
+WORD_BITS = 64
+"""Cells a bitboard holds: one uint64 word."""
+
+
+def check_board(width: int, height: int) -> int:
+    """The cells of a ``width × height`` board held in one word; ValueError if it has more than 64.
+
+    >>> check_board(7, 8)
+    56
+    """
+    if width * height > WORD_BITS:
+        raise ValueError(f"a board has at most {WORD_BITS} cells, got {width} x {height}")
+    return width * height
 
 
 def popcount(x) -> int:

@@ -23,7 +23,7 @@ import numpy as np
 import pydantic
 
 from epcg.combinatorics.binomial import binomial
-from epcg.combinatorics.bits import popcount_words
+from epcg.combinatorics.bits import check_board, popcount_words
 from epcg.domains.fling import evaluate
 from epcg.domains.fling import retrograde as kernels
 from epcg.domains.fling.rules import Board
@@ -76,9 +76,7 @@ class Config(JobConfig):
 
     @pydantic.model_validator(mode="after")
     def _fits(self) -> Config:
-        cells = self.width * self.height
-        if cells > 64:
-            raise ValueError(f"a board has at most 64 cells; {self.width}x{self.height} has {cells}")
+        cells = check_board(self.width, self.height)
         if self.max_pieces > cells:
             raise ValueError(f"max_pieces must be 1..{cells} on a {self.width}x{self.height} board, got {self.max_pieces}")
         if binomial(cells, self.max_pieces) > MAX_BOARDS:
