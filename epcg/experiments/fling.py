@@ -25,7 +25,7 @@ import pydantic
 from epcg.combinatorics.binomial import binomial
 from epcg.combinatorics.bits import check_board, popcount_words
 from epcg.domains.fling import evaluate
-from epcg.domains.fling import retrograde as kernels
+from epcg.domains.fling import layers as kernels
 from epcg.domains.fling.rules import Board
 from epcg.experiments import retrograde
 from epcg.experiments.base import JobConfig, stage_records

@@ -54,7 +54,7 @@ class Board:
     """A Fling! position. ``push``/``pop`` change it in place; ``apply`` returns a new board.
 
     .. warning:: ``push`` checks legality (it raises ``ValueError``); the
-       numba kernels in :mod:`~epcg.domains.fling.retrograde` do not.
+       numba kernels in :mod:`~epcg.domains.fling.layers` do not.
     """
 
     def __init__(self, width: int = 7, height: int = 8, bits: int = 0) -> None:
