@@ -14,15 +14,19 @@ from __future__ import annotations
 import argparse
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 from numba import njit
 
 from epcg.domains.dwp.sda import random_population
-from epcg.domains.dwp.study import EXPERIMENTS, _context, _fitness, run_replicate, seed_for
+from epcg.domains.dwp.study import _context, _fitness, run_replicate, seed_for
+from epcg.experiments.dwp import table
 from epcg.search.evolve import _evaluate, evolve, evolve_jit
 
 RUNS = 30
+
+EXPERIMENTS = table(Path(__file__).resolve().parents[1] / "jobs" / "dwp-study.toml")
 
 
 def best_cpu(fn, repeats: int = 3) -> float:

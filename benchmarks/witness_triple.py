@@ -32,12 +32,12 @@ def run(width: int, height: int, separate: bool) -> None:
         t1 = time.perf_counter()
         result = search_range(prob, 0, prob.num_sets, mode=mode)
         bb = time.perf_counter() - t1
-        arrangements = sum(count_arrangements(prob, t) for t in result.triples)
+        arrangements = sum(count_arrangements(prob, t) for t in result.sets)
         variant = "separate" if separate else "plain"
         print(f"{width}x{height} {variant:<8} {mode:<5} {max_rank(width, height, 3, 24):>10,} {prob.solvable:>10,} "
-              f"{prob.num_sets:>9,} {result.score:>5} {len(result.triples):>7} {arrangements:>9,} "
+              f"{prob.num_sets:>9,} {result.score:>5} {len(result.sets):>7} {arrangements:>9,} "
               f"{result.nodes:>12,} {result.pruned:>14,} {gen:>7.2f} {bb:>7.2f} {gen + bb:>7.2f}")
-    info = triple_info(prob, result.triples[0])
+    info = triple_info(prob, result.sets[0])
     print(f"    first optimal: classes {info.classes}, panels {info.panels}, path {info.moves}, "
           f"solutions {info.set_counts}, pairs {info.pair_counts}; "
           f"peak RSS so far {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.1f} GB")

@@ -4,9 +4,15 @@ import numpy as np
 import pytest
 from numba import njit
 
-from epcg.domains.dwp.study import EXPERIMENTS, _context, _fitness, _vary_in_context
+from epcg.domains.dwp.study import _context, _fitness, _vary_in_context
 from epcg.domains.dwp.sda import random_population
+from epcg.experiments.dwp import table
 from epcg.search.evolve import evolve, evolve_jit
+
+from .conftest import JOBS
+
+EXPERIMENTS = table(JOBS / "dwp-study.toml")
+"""Table I, from the study's job file."""
 
 
 @njit(cache=True, nogil=True)
@@ -31,7 +37,6 @@ def same(x, y):
         assert np.array_equal(g, h)
     for name in ("fitness", "history_event", "history_best"):
         assert np.array_equal(getattr(x, name), getattr(y, name)), name
-
 
 def test_onemax_python_and_jit_agree():
     pop = np.random.default_rng(0).integers(0, 2, (12, 30))

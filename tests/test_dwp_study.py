@@ -7,7 +7,13 @@ import numpy as np
 import pytest
 
 from epcg.domains.dwp.maps import build_map, map_fitness
-from epcg.domains.dwp.study import EXPERIMENTS, ExperimentParams, run_replicate, seed_for
+from epcg.domains.dwp.study import ExperimentParams, run_replicate, seed_for
+from epcg.experiments.dwp import table
+
+from .conftest import JOBS
+
+EXPERIMENTS = table(JOBS / "dwp-study.toml")
+"""Table I, from the study's job file."""
 
 
 def test_table_one():

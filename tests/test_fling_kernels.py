@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from epcg.combinatorics.bitboard import BitboardCombinations
-from epcg.domains.fling.retrograde import first_layer, layer_size, layer_words, solve_words
+from epcg.domains.fling.layers import first_layer, layer_size, layer_words, solve_words
 
 from .reference import fling as ref
 

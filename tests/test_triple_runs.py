@@ -36,15 +36,15 @@ def test_same_optimum_in_process_and_on_workers(tmp_path: Path) -> None:
 
 
 def _offer(name: str, score: int) -> tuple[int, int]:
-    from epcg.search.branch_bound import incumbent
+    from epcg.runtime.incumbent import shared_incumbent
 
-    return os.getpid(), incumbent(name).offer(score)
+    return os.getpid(), shared_incumbent(name).offer(score)
 
 
 def _read(name: str) -> tuple[int, int]:
-    from epcg.search.branch_bound import incumbent
+    from epcg.runtime.incumbent import shared_incumbent
 
-    return os.getpid(), incumbent(name).get()
+    return os.getpid(), shared_incumbent(name).get()
 
 
 def test_incumbent_shared_across_worker_processes() -> None:

@@ -11,9 +11,10 @@ from epcg.domains.witness.paths import paths_for
 from epcg.domains.witness.piece_panels import solution_sets, unpack
 from epcg.domains.witness.pieces import LIBRARY
 from epcg.domains.witness.triple import (
-    BBResult, count_arrangements, expand, merge_results, problem_for, score, search_range, triple_info,
+    count_arrangements, expand, problem_for, score, search_range, triple_info,
 )
 from epcg.domains.witness.triple_problem import TripleProblem, build_problem
+from epcg.search.branch_bound import Result, merge
 from tests.reference import witness_pieces as ref
 
 SMALL = [
@@ -27,8 +28,8 @@ def _ref_paths(w: int, h: int) -> list[list[tuple[int, int]]]:
     return [[ps.geometry.vertex_xy(v) for v in ps.path(i)] for i in range(len(ps))]
 
 
-def _panel_triples(prob, result: BBResult) -> set[tuple[int, int, int]]:
-    return {t for triple in result.triples for t in expand(prob, triple)}
+def _panel_triples(prob, result: Result) -> set[tuple[int, int, int]]:
+    return {t for triple in result.sets for t in expand(prob, triple)}
 
 
 @pytest.fixture(scope="module")
@@ -44,9 +45,9 @@ def test_branch_and_bound_matches_exhaustive(space, separate, ref_sets) -> None:
     result = search_range(prob, 0, prob.num_sets)
     assert result.score == best
     assert _panel_triples(prob, result) == found
-    assert sum(count_arrangements(prob, t) for t in result.triples) == len(found)
+    assert sum(count_arrangements(prob, t) for t in result.sets) == len(found)
     first = search_range(prob, 0, prob.num_sets, mode="first")
-    assert first.score == best and first.triples == result.triples[:1]
+    assert first.score == best and first.sets == result.sets[:1]
 
 
 @pytest.mark.parametrize("separate", [False, True])
@@ -75,8 +76,8 @@ def test_3x3_optimum() -> None:
     prob = problem_for(3, 3, 3, LIBRARY)
     assert (prob.solvable, prob.num_sets, len(prob.member_ranks)) == (113_296, 7_316, 113_296)
     result = search_range(prob, 0, prob.num_sets)
-    assert (result.score, len(result.triples)) == (7, 26)
-    info = triple_info(prob, result.triples[0])
+    assert (result.score, len(result.sets)) == (7, 26)
+    info = triple_info(prob, result.sets[0])
     assert info.score == 7 and min(info.set_counts + info.pair_counts) == 7
     bits = [prob.bits[d] for d in info.classes]
     assert score(*bits) == 7
@@ -87,13 +88,28 @@ def test_3x3_optimum() -> None:
     sep = problem_for(3, 3, 3, LIBRARY, True)
     assert (sep.solvable, sep.num_sets, len(sep.member_ranks)) == (113_296, 56, 380)
     result = search_range(sep, 0, sep.num_sets)
-    assert (result.score, len(result.triples)) == (2, 36)
-    for triple in result.triples:
+    assert (result.score, len(result.sets)) == (2, 36)
+    for triple in result.sets:
         info = triple_info(sep, triple)
         for rank in info.panels:  # the joint path separates every representative panel
             panel = sep.panel(rank)
             labels = paths_for(3, 3).regions[info.path, list(panel.cells)]
             assert len(set(labels.tolist())) == 3
+
+
+class Recording:
+    """An in-process incumbent that records every offer."""
+
+    def __init__(self) -> None:
+        self.score, self.offers = 0, []
+
+    def get(self) -> int:
+        return self.score
+
+    def offer(self, score: int) -> int:
+        self.offers.append(score)
+        self.score = max(self.score, score)
+        return self.score
 
 
 @pytest.mark.parametrize("mode", ["all", "first"])
@@ -105,31 +121,26 @@ def test_split_and_incumbent_timing_do_not_change_the_answer(mode, separate) -> 
     rng = np.random.default_rng(7)
     for trial in range(4):
         cuts = sorted(set(rng.integers(0, D, rng.integers(1, 12)).tolist()) | {0, D})
-        shared = {"score": 0}
-        published = []
-
-        def publish(s: int) -> None:
-            published.append(s)
-            shared["score"] = max(shared["score"], s)
+        shared = Recording()
 
         results = []
         ranges = list(zip(cuts, cuts[1:]))
         if trial % 2:
             ranges.reverse()  # later ranges first: the incumbent arrives early
         for a, b in ranges:
-            start = whole.score if trial == 3 else 0  # an incumbent already at the optimum
-            results.append(search_range(prob, a, b, start, get_incumbent=lambda: shared["score"],
-                                        publish=publish, batch=int(rng.integers(1, 50)), mode=mode))
+            known = whole.score if trial == 3 else 0  # a score already at the optimum
+            results.append(search_range(prob, a, b, shared, batch=int(rng.integers(1, 50)), mode=mode,
+                                        known=known))
         results.append(search_range(prob, *ranges[0], mode=mode))  # a range run twice
-        merged = merge_results(results, mode)
-        assert (merged.score, merged.triples) == (whole.score, whole.triples)
-        assert published == sorted(set(published)) and all(s <= whole.score for s in published)
+        merged = merge(results, mode)
+        assert (merged.score, merged.sets) == (whole.score, whole.sets)
+        assert shared.offers == sorted(set(shared.offers)) and all(s <= whole.score for s in shared.offers)
 
 
 def test_expand_lists_every_order() -> None:
     prob = problem_for(2, 3, 2, ("#", "##/#.", "#./##"))
     result = search_range(prob, 0, prob.num_sets)
-    for triple in result.triples:
+    for triple in result.sets:
         panels = expand(prob, triple)
         assert len(panels) == count_arrangements(prob, triple) == len(set(panels))
         assert expand(prob, triple, limit=3) == panels[:3]
@@ -162,7 +173,7 @@ def test_bad_search_input() -> None:
     prob = problem_for(2, 3, 2, ("#", "##/#.", "#./##"))
     with pytest.raises(ValueError, match="mode must be one of"):
         search_range(prob, 0, 1, mode="best")
-    with pytest.raises(ValueError, match="first-class range"):
+    with pytest.raises(ValueError, match="first-item range"):
         search_range(prob, 0, prob.num_sets + 1)
     with pytest.raises(ValueError, match="batch must be at least 1"):
         search_range(prob, 0, 1, batch=0)
@@ -175,7 +186,7 @@ def test_triple_pictures(tmp_path) -> None:
     from epcg.domains.witness.render_pieces import subpanels_figure, triple_figure
 
     prob = problem_for(2, 3, 2, ("#", "##/#.", "#./##"))
-    triple = search_range(prob, 0, prob.num_sets).triples[0]
+    triple = search_range(prob, 0, prob.num_sets).sets[0]
     fig = triple_figure(prob, triple)
     assert len(fig.axes) == 6
     svg, png = save_figure(fig, tmp_path / "triple")

@@ -33,7 +33,7 @@ from numba import njit
 
 from epcg.combinatorics._checks import check_fits, check_range, check_rank, check_size
 from epcg.combinatorics.binomial import BINOMIAL, binomial
-from epcg.combinatorics.bits import ctz, low_mask, msb, popcount, reverse_bits
+from epcg.combinatorics.bits import WORD_BITS, ctz, low_mask, msb, popcount, reverse_bits
 
 __all__ = ["BitboardCombinations"]
 
@@ -176,8 +176,8 @@ class BitboardCombinations:
     def __init__(self, n: int, k: int) -> None:
         self.n = check_size("n", n)
         self.k = check_size("k", k)
-        if self.n > 64:
-            raise ValueError(f"bitboards hold at most 64 cells, got n={self.n}")
+        if self.n > WORD_BITS:
+            raise ValueError(f"bitboards hold at most {WORD_BITS} cells, got n={self.n}")
         self.max_rank: int = binomial(self.n, self.k)
         """Number of states, C(n, k) (0 when k > n)."""
         check_fits(self.max_rank, repr(self))

@@ -9,6 +9,8 @@ words are uint64 (any integer argument is read as its low 64 bits).
 (3, 3, 3, 64)
 >>> int(reverse_bits(0b0011, 4)), bin(low_mask(5))
 (12, '0b11111')
+>>> popcount_words(np.array([0b1011, 2**63], dtype=np.uint64))
+4
 """
 
 from __future__ import annotations
@@ -18,14 +20,32 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic, overload
 
-__all__ = ["ctz", "low_mask", "msb", "popcount", "reverse_bits"]
+__all__ = ["WORD_BITS", "check_board", "ctz", "low_mask", "msb", "popcount", "popcount_words", "reverse_bits"]
 
 _WORD = (1 << 64) - 1
+WORD_BITS = 64
+"""Cells a bitboard holds: one uint64 word."""
+
+
+def check_board(width: int, height: int) -> int:
+    """The cells of a ``width × height`` board held in one word; ValueError if it has more than 64.
+
+    >>> check_board(7, 8)
+    56
+    """
+    if width * height > WORD_BITS:
+        raise ValueError(f"a board has at most {WORD_BITS} cells, got {width} x {height}")
+    return width * height
 
 
 def popcount(x) -> int:
     """Number of set bits."""
     return (int(x) & _WORD).bit_count()
+
+
+def popcount_words(words: np.ndarray) -> int:
+    """Set bits of a whole array of uint64 words (plain Python; NumPy does the work)."""
+    return int(np.bitwise_count(np.asarray(words, dtype=np.uint64)).sum(dtype=np.int64))
 
 
 def ctz(x) -> int:

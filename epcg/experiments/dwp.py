@@ -8,6 +8,7 @@ results on any worker, in any order, after any resume.
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -98,13 +99,10 @@ class Config(JobConfig):
         if self.mating_events_cap is not None:
             events = min(events, self.mating_events_cap)
         try:
-            return ExperimentParams(
-                population=row.population, mnm=row.mnm, states=row.states,
-                recent_room_hack=row.recent_room_hack, grid=row.grid, max_rooms=row.max_rooms,
-                mating_events=events, start=row.start, obstacles=row.obstacles,
-            )
+            return ExperimentParams(**row.model_dump(exclude={"id", "note", "mating_events"}), mating_events=events)
         except ValueError as exc:
             raise ValueError(f"experiment {row.id}: {exc}") from None
+
 
 
 def estimate(config: Config) -> dict:
@@ -121,6 +119,12 @@ def estimate(config: Config) -> dict:
             cpu_seconds=config.runs * params.mating_events * SECONDS_PER_EVENT * (cells / 6400) ** 0.66,
         )
     return out
+
+
+def table(job_file: Path) -> dict[int, ExperimentParams]:
+    """The parameters of every experiment of a study's job file, by id (Table I: ``jobs/dwp-study.toml``)."""
+    config = Config.model_validate(tomllib.loads(Path(job_file).read_text()))
+    return {row.id: config.params(row) for row in config.experiments}
 
 
 def stage_name(row: ExperimentRow) -> str:

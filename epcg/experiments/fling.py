@@ -3,8 +3,10 @@
 Layer ``k`` is two Zarr arrays, ``solvable/k`` and ``unique/k``, of packed bits
 in uint64 words (bit ``r % 64`` of word ``r // 64`` is the board of
 lexicographic rank ``r``). One task computes one Zarr chunk of both arrays from
-the whole of layer ``k-1``, which each worker loads once and keeps
-(:class:`~epcg.search.retrograde.LayerCache`).
+the whole of layer ``k-1``, which each worker loads once and keeps. The board is
+a :class:`~epcg.search.retrograde.RetrogradeSpace` (``fling_space``) and the layers
+go through the generic driver (:mod:`epcg.experiments.retrograde`), like any
+other retrograde space.
 
 Peak memory per worker, layer ``k``: the previous layer, ``2·C(n,k-1)/8`` bytes,
 plus twice the task's output, ``2·8·chunk_words`` bytes, plus one Zarr chunk
@@ -13,6 +15,7 @@ being compressed. For 7×8 and k = 10: 2·C(56,9)/8 = 1.9 GB + 2·8·2^18 = 4 MB
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,18 +23,40 @@ import numpy as np
 import pydantic
 
 from epcg.combinatorics.binomial import binomial
+from epcg.combinatorics.bits import check_board, popcount_words
 from epcg.domains.fling import evaluate
-from epcg.domains.fling import retrograde as kernels
+from epcg.domains.fling import layers as kernels
 from epcg.domains.fling.rules import Board
+from epcg.experiments import retrograde
 from epcg.experiments.base import JobConfig, stage_records
 from epcg.runtime.plan import Plan, Stage, Task, split_range
 from epcg.runtime.store import RunDir
-from epcg.search.retrograde import LayerCache, layer_checksum, layer_name, layer_stages, popcount
+from epcg.search.retrograde import RetrogradeSpace, layer_checksum, layer_name, merge_layer
 
 MAX_BOARDS = 1 << 43
 """Largest layer a job may name (C(56, 14) = 5.8e12 fits); whether it fits the workers is the plan's check."""
 
-_PREVIOUS = LayerCache()
+
+@lru_cache(maxsize=8)
+def fling_space(width: int, height: int, max_pieces: int) -> RetrogradeSpace:
+    """Fling! on a ``width × height`` board as a retrograde space: layer ``k`` = boards of ``k`` pieces.
+
+    >>> s = fling_space(3, 1, 3)
+    >>> [s.layer_size(k) for k in (1, 2, 3)], s.bits
+    ([3, 3, 1], ('solvable', 'unique'))
+    """
+
+    def solve(k: int, previous: tuple[np.ndarray, ...], start: int, stop: int) -> tuple[np.ndarray, ...]:
+        return kernels.solve_words(width, height, k, previous[0], previous[1], start, stop)
+
+    return RetrogradeSpace(
+        f"Fling! {width}x{height}",
+        layer_size=lambda k: kernels.layer_size(width, height, k),
+        first_layer=lambda: kernels.first_layer(width, height),
+        solve=solve,
+        last=max_pieces,
+        bits=("solvable", "unique"),
+    )
 
 
 class Config(JobConfig):
@@ -51,9 +76,7 @@ class Config(JobConfig):
 
     @pydantic.model_validator(mode="after")
     def _fits(self) -> Config:
-        cells = self.width * self.height
-        if cells > 64:
-            raise ValueError(f"a board has at most 64 cells; {self.width}x{self.height} has {cells}")
+        cells = check_board(self.width, self.height)
         if self.max_pieces > cells:
             raise ValueError(f"max_pieces must be 1..{cells} on a {self.width}x{self.height} board, got {self.max_pieces}")
         if binomial(cells, self.max_pieces) > MAX_BOARDS:
@@ -65,6 +88,10 @@ class Config(JobConfig):
 
     def words(self, k: int) -> int:
         return kernels.layer_words(self.width, self.height, k)
+
+    @property
+    def space(self) -> RetrogradeSpace:
+        return fling_space(self.width, self.height, self.max_pieces)
 
 
 EVALUATE = "top"
@@ -101,7 +128,7 @@ def estimate(config: Config) -> dict:
 
 
 def plan(config: Config) -> Plan:
-    stages = layer_stages(1, config.max_pieces, config.words, config.chunk_words)
+    stages = retrograde.stages(config.space, config.chunk_words)
     if config.top_puzzles:
         top = config.words(config.max_pieces)
         stages += (Stage(EVALUATE, split_range(EVALUATE, top, config.evaluate_chunk_words),
@@ -111,14 +138,7 @@ def plan(config: Config) -> Plan:
 
 def prepare(config: Config, run: RunDir) -> None:
     """Create every layer's arrays (empty) before any task writes a chunk."""
-    for k in range(1, config.max_pieces + 1):
-        for kind in ("solvable", "unique"):
-            name = f"{kind}/{k}"
-            if not run.has_array(name):
-                run.group.create_array(
-                    name, shape=(config.words(k),), dtype="uint64",
-                    chunks=(min(config.chunk_words, config.words(k)),), fill_value=0,
-                )
+    retrograde.create_arrays(config.space, run, config.chunk_words, config.max_pieces)
 
 
 def warm_up(config: Config) -> None:
@@ -129,29 +149,10 @@ def warm_up(config: Config) -> None:
     layer_checksum(s, 0)
 
 
-def _load_layer(run: RunDir, k: int) -> tuple[np.ndarray, np.ndarray]:
-    return run.read_array(f"solvable/{k}"), run.read_array(f"unique/{k}")
-
-
 def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
     if task.stage == EVALUATE:
         return _evaluate_task(config, task, run)
-    k = int(task.stage.removeprefix("k"))
-    if k == 1:
-        solvable, unique = (words[task.start:task.stop] for words in kernels.first_layer(config.width, config.height))
-    else:
-        prev_s, prev_u = _PREVIOUS.get((run.cache_key, k - 1), lambda: _load_layer(run, k - 1))
-        solvable, unique = kernels.solve_words(
-            config.width, config.height, k, prev_s, prev_u, task.start, task.stop
-        )
-    run.write_slice(f"solvable/{k}", task.start, solvable)
-    run.write_slice(f"unique/{k}", task.start, unique)
-    return {
-        "solvable": popcount(solvable),
-        "unique": popcount(unique),
-        "checksum_solvable": layer_checksum(solvable, task.start),
-        "checksum_unique": layer_checksum(unique, task.start),
-    }
+    return retrograde.solve_task(config.space, task, run)
 
 
 def _evaluate_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
@@ -159,7 +160,7 @@ def _evaluate_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
     words = np.asarray(run.group[f"unique/{config.max_pieces}"][task.start:task.stop])
     best = evaluate.top_puzzles(config.width, config.height, config.max_pieces, words,
                                 limit=config.top_puzzles, word_start=task.start)
-    return {"evaluated": popcount(words), "top": [[rank, ratio] for rank, ratio, _moves in best]}
+    return {"evaluated": popcount_words(words), "top": [[rank, ratio] for rank, ratio, _moves in best]}
 
 
 def _best_puzzles(config: Config, records: list[dict]) -> list[dict[str, Any]]:
@@ -192,12 +193,7 @@ def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) ->
         layers.append({
             "pieces": k,
             "boards": boards,
-            "solvable": sum(r["solvable"] for r in results),
-            "unique": sum(r["unique"] for r in results),
-            "checksum": "{:016x}-{:016x}".format(
-                sum(r["checksum_solvable"] for r in results) % 2**64,
-                sum(r["checksum_unique"] for r in results) % 2**64,
-            ),
+            **merge_layer(config.space, results),
             "tasks": len(recs),
             "seconds": round(seconds, 4),
             "boards_per_second": round(boards / seconds) if seconds else None,

@@ -9,11 +9,10 @@ box plots. Nothing here imports Dask, Zarr or the CLI.
 
 from epcg.domains.dwp.maps import Map, MapRules, build_map, build_map_from_bits, fitness, map_fitness
 from epcg.domains.dwp.sda import random_population, random_sda, sda_bits, sda_from_table
-from epcg.domains.dwp.study import EXPERIMENTS, ExperimentParams, ReplicateResult, run_replicate, seed_for
+from epcg.domains.dwp.study import ExperimentParams, ReplicateResult, run_replicate, seed_for
 from epcg.domains.dwp.variation import crossover, mutate, vary
 
 __all__ = [
-    "EXPERIMENTS",
     "ExperimentParams",
     "Map",
     "MapRules",

@@ -1,20 +1,14 @@
-"""The paper's experiments (Table I) and one evolutionary run of one of them.
+"""One experiment's parameters (a row of the paper's Table I) and one evolutionary run of it.
 
-Table I of Ashlock & Salge, with the recent-room hack (RRH) column restored from
-the text: experiments 1-15 vary population (10, 32, 100, 320, 1000) and the
-maximum number of mutations MNM (1, 3, 5) with 12 states; 16 adds the RRH to
-the best of those (32, MNM 1); 17-21 vary the states (4, 8, 12, 16, 20) with the
-RRH; 22 is the extended run (16 states, RRH, 120×120 grid, 800 rooms, 100,000
-mating events); 23 starts from a 40×2 room (16 states, RRH). Every run is
-10,000 mating events of size-7 single tournament selection unless stated.
+Table I itself is data: the ``experiments`` of ``jobs/dwp-study.toml``
+(:func:`epcg.experiments.dwp.table` reads it). Every run is size-7 single
+tournament selection.
 
 :func:`run_replicate` is a pure function of ``(params, seed)``: the same seed
 gives the same result on any worker.
 
->>> EXPERIMENTS[16].population, EXPERIMENTS[16].mnm, EXPERIMENTS[16].states, EXPERIMENTS[16].recent_room_hack
-(32, 1, 12, True)
->>> from dataclasses import replace
->>> r = run_replicate(replace(EXPERIMENTS[1], mating_events=5, max_rooms=16), seed_for(1, 0))
+>>> params = ExperimentParams(population=10, mnm=1, states=12, mating_events=5, max_rooms=16)
+>>> r = run_replicate(params, seed_for(1, 0))
 >>> r.best_fitness == float(r.history_best[-1]), r.best_map.shape
 (True, (80, 80))
 """
@@ -34,7 +28,7 @@ from epcg.domains.dwp.sda import MAX_STATES, random_population
 from epcg.domains.dwp.variation import _vary
 from epcg.search.evolve import evolve_jit
 
-__all__ = ["EXPERIMENTS", "ExperimentParams", "ReplicateResult", "run_replicate", "seed_for"]
+__all__ = ["ExperimentParams", "ReplicateResult", "run_replicate", "seed_for"]
 
 TOURNAMENT = 7
 
@@ -92,24 +86,6 @@ class ExperimentParams:
         d = asdict(self)
         d.pop("rules")
         return d
-
-
-def _table() -> dict[int, ExperimentParams]:
-    table = {}
-    for i, (mnm, pop) in enumerate((m, p) for m in (1, 3, 5) for p in (10, 32, 100, 320, 1000)):
-        table[i + 1] = ExperimentParams(population=pop, mnm=mnm, states=12)
-    table[16] = ExperimentParams(population=32, mnm=1, states=12, recent_room_hack=True)
-    for i, states in enumerate((4, 8, 12, 16, 20)):
-        table[17 + i] = ExperimentParams(population=32, mnm=1, states=states, recent_room_hack=True)
-    table[22] = ExperimentParams(population=32, mnm=1, states=16, recent_room_hack=True, grid=(120, 120),
-                                 max_rooms=800, mating_events=100_000)
-    table[23] = ExperimentParams(population=32, mnm=1, states=16, recent_room_hack=True,
-                                 start=((39, 20, 2, 40),))
-    return table
-
-
-EXPERIMENTS: dict[int, ExperimentParams] = _table()
-"""Table I, experiments 1..23."""
 
 
 @dataclass

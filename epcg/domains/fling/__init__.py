@@ -1,13 +1,13 @@
 """Fling! (Sturtevant 2013): rules, retrograde layer kernels, expert evaluator, pictures.
 
 The retrograde driver calls the pure functions of
-:mod:`~epcg.domains.fling.retrograde` on word ranges of each layer; this
+:mod:`~epcg.domains.fling.layers` on word ranges of each layer; this
 package never imports Dask or Zarr. (The module ``evaluate`` is not shadowed
 by a function of the same name here: use ``evaluate.evaluate``.)
 """
 
 from epcg.domains.fling.evaluate import Evaluation, top_puzzles, tree_sizes
-from epcg.domains.fling.retrograde import first_layer, layer_size, layer_words, solve_words
+from epcg.domains.fling.layers import first_layer, layer_size, layer_words, solve_words
 from epcg.domains.fling.rules import Board, Move
 
 __all__ = [

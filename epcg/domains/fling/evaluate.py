@@ -50,7 +50,7 @@ from numba import njit
 from epcg.combinatorics.bitboard import _unrank_lex_bb
 from epcg.combinatorics.bits import ctz, popcount
 from epcg.domains.fling.moves import _fling
-from epcg.domains.fling.retrograde import _check_board, layer_words
+from epcg.domains.fling.layers import _check_board, layer_words
 from epcg.domains.fling.rules import Board, Move
 
 __all__ = ["Evaluation", "evaluate", "top_puzzles", "tree_sizes"]

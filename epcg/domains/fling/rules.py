@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from epcg.combinatorics.bitboard import BitboardCombinations
+from epcg.combinatorics.bits import check_board
 from epcg.domains.fling.moves import fling
 
 __all__ = ["DIRECTION_NAMES", "Board", "D", "L", "Move", "R", "U"]
@@ -53,14 +54,13 @@ class Board:
     """A Fling! position. ``push``/``pop`` change it in place; ``apply`` returns a new board.
 
     .. warning:: ``push`` checks legality (it raises ``ValueError``); the
-       numba kernels in :mod:`~epcg.domains.fling.retrograde` do not.
+       numba kernels in :mod:`~epcg.domains.fling.layers` do not.
     """
 
     def __init__(self, width: int = 7, height: int = 8, bits: int = 0) -> None:
         if not (isinstance(width, int) and isinstance(height, int)) or width < 1 or height < 1:
             raise ValueError(f"board size must be positive integers, got {width!r} x {height!r}")
-        if width * height > 64:
-            raise ValueError(f"a board has at most 64 cells, got {width} x {height}")
+        check_board(width, height)
         bits = int(bits)
         if bits < 0 or bits >> (width * height):
             raise ValueError(f"bits {bits:#x} do not fit a {width} x {height} board")

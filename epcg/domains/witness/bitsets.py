@@ -13,8 +13,8 @@ solution set is its longest solution.
 >>> b = bitsets_for(2, 2)
 >>> b.num_paths, b.words, b.cross.shape, b.separated.shape
 (12, 1, (21, 1), (6, 1))
->>> int(popcount(np.uint64(0b1011)))
-3
+
+Bit primitives (popcount, ctz) are those of :mod:`epcg.combinatorics.bits`.
 """
 
 from __future__ import annotations
@@ -26,28 +26,11 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.bits import ctz as _ctz  # noqa: F401 - imported from here by domains/witness/kernels.py
+from epcg.combinatorics.bits import popcount  # noqa: F401 - likewise
 from epcg.domains.witness.paths import PathSet, paths_for
 
-_M1 = np.uint64(0x5555555555555555)
-_M2 = np.uint64(0x3333333333333333)
-_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
-_H01 = np.uint64(0x0101010101010101)
 _ONE = np.uint64(1)
-
-
-@njit(cache=True, nogil=True)
-def popcount(x):
-    """Set bits of a uint64 (SWAR; LLVM lowers it to ``popcnt`` where the CPU has one)."""
-    x = x - ((x >> np.uint64(1)) & _M1)
-    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
-    x = (x + (x >> np.uint64(4))) & _M4
-    return (x * _H01) >> np.uint64(56)
-
-
-@njit(cache=True, nogil=True)
-def _ctz(x):
-    """Index of the lowest set bit of a non-zero uint64. Unchecked: ``x != 0``."""
-    return popcount((x & (~x + _ONE)) - _ONE)
 
 
 @njit(cache=True, nogil=True)

@@ -46,7 +46,7 @@ import numpy as np
 from numba import njit
 
 from epcg.combinatorics import Combinations, PiecePlacements
-from epcg.domains.witness.bitsets import popcount
+from epcg.combinatorics.bits import popcount
 from epcg.domains.witness.geometry import Geometry
 from epcg.domains.witness.pieces import Piece, parse_library, placement_masks
 from epcg.domains.witness.paths import paths_for

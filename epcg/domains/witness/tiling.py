@@ -30,7 +30,7 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from epcg.domains.witness.bitsets import _ctz, popcount
+from epcg.combinatorics.bits import ctz, popcount
 from epcg.domains.witness.geometry import Geometry
 from epcg.domains.witness.pieces import Piece, placement_masks
 
@@ -60,7 +60,7 @@ def _can_tile(region, counts, place):
         if chosen[d] >= 0:
             counts[chosen[d]] += 1
         rest = region & ~covered[d]
-        c = _ctz(rest)
+        c = ctz(rest)
         t = chosen[d] + 1
         while t < p:
             mask = place[t, c]
@@ -96,7 +96,7 @@ def _region_tilings(region, m, place, out):
     d = 0
     while d >= 0:
         rest = region & ~covered[d]
-        c = _ctz(rest)
+        c = ctz(rest)
         t = chosen[d] + 1
         while t < p:
             mask = place[t, c]

@@ -36,53 +36,43 @@ instead of all paths). With ``separate`` a pair also needs a joint solution
 that both can separate. The 3×3 optimum takes 0.05 s; 4×4 about 4 s.
 
 **Splitting and determinism.** ``search_range`` covers the first class
-index in ``[first_start, first_stop)``. The answer never depends on how the
-range is split, on when a shared incumbent is read, or on re-running:
-
-- ``mode="all"``: nodes are cut only when **strictly** worse than the best
-  known score, so each task finds every triple of its range at any score that
-  is still optimal; ``merge_results`` keeps the tasks at the maximum score.
-- ``mode="first"``: a task also cuts ties with its *own* best (every later
-  triple of its range comes later in the search order), but only strictly
-  worse nodes against the shared score; so each task returns the first triple
-  of its range at its best score, and ``merge_results`` keeps the first one
-  at the maximum score: the first optimal triple in search order.
-
-Node counts (``nodes``, ``pruned``, ``improvements``) are diagnostics: they
-depend on the split and on when incumbents arrive.
+index in ``[first_start, first_stop)`` through the domain-free driver
+:func:`epcg.search.branch_bound.search` (its modes "all" and "first", its
+shared incumbent read between batches); :func:`epcg.search.branch_bound.merge`
+combines ranges. The answer never depends on how the range is split, on when
+the incumbent is read, or on re-running.
 
 >>> prob = problem_for(2, 3, 2, ("#", "##/#.", "#./##"))   # 2x3 panels, 2 of 3 pieces
 >>> prob.solvable, prob.num_sets
 (62, 30)
 >>> r = search_range(prob, 0, prob.num_sets)
->>> r.score, r.triples
+>>> r.score, r.sets
 (3, ((1, 2, 5), (2, 5, 6)))
->>> info = triple_info(prob, r.triples[0])
+>>> info = triple_info(prob, r.sets[0])
 >>> info.moves, info.set_counts, info.pair_counts, info.arrangements
 ('RURULUR', (7, 7, 5), (5, 3, 3), 48)
->>> expand(prob, r.triples[0])[:2]
+>>> expand(prob, r.sets[0])[:2]
 [(11, 83, 92), (11, 83, 96)]
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 from numba import njit
 
-from epcg.domains.witness.bitsets import _ctz, popcount
+from epcg.combinatorics.bits import ctz, popcount, popcount_words
 from epcg.domains.witness.paths import paths_for
 from epcg.domains.witness.pieces import LIBRARY
 from epcg.domains.witness.triple_problem import TripleProblem, build_problem, problem_for
+from epcg.search.branch_bound import Incumbent, Result, search
 
-__all__ = ["LIBRARY", "MODES", "BBResult", "TripleInfo", "TripleProblem", "build_problem", "count_arrangements",
-           "expand", "merge_results", "problem_for", "score", "search_range", "triple_info"]
-
-MODES = ("all", "first")
-"""``"all"``: every optimal triple; ``"first"``: the first optimal triple in search order."""
+__all__ = ["LIBRARY", "TripleInfo", "TripleProblem", "TripleSearch", "build_problem", "count_arrangements",
+           "expand", "problem_for", "score", "search_range", "triple_info"]
 
 _ONE = np.uint64(1)
 
@@ -102,9 +92,31 @@ def _lower_bound(data, lo, hi, value):
     return lo
 
 
+class _Arrays(NamedTuple):
+    """The read-only arrays of a ``TripleProblem`` the kernel reads (see ``TripleProblem``)."""
+
+    bits: np.ndarray
+    counts: np.ndarray
+    sep: np.ndarray
+    use_sep: bool
+    inv_start: np.ndarray
+    inv_data: np.ndarray
+
+
+class _Scratch(NamedTuple):
+    """Work arrays of one search, ``D`` = classes: ``slot`` (all -1 between calls), ``touched``,
+    ``overlap``, ``lst`` (``D``), ``comp`` (``D × ceil(max count/64)``), ``paths_a`` (``64 ×`` that)."""
+
+    slot: np.ndarray
+    touched: np.ndarray
+    overlap: np.ndarray
+    comp: np.ndarray
+    paths_a: np.ndarray
+    lst: np.ndarray
+
+
 @njit(cache=True, nogil=True)
-def _search_first(i, bits, counts, sep, use_sep, inv_start, inv_data, best, shared, first_mode,
-                  out, n_out, stats, slot, touched, overlap, comp, paths_a, lst):
+def _search_first(i, prob, work, best, shared, first_mode, out, stats):
     """Branch and bound below first class ``i``; returns ``(best, n_out)``.
 
     ``need`` is the lowest score still wanted: ``max(best, shared, 1)``, or
@@ -122,10 +134,13 @@ def _search_first(i, bits, counts, sep, use_sep, inv_start, inv_data, best, shar
     Leaves at score ``>= need`` raise ``best`` (``stats[2] += 1``, ``out``
     restarts) or join it; they are written to ``out[n_out]`` while they fit
     (``n_out`` may exceed its length: the caller reruns with room).
-    ``stats``: [nodes evaluated, nodes pruned, improvements], see ``BBResult``.
-    Unchecked: arrays from one ``TripleProblem`` and its inverted index,
-    ``slot`` all -1, scratch sized ``len(counts)`` rows (``comp``: ``ceil(max count/64)`` words).
+    ``stats``: [nodes evaluated, nodes pruned, improvements] (``epcg.search.branch_bound.Result``).
+    Unchecked: ``prob`` from one ``TripleProblem`` and its inverted index,
+    ``work`` from ``_scratch`` of the same problem.
     """
+    bits, counts, sep, use_sep, inv_start, inv_data = prob
+    slot, touched, overlap, comp, paths_a, lst = work
+    n_out = 0
     D = counts.shape[0]
     words = bits.shape[1]
     need = max(best + 1 if first_mode else best, shared, 1)
@@ -148,7 +163,7 @@ def _search_first(i, bits, counts, sep, use_sep, inv_start, inv_data, best, shar
     for w in range(words):
         x = bits[i, w]
         while x != 0:
-            p = w * 64 + _ctz(x)
+            p = w * 64 + ctz(x)
             x &= x - _ONE
             paths_a[t] = p
             word = t >> 6
@@ -217,7 +232,7 @@ def _search_first(i, bits, counts, sep, use_sep, inv_start, inv_data, best, shar
                     first_word = q
             if nabc != 1:
                 continue
-            p = paths_a[first_word * 64 + _ctz(comp[sj, first_word] & comp[sk, first_word])]
+            p = paths_a[first_word * 64 + ctz(comp[sj, first_word] & comp[sk, first_word])]
             pw = p >> 6
             pb = _ONE << np.uint64(p & 63)
             if use_sep and (sep[i, pw] & sep[j, pw] & sep[k, pw] & pb) == 0:
@@ -243,122 +258,53 @@ def _search_first(i, bits, counts, sep, use_sep, inv_start, inv_data, best, shar
     return best, n_out
 
 
-@dataclass(frozen=True)
-class BBResult:
-    """What a search over a range of first classes found."""
+class TripleSearch:
+    """A triple problem as a :class:`~epcg.search.branch_bound.BranchBoundSpace`: first class ``i``,
+    bound ``counts[i]`` (non-increasing), sets ``(i, j, k)``. Holds one search's work arrays."""
 
-    score: int
-    """Best score found in the range (0: no admissible triple reached the target)."""
-    triples: tuple[tuple[int, int, int], ...]
-    """Class triples ``i <= j <= k`` at ``score``, in search order ("first": at most one)."""
-    nodes: int = 0
-    """Partial and complete sets evaluated."""
-    pruned: int = 0
-    """Partial sets cut by the bound, plus sibling sets skipped by the sorted count cut-off."""
-    improvements: int = 0
-    """Times this range raised its own best score."""
-    mode: str = "all"
-    first_start: int = 0
-    first_stop: int = 0
-    meta: dict = field(default_factory=dict, compare=False)
-    """Free-form diagnostics (e.g. seconds) that ``merge_results`` ignores."""
+    algorithm: ClassVar[str] = "branch_bound"
+    arity = 3
 
+    def __init__(self, problem: TripleProblem) -> None:
+        inv_start, inv_data = problem.inverted
+        self.arrays = _Arrays(problem.bits, problem.counts, problem.sep, problem.separate, inv_start, inv_data)
+        self.size = problem.num_sets
+        D = problem.num_sets
+        wmax = (int(problem.counts[0]) + 63) // 64 if D else 1
+        self.work = _Scratch(np.full(D, -1, dtype=np.int64), np.zeros(D, dtype=np.int64),
+                             np.zeros(D, dtype=np.int64), np.zeros((D, wmax), dtype=np.uint64),
+                             np.zeros(64 * wmax, dtype=np.int64), np.zeros(D, dtype=np.int64))
+        self._args = (tuple(self.arrays), tuple(self.work))  # plain tuples: numba dispatches them faster
 
-def _scratch(problem: TripleProblem) -> tuple[np.ndarray, ...]:
-    """Work arrays of ``_search_first``: slot, touched, overlap, comp, paths_a, lst."""
-    D = problem.num_sets
-    wmax = (int(problem.counts[0]) + 63) // 64 if D else 1
-    return (np.full(D, -1, dtype=np.int64), np.zeros(D, dtype=np.int64), np.zeros(D, dtype=np.int64),
-            np.zeros((D, wmax), dtype=np.uint64), np.zeros(64 * wmax, dtype=np.int64), np.zeros(D, dtype=np.int64))
+    def bound(self, first: int) -> int:
+        return int(self.arrays.counts[first])
 
-
-def _check_mode(mode: str) -> None:
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    def search_first(self, first: int, best: int, shared: int, first_mode: bool,
+                     out: np.ndarray, stats: np.ndarray) -> tuple[int, int]:
+        prob, work = self._args
+        return _search_first(first, prob, work, best, shared, first_mode, out, stats)
 
 
 def search_range(
     problem: TripleProblem,
     first_start: int,
     first_stop: int,
-    incumbent: int = 0,
-    get_incumbent: Callable[[], int] | None = None,
-    publish: Callable[[int], None] | None = None,
+    incumbent: Incumbent | None = None,
     batch: int = 64,
     mode: str = "all",
-) -> BBResult:
-    """Branch and bound over the triples whose first class lies in ``[first_start, first_stop)``.
+    known: int = 0,
+) -> Result:
+    """Branch and bound over the class triples whose first class lies in ``[first_start, first_stop)``.
 
-    ``incumbent``: a score some admissible triple is known to reach (0: none).
-    Every ``batch`` first classes ``get_incumbent()`` may raise it (a stale
-    value only prunes less); ``publish(score)`` is called when this range beats
-    the best score it knows of. See the module docstring for ``mode``.
+    :func:`epcg.search.branch_bound.search` on a :class:`TripleSearch`; its
+    ``sets`` are class triples ``i <= j <= k``. ``incumbent`` (shared with
+    other ranges) and ``known`` (a score some triple reaches) as there.
     """
-    _check_mode(mode)
-    D = problem.num_sets
-    if not 0 <= first_start <= first_stop <= D:
-        raise ValueError(f"first-class range [{first_start}, {first_stop}) is not within [0, {D}]")
-    if batch < 1:
-        raise ValueError(f"batch must be at least 1, got {batch}")
-    shared = max(int(incumbent), 0)
-    best = 0
-    stats = np.zeros(3, dtype=np.int64)
-    found: list[tuple[int, int, int]] = []
-    out = np.zeros((256, 3), dtype=np.int64)
-    first_mode = mode == "first"
-    inv_start, inv_data = problem.inverted
-    scratch = _scratch(problem)
-    for i in range(first_start, first_stop):
-        if (i - first_start) % batch == 0 and i > first_start and get_incumbent is not None:
-            shared = max(shared, int(get_incumbent()))
-        if problem.counts[i] < max(shared, best + first_mode, 1):
-            stats[1] += first_stop - i  # sorted: no later first class can reach the target
-            break
-        while True:
-            before = stats.copy()
-            new_best, n = _search_first(i, problem.bits, problem.counts, problem.sep, problem.separate,
-                                        inv_start, inv_data, best, shared, first_mode, out, 0, stats, *scratch)
-            new_best, n = int(new_best), int(n)
-            if n <= out.shape[0]:
-                break
-            stats[:] = before
-            out = np.zeros((2 * n, 3), dtype=np.int64)
-        if new_best > best:
-            found = []
-            if publish is not None and get_incumbent is not None and new_best > shared:
-                shared = max(shared, int(get_incumbent()))  # improvements are rare: skip stale publishes
-            if publish is not None and new_best > shared:
-                publish(new_best)
-            shared = max(shared, new_best)
-            best = new_best
-        found.extend(map(tuple, out[:n].tolist()))
-    return BBResult(best, tuple(found), int(stats[0]), int(stats[1]), int(stats[2]), mode,
-                    first_start, first_stop)
+    return search(TripleSearch(problem), first_start, first_stop, incumbent, batch, mode, known)
 
-
-def merge_results(results: Iterable[BBResult], mode: str = "all") -> BBResult:
-    """Combine the results of disjoint ranges: the maximum score and its triples, in search order.
-
-    "all" keeps every triple at the maximum, "first" the first one. Node counts are summed.
-    """
-    _check_mode(mode)
-    results = list(results)
-    best = max((r.score for r in results), default=0)
-    triples = sorted({t for r in results if r.score == best for t in r.triples}) if best else []
-    if mode == "first":
-        triples = triples[:1]
-    return BBResult(
-        best, tuple(triples),
-        sum(r.nodes for r in results), sum(r.pruned for r in results), sum(r.improvements for r in results),
-        mode, min((r.first_start for r in results), default=0), max((r.first_stop for r in results), default=0),
-    )
 
 
 # ---------------------------------------------------------------- scoring and expanding triples
-
-
-def _count(row: np.ndarray) -> int:
-    return int(sum(int(w).bit_count() for w in row))
 
 
 def score(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> int:
@@ -368,16 +314,16 @@ def score(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> int:
     >>> score(one, np.array([0b1101], dtype=np.uint64), np.array([0b1011], dtype=np.uint64))
     2
     """
-    if _count(a & b & c) != 1:
+    if popcount_words(a & b & c) != 1:
         return 0
-    return min(_count(a), _count(b), _count(c), _count(a & b), _count(a & c), _count(b & c))
+    return min(popcount_words(a), popcount_words(b), popcount_words(c), popcount_words(a & b), popcount_words(a & c), popcount_words(b & c))
 
 
 def _joint_path(problem: TripleProblem, triple: Sequence[int]) -> int:
     i, j, k = triple
     joint = problem.bits[i] & problem.bits[j] & problem.bits[k]
-    if _count(joint) != 1:
-        raise ValueError(f"class triple {tuple(triple)} has {_count(joint)} joint solutions, not one")
+    if popcount_words(joint) != 1:
+        raise ValueError(f"class triple {tuple(triple)} has {popcount_words(joint)} joint solutions, not one")
     w = int(np.flatnonzero(joint)[0])
     return 64 * w + (int(joint[w]) & -int(joint[w])).bit_length() - 1
 
@@ -461,7 +407,7 @@ def triple_info(problem: TripleProblem, triple: Sequence[int]) -> TripleInfo:
         path,
         paths_for(problem.width, problem.height).moves(path),
         tuple(int(_members_for(problem, d, path)[0]) for d in (i, j, k)),
-        (_count(bits[i]), _count(bits[j]), _count(bits[k])),
-        (_count(bits[i] & bits[j]), _count(bits[i] & bits[k]), _count(bits[j] & bits[k])),
+        (popcount_words(bits[i]), popcount_words(bits[j]), popcount_words(bits[k])),
+        (popcount_words(bits[i] & bits[j]), popcount_words(bits[i] & bits[k]), popcount_words(bits[j] & bits[k])),
         count_arrangements(problem, (i, j, k)),
     )

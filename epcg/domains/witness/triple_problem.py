@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit
 
 from epcg.combinatorics import Combinations
-from epcg.domains.witness.bitsets import _ctz
+from epcg.combinatorics.bits import ctz
 from epcg.domains.witness.piece_panels import (
     PiecePanel, SolutionSets, _row_counts, check_panel_space, decode, solution_sets,
 )
@@ -103,7 +103,7 @@ def _inverted(bits, num_paths):
         for w in range(bits.shape[1]):
             x = bits[d, w]
             while x != 0:
-                start[w * 64 + _ctz(x) + 1] += 1
+                start[w * 64 + ctz(x) + 1] += 1
                 x &= x - _ONE
     for p in range(num_paths):
         start[p + 1] += start[p]
@@ -113,7 +113,7 @@ def _inverted(bits, num_paths):
         for w in range(bits.shape[1]):
             x = bits[d, w]
             while x != 0:
-                p = w * 64 + _ctz(x)
+                p = w * 64 + ctz(x)
                 data[fill[p]] = d
                 fill[p] += 1
                 x &= x - _ONE

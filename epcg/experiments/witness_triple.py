@@ -1,5 +1,8 @@
 """Witness triple panels (paper Algorithm 6): branch and bound on the cluster, one shared incumbent.
 
+A Witness job with ``kind = "triple"`` (the ``witness`` job kind dispatches
+here, :mod:`epcg.experiments.witness_kinds`).
+
 One stage per variant ("plain", and "separate": each sub-panel's pieces in
 different regions of the joint path). A stage's tasks split the first
 sub-panel's class index range (classes sorted by solution count, largest
@@ -20,12 +23,13 @@ import pydantic
 
 from epcg.domains.witness.pieces import LIBRARY
 from epcg.domains.witness.piece_panels import check_panel_space, max_rank
-from epcg.domains.witness.triple import BBResult, merge_results, search_range, triple_info
+from epcg.domains.witness.triple import search_range, triple_info
 from epcg.domains.witness.triple_problem import problem_for
 from epcg.experiments.base import JobConfig, stage_records
 from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.store import RunDir
-from epcg.search.branch_bound import incumbent
+from epcg.runtime.incumbent import shared_incumbent
+from epcg.search.branch_bound import Result, merge
 
 Variant = Literal["plain", "separate"]
 
@@ -33,7 +37,8 @@ Variant = Literal["plain", "separate"]
 class Config(JobConfig):
     """A triple-panel search: sub-panel size, pieces per sub-panel, the piece library, variants."""
 
-    domain: Literal["triple"]
+    domain: Literal["witness"]
+    kind: Literal["triple"]
     width: int = pydantic.Field(3, ge=1, le=5)
     height: int = pydantic.Field(3, ge=1, le=5)
     pieces: int = pydantic.Field(3, ge=1)
@@ -112,14 +117,14 @@ def _incumbent_name(config: Config, variant: str) -> str:
 def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
     problem = config.problem(task.stage)
     first, last = slice_bounds(task.start, config.tasks, problem.num_sets)
-    shared = incumbent(_incumbent_name(config, task.stage))
+    shared = shared_incumbent(_incumbent_name(config, task.stage))
     start_score = shared.get()
-    result = search_range(problem, first, last, start_score, shared.get, shared.offer, config.batch, config.mode)
+    result = search_range(problem, first, last, shared, config.batch, config.mode, known=start_score)
     return {
         "first_classes": [first, last],
         "incumbent_at_start": start_score,
         "score": result.score,
-        "triples": [list(t) for t in result.triples],
+        "triples": [list(t) for t in result.sets],
         "nodes": result.nodes,
         "pruned": result.pruned,
         "improvements": result.improvements,
@@ -130,13 +135,13 @@ def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) ->
     rows = []
     for variant in config.variants:
         recs = stage_records(plan, variant, records)
-        merged = merge_results(
-            [BBResult(r["result"]["score"], tuple(tuple(t) for t in r["result"]["triples"]), r["result"]["nodes"],
-                      r["result"]["pruned"], r["result"]["improvements"], config.mode) for r in recs],
+        merged = merge(
+            [Result(r["result"]["score"], tuple(tuple(t) for t in r["result"]["triples"]), r["result"]["nodes"],
+                    r["result"]["pruned"], r["result"]["improvements"], config.mode) for r in recs],
             config.mode,
         )
         problem = config.problem(variant)
-        infos = [triple_info(problem, t) for t in merged.triples]
+        infos = [triple_info(problem, t) for t in merged.sets]
         rows.append({
             "variant": variant,
             "width": config.width,
@@ -147,7 +152,7 @@ def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) ->
             "solvable": int(problem.solvable),
             "distinct_solution_sets": int(problem.num_sets),
             "score": merged.score,
-            "optimal_triples": len(merged.triples),
+            "optimal_triples": len(merged.sets),
             "optimal_arrangements": sum(info.arrangements for info in infos),
             "nodes": merged.nodes,
             "pruned": merged.pruned,

@@ -1,0 +1,133 @@
+"""Peg solitaire as an epcg retrograde space: which positions can be played down to one peg?
+
+A board is a set of holes; a move jumps a peg over a neighbouring peg into the
+empty hole beyond, removing the jumped peg. Layer ``k`` is every position with
+``k`` pegs (a bitboard, ranked in colex order); a position is solvable when
+some move leads to a solvable position of ``k - 1`` pegs, and every one-peg
+position is solved. That is all epcg needs: sizes, the first layer, and a
+kernel that solves a word range of layer ``k`` from layer ``k - 1``.
+
+    epcg run jobs/triangle5.toml      # space = "peg_solitaire:TRIANGLE5"
+
+>>> TRIANGLE5.layer_size(14), len(triangle_jumps(5))
+(15, 36)
+>>> from epcg.search.retrograde import solve_layers
+>>> [row["solvable"] for row in solve_layers(TRIANGLE5).rows][-1]   # starting holes that can be solved
+15
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from epcg.combinatorics.binomial import BINOMIAL
+from epcg.search.retrograde import RetrogradeSpace
+
+__all__ = ["TRIANGLE4", "TRIANGLE5", "TRIANGLE6", "RECT3X4", "peg_space", "rectangle_jumps", "triangle_jumps"]
+
+_ONE = np.uint64(1)
+
+
+def triangle_jumps(side: int) -> np.ndarray:
+    """Jumps ``(from, over, to)`` on a triangle of ``side`` rows (row ``i`` has ``i + 1`` holes)."""
+    cell = {}
+    for i in range(side):
+        for j in range(i + 1):
+            cell[i, j] = len(cell)
+    jumps = [(cell[i, j], cell[i + di, j + dj], cell[i + 2 * di, j + 2 * dj])
+             for (i, j) in cell for di, dj in ((0, 1), (1, 0), (1, 1), (0, -1), (-1, 0), (-1, -1))
+             if (i + 2 * di, j + 2 * dj) in cell]
+    return np.array(jumps, dtype=np.int64)
+
+
+def rectangle_jumps(width: int, height: int) -> np.ndarray:
+    """Jumps ``(from, over, to)`` along rows and columns of a ``width × height`` grid."""
+    jumps = [(y * width + x, (y + dy) * width + x + dx, (y + 2 * dy) * width + x + 2 * dx)
+             for y in range(height) for x in range(width) for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1))
+             if 0 <= x + 2 * dx < width and 0 <= y + 2 * dy < height]
+    return np.array(jumps, dtype=np.int64)
+
+
+@njit(cache=True, nogil=True)
+def _rank(board, binom):
+    """Colex rank of a bitboard: ``sum_j C(cell_j, j + 1)`` over its cells in increasing order."""
+    rank = 0
+    j = 1
+    cell = 0
+    while board:
+        if board & _ONE:
+            rank += binom[cell, j]
+            j += 1
+        board >>= _ONE
+        cell += 1
+    return rank
+
+
+@njit(cache=True, nogil=True)
+def _unrank(rank, n, k, binom):
+    """The bitboard of colex ``rank`` among the ``k``-peg positions of ``n`` holes."""
+    board = np.uint64(0)
+    cell = n - 1
+    for j in range(k, 0, -1):
+        while binom[cell, j] > rank:
+            cell -= 1
+        rank -= binom[cell, j]
+        board |= _ONE << np.uint64(cell)
+        cell -= 1
+    return board
+
+
+@njit(cache=True, nogil=True)
+def _solve(n, k, jumps, prev, r0, r1, out, w0, binom):
+    """Set bit ``r - 64*w0`` of ``out`` for each solvable position of rank ``r`` in ``[r0, r1)``."""
+    board = _unrank(r0, n, k, binom)
+    for r in range(r0, r1):
+        for m in range(jumps.shape[0]):
+            a = _ONE << np.uint64(jumps[m, 0])
+            b = _ONE << np.uint64(jumps[m, 1])
+            c = _ONE << np.uint64(jumps[m, 2])
+            if board & a and board & b and not board & c:
+                child = _rank(board ^ a ^ b ^ c, binom)
+                if (prev[child >> 6] >> np.uint64(child & 63)) & _ONE:
+                    out[(r >> 6) - w0] |= _ONE << np.uint64(r & 63)
+                    break
+        low = board & (~board + _ONE)  # next position in colex order (Gosper's hack)
+        ripple = board + low
+        board = (((ripple ^ board) >> np.uint64(2)) // low) | ripple
+
+
+def peg_space(name: str, holes: int, jumps: np.ndarray) -> RetrogradeSpace:
+    """The retrograde space of a board of ``holes`` holes (at most 62) and its jumps."""
+    if not 2 <= holes <= 62:
+        raise ValueError(f"a board needs 2..62 holes, got {holes}")
+    binom = BINOMIAL[:holes + 1, :holes + 1].copy()
+
+    def size(k: int) -> int:
+        return math.comb(holes, k)
+
+    def first_layer() -> tuple[np.ndarray]:
+        words = np.zeros(-(-holes // 64), dtype=np.uint64)
+        words[0] = np.uint64((1 << holes) - 1)  # every one-peg position is solved
+        return (words,)
+
+    def solve(k: int, previous: tuple[np.ndarray, ...], start: int, stop: int) -> tuple[np.ndarray]:
+        out = np.zeros(stop - start, dtype=np.uint64)
+        r0, r1 = 64 * start, min(64 * stop, size(k))
+        if r0 < r1:
+            _solve(holes, k, jumps, previous[0], r0, r1, out, start, binom)
+        return (out,)
+
+    def describe(k: int, rank: int) -> str:
+        board = int(_unrank(rank, holes, k, binom))
+        return "".join("o" if board >> c & 1 else "." for c in range(holes))
+
+    return RetrogradeSpace(name, size, first_layer, solve, last=holes - 1, describe=describe)
+
+
+TRIANGLE4 = peg_space("peg solitaire, triangle of side 4", 10, triangle_jumps(4))
+TRIANGLE5 = peg_space("peg solitaire, triangle of side 5", 15, triangle_jumps(5))
+TRIANGLE6 = peg_space("peg solitaire, triangle of side 6", 21, triangle_jumps(6))
+RECT3X4 = peg_space("peg solitaire, 3x4 rectangle", 12, rectangle_jumps(3, 4))

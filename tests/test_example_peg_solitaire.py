@@ -1,0 +1,82 @@
+"""examples/peg-solitaire, a plugin package, run as a user runs it: `epcg run` on the embedded
+cluster and through a scheduler address, with the package on PYTHONPATH; its layers equal the
+driver's in-process answer (which the example's own tests check against a recursive solver)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT, epcg, load_results
+from .test_real_cluster import Cluster
+
+EXAMPLE = ROOT / "examples" / "peg-solitaire"
+JOB = EXAMPLE / "jobs" / "triangle5.toml"
+
+
+@pytest.fixture
+def on_path(monkeypatch: pytest.MonkeyPatch):
+    """The example importable here and in every subprocess (CLI, scheduler, workers)."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(EXAMPLE), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    sys.modules.pop("peg_solitaire", None)
+
+
+def expected_rows() -> list[dict]:
+    from epcg.search.retrograde import solve_layers
+    from peg_solitaire import TRIANGLE5
+
+    return solve_layers(TRIANGLE5).rows
+
+
+def layers(run: Path) -> list[dict]:
+    return [{k: v for k, v in row.items() if k != "tasks"} for row in load_results(run)["rows"]]
+
+
+def test_serial(on_path, tmp_path: Path) -> None:
+    out = tmp_path / "serial"
+    result = epcg("run", str(JOB), "--out", str(out), "--serial")
+    assert result.returncode == 0, result.stderr
+    assert layers(out) == expected_rows()
+
+
+@pytest.mark.slow
+def test_embedded_cluster(on_path, tmp_path: Path) -> None:
+    expected = expected_rows()
+    assert expected[-1]["solvable"] == 15 and expected[0]["solvable"] == 15
+    local = tmp_path / "local"
+    result = epcg("run", str(JOB), "--out", str(local), "--workers", "2")
+    assert result.returncode == 0, result.stderr
+    assert layers(local) == expected
+    assert "| 14 | 15 | 15 |" in (local / "summary.md").read_text()
+
+
+@pytest.mark.slow
+def test_scheduler_address(on_path, tmp_path: Path) -> None:
+    expected = expected_rows()
+    cluster = Cluster(tmp_path)
+    try:
+        cluster.wait_for_workers(2)
+        remote = tmp_path / "remote"
+        result = epcg("run", str(JOB), "--out", str(remote), "--scheduler", cluster.address,
+                      "--set", "chunk_words=7")
+        assert result.returncode == 0, result.stderr
+        assert layers(remote) == expected
+    finally:
+        cluster.close()
+
+
+@pytest.mark.parametrize("space, message", [
+    ("peg_solitaire:NOPE", "has no attribute 'NOPE'"),
+    ("peg_solitair:TRIANGLE5", "cannot import 'peg_solitair'"),
+    ("peg_solitaire:peg_space", "not an epcg space"),
+])
+def test_bad_space(on_path, tmp_path: Path, space: str, message: str) -> None:
+    out = tmp_path / "bad"
+    result = epcg("run", str(JOB), "--out", str(out), "--set", f'space="{space}"')
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
+    assert not out.exists()
