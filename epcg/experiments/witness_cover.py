@@ -29,7 +29,7 @@ from epcg.domains.witness.symmetry import orbit_key, position_maps
 from epcg.experiments.base import JobConfig, stage_records
 from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.store import RunDir
-from epcg.search.branch_bound import incumbent
+from epcg.runtime.incumbent import incumbent_name, release, shared_incumbent
 
 _BOARD = re.compile(r"^(\d+)x(\d+)$")
 
@@ -103,16 +103,15 @@ def warm_up(config: Config) -> None:
     unique_covers(2, 2)
 
 
-def _incumbent_name(config: Config, stage: str) -> str:
-    from epcg.runtime.jobs import Job
-
-    digest = Job(config.name, config.domain, config).digest[:16]
-    return f"epcg-incumbent-{digest}-{stage}"
+def cleanup(config: Config, run: RunDir) -> None:
+    """Delete this session's shared incumbents: they live on the scheduler only while the run does."""
+    for stage in plan(config).stages:
+        release(incumbent_name(run.cache_key, stage.name))
 
 
 def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
     w, h = parse_board(task.stage)
-    shared = incumbent(_incumbent_name(config, task.stage))
+    shared = shared_incumbent(incumbent_name(run.cache_key, task.stage))
     kmax = NO_BOUND if config.max_k is None else config.max_k
     result = unique_covers(w, h, task.start, task.stop, kmax=kmax, incumbent=shared, batch=config.batch)
     if len(result.paths):

@@ -41,6 +41,20 @@ class Config:
         return _schema(data).model_validate(data)
 
 
+COARSEN = witness.COARSEN
+"""Chunk keys the runtime may scale (the scans'; a triple job has none of them)."""
+
+
+def estimate(config: Any) -> dict:
+    return _module(config).estimate(config)
+
+
+def cleanup(config: Any, run: RunDir) -> None:
+    done = getattr(_module(config), "cleanup", None)
+    if done is not None:
+        done(config, run)
+
+
 def plan(config: Any) -> Plan:
     return _module(config).plan(config)
 

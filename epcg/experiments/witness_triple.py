@@ -28,7 +28,7 @@ from epcg.domains.witness.triple_problem import problem_for
 from epcg.experiments.base import JobConfig, stage_records
 from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.store import RunDir
-from epcg.runtime.incumbent import shared_incumbent
+from epcg.runtime.incumbent import incumbent_name, release, shared_incumbent
 from epcg.search.branch_bound import Result, merge
 
 Variant = Literal["plain", "separate"]
@@ -107,17 +107,16 @@ def warm_up(config: Config) -> None:
     search_range(problem, 0, problem.num_sets)
 
 
-def _incumbent_name(config: Config, variant: str) -> str:
-    from epcg.runtime.jobs import Job
-
-    digest = Job(config.name, config.domain, config).digest[:16]
-    return f"epcg-incumbent-{digest}-{variant}"
+def cleanup(config: Config, run: RunDir) -> None:
+    """Delete this session's shared incumbents: they live on the scheduler only while the run does."""
+    for stage in plan(config).stages:
+        release(incumbent_name(run.cache_key, stage.name))
 
 
 def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
     problem = config.problem(task.stage)
     first, last = slice_bounds(task.start, config.tasks, problem.num_sets)
-    shared = shared_incumbent(_incumbent_name(config, task.stage))
+    shared = shared_incumbent(incumbent_name(run.cache_key, task.stage))
     start_score = shared.get()
     result = search_range(problem, first, last, shared, config.batch, config.mode, known=start_score)
     return {

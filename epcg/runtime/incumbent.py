@@ -46,6 +46,31 @@ class DaskIncumbent:
             return current
 
 
+def incumbent_name(run_key: str, stage: str) -> str:
+    """The name of a run's incumbent for one stage: fenced by the run's id and epoch.
+
+    A resumed run (a new epoch) starts from a fresh incumbent, and a straggling
+    task of an older session can only touch that session's incumbent.
+
+    >>> incumbent_name("a1b2/3", "plain")
+    'epcg-incumbent-a1b2-3-plain'
+    """
+    return f"epcg-incumbent-{run_key.replace('/', '-')}-{stage}"
+
+
+def release(name: str) -> None:
+    """Delete the incumbent ``name`` wherever it lives (called by the client when its run ends)."""
+    LocalIncumbent(name).delete()
+    try:
+        from distributed import Variable, get_client
+
+        client = get_client()
+    except (ImportError, ValueError):
+        return
+    Variable(name, client=client).delete()
+    client.set_metadata(["epcg", name], False)
+
+
 def shared_incumbent(name: str) -> Incumbent:
     """The incumbent called ``name``: on the scheduler inside a Dask worker, else in-process."""
     try:

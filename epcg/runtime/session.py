@@ -114,7 +114,7 @@ def plan_job(job: Job, max_tasks: int = MAX_TASKS) -> tuple[Job, Plan, tuple[str
     result (chunk sizes); without them a job beyond the bound is refused.
     """
     kind = job_kind(job.domain)
-    keys = tuple(getattr(kind, "COARSEN", ()))
+    keys = tuple(key for key in getattr(kind, "COARSEN", ()) if key in type(job.config).model_fields)
     original, first = job, None
     for _attempt in range(4):
         try:

@@ -82,6 +82,11 @@ class LocalIncumbent:
             _LOCAL[self.name] = max(_LOCAL.get(self.name, 0), int(score))
             return _LOCAL[self.name]
 
+    def delete(self) -> None:
+        """Forget this incumbent (its search has ended)."""
+        with _LOCAL_LOCK:
+            _LOCAL.pop(self.name, None)
+
 
 class BranchBoundSpace(Protocol):
     """What :func:`search` needs of a space (a content space built for one search).
