@@ -16,17 +16,6 @@ def test_built_in_kinds_are_registered_as_entry_points():
     assert job_kind("fling").__name__ == "epcg.experiments.fling"
 
 
-def test_runtime_does_not_import_the_experiments():
-    import subprocess
-
-    code = (
-        "import sys, epcg.runtime.session, epcg.runtime.execute, epcg.runtime.jobs;"
-        "print(sorted(m for m in sys.modules if m.startswith(('epcg.experiments', 'epcg.domains'))))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
-
-
 @pytest.mark.parametrize(
     ("path", "message"),
     [

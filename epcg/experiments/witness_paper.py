@@ -50,7 +50,7 @@ EXPLANATIONS: dict[tuple[str, str], str] = {
         "(its own path enumeration and flood fill, tests/reference/witness.py). The two puzzles at "
         "the minimum are cells (1,2,6,7,11) and their transpose (4,8,9,13,14) with alternating "
         "colours. 74 is only the 8th-smallest count in this row (4 puzzles with one white square), "
-        "and no other rule we tried (diagonal adjacency, walls off by one, walls from path vertices) "
+        "and no other rule (diagonal adjacency, walls off by one, walls from path vertices) "
         "gives 74 while keeping the other rows: we read the paper's 74 as the digits of 47 swapped."
     ),
     ("joint", "4x4 k=3+3"): (

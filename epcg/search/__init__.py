@@ -1,5 +1,19 @@
-"""The paper's algorithms, domain-free: scan (Algorithm 1) and the others, one module each."""
+"""The paper's algorithms, domain-free, one module each.
 
+- :mod:`epcg.search.scan`: Algorithm 1, a methodical scan of a :class:`ScanSpace`
+  with exact, mergeable reductions (min with every rank at it, top-k, histogram, count).
+- :mod:`epcg.search.retrograde`: Algorithm 5, layer-by-layer retrograde analysis of a
+  :class:`RetrogradeSpace`.
+- :mod:`epcg.search.branch_bound`: Algorithm 6, branch and bound over a
+  :class:`BranchBoundSpace` with an incumbent handed in.
+- :mod:`epcg.search.evolve`: the steady-state evolutionary loop.
+
+None of them imports the runtime, Dask or a game.
+"""
+
+from epcg.search.branch_bound import BranchBoundSpace, Incumbent, LocalIncumbent, Result, merge, search
+from epcg.search.evolve import Evolution, evolve
+from epcg.search.retrograde import RetrogradeSpace, solve_layers
 from epcg.search.scan import (
     ArgMin,
     CompileError,
@@ -16,14 +30,24 @@ from epcg.search.scan import (
 
 __all__ = [
     "ArgMin",
+    "BranchBoundSpace",
     "CompileError",
     "EvaluationError",
+    "Evolution",
     "Histogram",
+    "Incumbent",
+    "LocalIncumbent",
     "Reductions",
+    "Result",
+    "RetrogradeSpace",
     "ScanPartial",
     "ScanSpace",
     "TopK",
+    "evolve",
+    "merge",
     "scan",
     "scan_family",
     "scan_range",
+    "search",
+    "solve_layers",
 ]

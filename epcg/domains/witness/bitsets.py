@@ -26,8 +26,6 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from epcg.combinatorics.bits import ctz as _ctz  # noqa: F401 - imported from here by domains/witness/kernels.py
-from epcg.combinatorics.bits import popcount  # noqa: F401 - likewise
 from epcg.domains.witness.paths import PathSet, paths_for
 
 _ONE = np.uint64(1)

@@ -44,7 +44,8 @@ from typing import Protocol
 import numpy as np
 from numba import njit
 
-from epcg.domains.witness.bitsets import bitsets_for, popcount
+from epcg.combinatorics.bits import popcount
+from epcg.domains.witness.bitsets import bitsets_for
 from epcg.domains.witness.geometry import Geometry
 from epcg.domains.witness.paths import CROSS_WORDS, _move_edges, paths_for
 

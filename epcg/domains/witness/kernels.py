@@ -38,7 +38,8 @@ from numba import njit
 
 from epcg.combinatorics.binomial import BINOMIAL
 from epcg.combinatorics.combinations import _unrank_lex
-from epcg.domains.witness.bitsets import _ctz, popcount
+from epcg.combinatorics.bits import ctz as _ctz
+from epcg.combinatorics.bits import popcount
 
 _ONE = np.uint64(1)
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
