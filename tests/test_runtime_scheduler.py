@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import epcg
-from .test_real_cluster import WORKER, Cluster
+from .test_real_cluster import Cluster
 
 
 class ElsewhereCluster(Cluster):

@@ -11,7 +11,14 @@
 None of them imports the runtime, Dask or a game.
 """
 
-from epcg.search.branch_bound import BranchBoundSpace, Incumbent, LocalIncumbent, Result, merge, search
+from epcg.search.branch_bound import (
+    BranchBoundSpace,
+    Incumbent,
+    LocalIncumbent,
+    Result,
+    merge,
+    search,
+)
 from epcg.search.evolve import Evolution, evolve
 from epcg.search.retrograde import RetrogradeSpace, solve_layers
 from epcg.search.scan import (
