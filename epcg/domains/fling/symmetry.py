@@ -6,13 +6,15 @@ half turn; for square boards also the four maps that swap rows and columns)
 have the same solution count. A *canonical* board is the member of its orbit
 with the lowest lexicographic rank.
 
-Symmetric layers keep the layout of :mod:`~epcg.domains.fling.retrograde`
+A symmetric layer keeps the layout of :mod:`~epcg.domains.fling.retrograde`
 (one bit per rank, C(n, k) bits) but only canonical ranks carry bits; every
-other bit is 0. So a symmetric layer is the unreduced layer ANDed with the
-canonical mask, any word range still is one task, and a successor is looked
-up at the rank of its canonical form. Each solved board adds its orbit size
-(the group order over the size of its stabiliser) to the counts, so the
-counts are those of the unreduced layer.
+other bit is 0. So it is the unreduced layer ANDed with the canonical mask,
+and any word range still is one task. Each solved board adds its orbit size
+(group order over stabiliser size) to the counts, so the counts are those of
+the unreduced layer. To solve layer ``k`` a worker first expands layer
+``k - 1`` (:func:`expand_layer`: every board gets its canonical image's bits);
+the kernel then ranks and looks up successors exactly like the unreduced one,
+whose lookups of neighbouring boards' successors stay close in memory.
 
 Lex order of two boards with the same number of pieces needs no ranks: with
 ``d = a ^ b``, the board holding the lowest differing cell ``d & -d`` comes
@@ -21,7 +23,10 @@ first (both agree below it, and it is the next piece of exactly one of them).
 >>> maps = symmetry_maps(3, 1)              # o.. <-> ..o
 >>> int(canonical(0b100, maps)), int(canonical(0b011, maps)), int(orbit_size(0b101, maps))
 (1, 3, 1)
->>> s, u, ns, nu = solve_words_symmetric(3, 1, 2, *first_layer_symmetric(3, 1)[:2], 0, 1)
+>>> s1, u1, _, _ = first_layer_symmetric(3, 1)
+>>> bin(int(s1[0])), [bin(int(w)) for w in expand_layer(3, 1, 1, s1, u1)[0]]
+('0b11', ['0b111'])
+>>> s, u, ns, nu = solve_words_symmetric(3, 1, 2, *expand_layer(3, 1, 1, s1, u1), 0, 1)
 >>> bin(int(s[0])), ns, nu                  # o.o is its own mirror image
 ('0b10', 1, 1)
 """
@@ -35,7 +40,7 @@ from numba import njit
 
 from epcg.combinatorics.binomial import BINOMIAL
 from epcg.combinatorics.bitboard import _rank_lex_bb, _unrank_lex_bb
-from epcg.combinatorics.bits import ctz, popcount
+from epcg.combinatorics.bits import ctz, msb, popcount
 from epcg.domains.fling.moves import LINE_TABLE_MAX, _fling, line_table
 from epcg.domains.fling.retrograde import (
     _check_board,
@@ -50,6 +55,8 @@ from epcg.domains.fling.retrograde import (
 __all__ = [
     "canonical",
     "canonical_words",
+    "expand_layer",
+    "expand_words",
     "first_layer_symmetric",
     "orbit_size",
     "solve_words_symmetric",
@@ -145,18 +152,64 @@ def _canonical_words(n, k, r0, r1, maps, out, w0):
 
 
 @njit(cache=True, nogil=True)
+def _expand(n, k, r0, r1, src_s, src_u, out_s, out_u, w0, maps):
+    """Bits of ranks ``r0 .. r1-1`` of the unreduced layer (word 0 of ``out_*`` = ``w0``), each read
+    from the whole symmetric layer ``src_*`` at the rank of the board's canonical image.
+
+    Boards come in lex order with their images updated where the increment
+    changed bits. The canonical ranks of up to 64 boards (one output word) are
+    found first and then read together, so the scattered reads overlap;
+    ``unique`` is read only where ``solvable`` is set. Unchecked: ``r0`` is a
+    multiple of 64, ``r0 < r1 <= C(n, k)``, outputs zeroed and long enough.
+    """
+    full = (_ONE << np.uint64(n)) - _ONE if n < 64 else ~np.uint64(0)
+    nmaps = maps.shape[0]
+    images = np.zeros(nmaps, dtype=np.uint64)
+    ranks = np.empty(64, dtype=np.int64)
+    board = _unrank_lex_bb(r0, n, k)
+    changed = board
+    for w in range(r0 >> 6, ((r1 - 1) >> 6) + 1):
+        m = min(64, r1 - 64 * w)
+        for i in range(m):
+            x = changed
+            while x:
+                c = ctz(x)
+                for g in range(nmaps):
+                    images[g] ^= maps[g, c]
+                x &= x - _ONE
+            best = board
+            for g in range(nmaps):
+                d = images[g] ^ best
+                best = images[g] if images[g] & d & (~d + _ONE) else best
+            ranks[i] = 64 * w + i if best == board else _rank_lex_bb(best, n, k)
+            nxt = _increment(board, full, n)
+            changed = board ^ nxt
+            board = nxt
+        got = np.uint64(0)
+        for i in range(m):
+            cr = ranks[i]
+            got |= ((src_s[cr >> 6] >> np.uint64(cr & 63)) & _ONE) << np.uint64(i)
+        out_s[w - w0] = got
+        x = got
+        while x:
+            i = ctz(x)
+            cr = ranks[i]
+            out_u[w - w0] |= ((src_u[cr >> 6] >> np.uint64(cr & 63)) & _ONE) << np.uint64(i)
+            x &= x - _ONE
+
+
+@njit(cache=True, nogil=True)
 def _solve_sym_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                     row_start, row_result, col_start, col_result, rank_t, cell_t, scatter, maps, counts):
-    """Canonical boards of ranks ``r0 .. r1-1``: their bits in ``out_s``/``out_u`` (word 0 = ``w0``),
-    the boards they represent added to ``counts[0]`` (solvable) and ``counts[1]`` (unique).
+    """``retrograde._solve_fast`` for the canonical boards of ranks ``r0 .. r1-1`` only; each solved
+    board adds its orbit size to ``counts[0]`` (solvable) and ``counts[1]`` (unique).
 
-    Boards come in lex order; the images of the board under each symmetry and
-    its transpose (for columns) are updated only where the increment changed
-    bits, so a non-canonical board costs a few compares. A canonical board's
-    successors come from the line tables as in ``retrograde._solve_fast``;
-    each successor's images are its parent's XOR the images of the cells it
-    flips, its canonical form is ranked with the chunk table and looked up in
-    ``prev_s``. Unchecked like ``_solve_fast``; ``rank_t`` is built for ``k - 1``.
+    ``prev_s``/``prev_u`` are the whole expanded layer ``k - 1`` (every rank),
+    so successors are ranked and looked up exactly as in ``_solve_fast``. The
+    board's images under each symmetry are updated where the increment changed
+    bits, so a non-canonical board costs a few compares; the transposed board
+    and the chunk sums catch up, at the next canonical board, with every bit
+    changed since the last one. Unchecked like ``_solve_fast``.
     """
     n = width * height
     full = (_ONE << np.uint64(n)) - _ONE if n < 64 else ~np.uint64(0)
@@ -167,18 +220,23 @@ def _solve_sym_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
     nmaps = maps.shape[0]
     order = nmaps + 1
     images = np.zeros(nmaps, dtype=np.uint64)
-    moved = np.zeros(nmaps, dtype=np.uint64)
+    above = np.zeros(nchunks, dtype=np.int64)
+    c_hi = np.zeros(nchunks, dtype=np.int64)
+    c_lo = np.zeros(nchunks, dtype=np.int64)
+    p_hi = np.zeros(nchunks, dtype=np.int64)
+    lo = np.zeros(nchunks, dtype=np.int64)
     diffs = np.empty(4 * k, dtype=np.uint64)
     n_s = 0
     n_u = 0
     board = _unrank_lex_bb(r0, n, k)
-    changed = board
+    changed = board  # bits that differ from the previous board
+    pending = np.uint64(0)  # bits that differ from the last canonical board (all, at first)
     tb = np.uint64(0)
     for r in range(r0, r1):
+        pending ^= changed
         x = changed
         while x:
             c = ctz(x)
-            tb ^= cell_t[c]
             for g in range(nmaps):
                 images[g] ^= maps[g, c]
             x &= x - _ONE
@@ -191,6 +249,24 @@ def _solve_sym_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                 is_canonical = False
                 break
         if is_canonical:
+            x = pending
+            while x:
+                tb ^= cell_t[ctz(x)]
+                x &= x - _ONE
+            tc = ctz(pending) >> 3
+            pending = np.uint64(0)
+            a = 0
+            for t in range(nchunks - 1, tc - 1, -1):
+                above[t] = a
+                b = (board >> np.uint64(8 * t)) & _BYTE
+                c_hi[t] = rank_t[t, a, b]
+                c_lo[t] = rank_t[t, max(a - 1, 0), b]
+                a += popcount(b)
+            for t in range(tc, nchunks):
+                p_hi[t] = c_hi[t] + (p_hi[t - 1] if t > 0 else 0)
+                if t > tc:
+                    lo[t] = lo[t - 1] + c_lo[t - 1]
+            total_hi = p_hi[nchunks - 1]
             sc = np.int64(0)
             first = np.int64(-1)
             for phase in range(2):
@@ -210,23 +286,13 @@ def _solve_sym_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                             m += 1
                 for i in range(m):
                     diff = diffs[i]
-                    for g in range(nmaps):
-                        moved[g] = 0
-                    x = diff
-                    while x:
-                        c = ctz(x)
-                        for g in range(nmaps):
-                            moved[g] |= maps[g, c]
-                        x &= x - _ONE
-                    best = board ^ diff
-                    for g in range(nmaps):
-                        cand = images[g] ^ moved[g]
-                        d = cand ^ best
-                        best = cand if cand & d & (~d + _ONE) else best
-                    s = 0
-                    a = 0
-                    for t in range(nchunks - 1, -1, -1):
-                        b = (best >> np.uint64(8 * t)) & _BYTE
+                    child = board ^ diff
+                    tlo = ctz(diff) >> 3
+                    thi = msb(diff) >> 3
+                    s = total_hi - p_hi[thi] + lo[tlo]
+                    a = above[thi]
+                    for t in range(thi, tlo - 1, -1):
+                        b = (child >> np.uint64(8 * t)) & _BYTE
                         s += rank_t[t, a, b]
                         a += popcount(b)
                     cr = base - s
@@ -255,7 +321,7 @@ def _solve_sym_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
 @njit(cache=True, nogil=True)
 def _solve_sym_plain(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0, maps, counts):
     """Same contract as ``_solve_sym_fast`` for any board: every board tested with ``canonical``,
-    moves by walking cells (``moves._fling``), successors canonicalised and ranked from scratch."""
+    moves by walking cells (``moves._fling``), successors ranked from scratch."""
     n = width * height
     full = (_ONE << np.uint64(n)) - _ONE if n < 64 else ~np.uint64(0)
     board = _unrank_lex_bb(r0, n, k)
@@ -270,7 +336,7 @@ def _solve_sym_plain(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                 for d in range(4):
                     child = _fling(board, width, height, cell, d)
                     if child != 0:
-                        cr = _rank_lex_bb(canonical(child, maps), n, k - 1)
+                        cr = _rank_lex_bb(child, n, k - 1)
                         if (prev_s[cr >> 6] >> np.uint64(cr & 63)) & _ONE:
                             sc += 1
                             first = cr
@@ -313,6 +379,30 @@ def first_layer_symmetric(width: int, height: int) -> tuple[np.ndarray, np.ndarr
     return words, words.copy(), boards, boards
 
 
+def expand_words(width: int, height: int, k: int, solvable: np.ndarray, unique: np.ndarray,
+                 word_start: int, word_stop: int) -> tuple[np.ndarray, np.ndarray]:
+    """Words ``[word_start, word_stop)`` of the unreduced layer ``k`` from the whole symmetric one:
+    each board gets its canonical image's bits. Any split into word ranges gives the same words."""
+    n = _check_board(width, height)
+    words = layer_words(width, height, k)
+    if not (isinstance(word_start, int) and isinstance(word_stop, int)) or not 0 <= word_start <= word_stop <= words:
+        raise ValueError(f"word range [{word_start!r}, {word_stop!r}) not within [0, {words}]")
+    solvable = _check_words("solvable", solvable, words)
+    unique = _check_words("unique", unique, words)
+    out_s = np.zeros(word_stop - word_start, dtype=np.uint64)
+    out_u = np.zeros(word_stop - word_start, dtype=np.uint64)
+    r0, r1 = 64 * word_start, min(64 * word_stop, layer_size(width, height, k))
+    if r0 < r1:
+        _expand(n, k, r0, r1, solvable, unique, out_s, out_u, word_start, symmetry_maps(width, height))
+    return out_s, out_u
+
+
+def expand_layer(width: int, height: int, k: int, solvable: np.ndarray, unique: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The whole unreduced layer ``k`` from the whole symmetric one (:func:`expand_words`)."""
+    return expand_words(width, height, k, solvable, unique, 0, layer_words(width, height, k))
+
+
 def solve_words_symmetric(
     width: int,
     height: int,
@@ -328,8 +418,8 @@ def solve_words_symmetric(
 
     Returns ``(solvable, unique, solvable boards, unique boards)``; the counts
     include every member of each orbit, so summed over a layer they are the
-    unreduced layer's popcounts. ``prev_*`` is the whole symmetric layer
-    ``k - 1``. ``kernel`` as in :func:`~epcg.domains.fling.retrograde.solve_words`.
+    unreduced layer's popcounts. ``prev_*`` is the whole layer ``k - 1``
+    expanded (:func:`expand_layer`). ``kernel`` as in :func:`~epcg.domains.fling.retrograde.solve_words`.
     """
     n = _check_board(width, height)
     if not isinstance(k, int) or not 2 <= k <= n:
