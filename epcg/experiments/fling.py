@@ -6,6 +6,14 @@ lexicographic rank ``r``). One task computes one Zarr chunk of both arrays from
 the whole of layer ``k-1``, which each worker loads once and keeps
 (:class:`~epcg.search.retrograde.LayerCache`).
 
+With ``symmetry = true`` (:mod:`~epcg.domains.fling.symmetry`) stage ``kNN``
+solves only the canonical board of each orbit, into ``orbits/solvable/k`` and
+``orbits/unique/k`` (other bits 0), and counts every board of the orbit; stage
+``fNN`` then fills ``solvable/k`` and ``unique/k``, bit for bit the unreduced
+layer, from the whole orbit layer, for stage ``kNN+1`` to look successors up
+in. The deepest layer is not filled: the evaluation reads its orbit layer, so
+it evaluates and reports one board per orbit.
+
 Peak memory per worker, layer ``k``: the previous layer, ``2·C(n,k-1)/8`` bytes,
 plus twice the task's output, ``2·8·chunk_words`` bytes, plus one Zarr chunk
 being compressed. For 7×8 and k = 10: 2·C(56,9)/8 = 1.9 GB + 2·8·2^18 = 4 MB.
@@ -13,6 +21,7 @@ being compressed. For 7×8 and k = 10: 2·C(56,9)/8 = 1.9 GB + 2·8·2^18 = 4 MB
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,7 +29,7 @@ import numpy as np
 import pydantic
 
 from epcg.combinatorics.binomial import binomial
-from epcg.domains.fling import evaluate
+from epcg.domains.fling import evaluate, symmetry
 from epcg.domains.fling import retrograde as kernels
 from epcg.domains.fling.rules import Board
 from epcg.experiments.base import JobConfig, stage_records
@@ -48,6 +57,8 @@ class Config(JobConfig):
     """Uniquely solvable boards of the deepest layer to report, best ratio first (0: no evaluation)."""
     evaluate_chunk_words: int = pydantic.Field(1 << 15, ge=1, le=1 << 26)
     """Words of the deepest layer per evaluation task (evaluating is slower than solving)."""
+    symmetry: bool = True
+    """Solve one board per orbit of the board's symmetries (false: every board, the baseline)."""
 
     @pydantic.model_validator(mode="after")
     def _fits(self) -> Config:
@@ -70,63 +81,102 @@ class Config(JobConfig):
 EVALUATE = "top"
 
 
+def fill_name(k: int) -> str:
+    return f"f{k:02d}"
+
+
+def _layer_arrays(config: Config, k: int) -> tuple[str, str]:
+    """Where stage ``kNN`` writes layer ``k``: the orbit arrays when symmetric, else the full ones."""
+    prefix = "orbits/" if config.symmetry and k > 1 else ""
+    return f"{prefix}solvable/{k}", f"{prefix}unique/{k}"
+
+
 def plan(config: Config) -> Plan:
-    stages = layer_stages(1, config.max_pieces, config.words, config.chunk_words)
+    stages = list(layer_stages(1, config.max_pieces, config.words, config.chunk_words))
+    if config.symmetry:
+        for k in range(config.max_pieces - 1, 1, -1):
+            name, words = fill_name(k), config.words(k)
+            stages.insert(k, Stage(name, split_range(name, words, config.chunk_words),
+                                   after=(layer_name(k),), label=f"fill layer {k}", size=words))
+            stages[k + 1] = replace(stages[k + 1], after=(name,))
     if config.top_puzzles:
         top = config.words(config.max_pieces)
-        stages += (Stage(EVALUATE, split_range(EVALUATE, top, config.evaluate_chunk_words),
-                         after=(layer_name(config.max_pieces),), label="expert evaluation", size=top),)
-    return Plan(stages)
+        stages.append(Stage(EVALUATE, split_range(EVALUATE, top, config.evaluate_chunk_words),
+                            after=(layer_name(config.max_pieces),), label="expert evaluation", size=top))
+    return Plan(tuple(stages))
 
 
 def prepare(config: Config, run: RunDir) -> None:
     """Create every layer's arrays (empty) before any task writes a chunk."""
+    names = []
     for k in range(1, config.max_pieces + 1):
-        for kind in ("solvable", "unique"):
-            name = f"{kind}/{k}"
-            if not run.has_array(name):
-                run.group.create_array(
-                    name, shape=(config.words(k),), dtype="uint64",
-                    chunks=(min(config.chunk_words, config.words(k)),), fill_value=0,
-                )
+        names += _layer_arrays(config, k)
+        if config.symmetry and 1 < k < config.max_pieces:
+            names += [f"solvable/{k}", f"unique/{k}"]
+    for name in names:
+        if not run.has_array(name):
+            k = int(name.rsplit("/", 1)[1])
+            run.group.create_array(
+                name, shape=(config.words(k),), dtype="uint64",
+                chunks=(min(config.chunk_words, config.words(k)),), fill_value=0,
+            )
 
 
 def warm_up(config: Config) -> None:
     """Compile the layer kernels on a 3×3 board."""
     s, u = kernels.first_layer(3, 3)
     for k in (2, 3):
+        if config.symmetry:
+            orbit_s, orbit_u, _, _ = symmetry.solve_words_symmetric(3, 3, k, s, u, 0, kernels.layer_words(3, 3, k))
+            symmetry.expand_words(3, 3, k, orbit_s, orbit_u, 0, 1)
         s, u = kernels.solve_words(3, 3, k, s, u, 0, kernels.layer_words(3, 3, k))
     layer_checksum(s, 0)
 
 
-def _load_layer(run: RunDir, k: int) -> tuple[np.ndarray, np.ndarray]:
-    return run.read_array(f"solvable/{k}"), run.read_array(f"unique/{k}")
+def _load(run: RunDir, names: tuple[str, str]) -> tuple[np.ndarray, np.ndarray]:
+    return run.read_array(names[0]), run.read_array(names[1])
+
+
+def _record(solvable: np.ndarray, unique: np.ndarray, start: int, counts: tuple[int, int]) -> dict[str, Any]:
+    return {
+        "solvable": counts[0],
+        "unique": counts[1],
+        "checksum_solvable": layer_checksum(solvable, start),
+        "checksum_unique": layer_checksum(unique, start),
+    }
 
 
 def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
     if task.stage == EVALUATE:
         return _evaluate_task(config, task, run)
-    k = int(task.stage.removeprefix("k"))
+    k = int(task.stage[1:])
+    if task.stage.startswith("f"):
+        orbits = _PREVIOUS.get((str(run.path), "orbits", k), lambda: _load(run, _layer_arrays(config, k)))
+        solvable, unique = symmetry.expand_words(config.width, config.height, k, *orbits, task.start, task.stop)
+        counts = (popcount(solvable), popcount(unique))
+        run.write_slice(f"solvable/{k}", task.start, solvable)
+        run.write_slice(f"unique/{k}", task.start, unique)
+        return _record(solvable, unique, task.start, counts)
     if k == 1:
         solvable, unique = (words[task.start:task.stop] for words in kernels.first_layer(config.width, config.height))
+        counts = (popcount(solvable), popcount(unique))
     else:
-        prev_s, prev_u = _PREVIOUS.get((str(run.path), k - 1), lambda: _load_layer(run, k - 1))
-        solvable, unique = kernels.solve_words(
-            config.width, config.height, k, prev_s, prev_u, task.start, task.stop
-        )
-    run.write_slice(f"solvable/{k}", task.start, solvable)
-    run.write_slice(f"unique/{k}", task.start, unique)
-    return {
-        "solvable": popcount(solvable),
-        "unique": popcount(unique),
-        "checksum_solvable": layer_checksum(solvable, task.start),
-        "checksum_unique": layer_checksum(unique, task.start),
-    }
+        prev = _PREVIOUS.get((str(run.path), "full", k - 1), lambda: _load(run, (f"solvable/{k - 1}", f"unique/{k - 1}")))
+        if config.symmetry:
+            solvable, unique, *counts = symmetry.solve_words_symmetric(
+                config.width, config.height, k, *prev, task.start, task.stop)
+        else:
+            solvable, unique = kernels.solve_words(config.width, config.height, k, *prev, task.start, task.stop)
+            counts = [popcount(solvable), popcount(unique)]
+    names = _layer_arrays(config, k)
+    run.write_slice(names[0], task.start, solvable)
+    run.write_slice(names[1], task.start, unique)
+    return _record(solvable, unique, task.start, tuple(counts))
 
 
 def _evaluate_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
     """The best boards by expert ratio among this word range of the deepest layer's unique bits."""
-    words = np.asarray(run.group[f"unique/{config.max_pieces}"][task.start:task.stop])
+    words = np.asarray(run.group[_layer_arrays(config, config.max_pieces)[1]][task.start:task.stop])
     best = evaluate.top_puzzles(config.width, config.height, config.max_pieces, words,
                                 limit=config.top_puzzles, word_start=task.start)
     return {"evaluated": popcount(words), "top": [[rank, ratio] for rank, ratio, _moves in best]}
@@ -151,30 +201,40 @@ def _best_puzzles(config: Config, records: list[dict]) -> list[dict[str, Any]]:
     return out
 
 
+def _checksum(results: list[dict]) -> str:
+    """A layer's checksum from its tasks' (independent of the chunking)."""
+    return "{:016x}-{:016x}".format(sum(r["checksum_solvable"] for r in results) % 2**64,
+                                    sum(r["checksum_unique"] for r in results) % 2**64)
+
+
 def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) -> dict[str, Any]:
     layers = []
     for k in range(1, config.max_pieces + 1):
         recs = stage_records(plan, layer_name(k), records)
         results = [r["result"] for r in recs]
-        seconds = sum(r["seconds"] for r in recs)
+        # with symmetry, layer k also costs the fill of layer k-1 that its lookups need
+        fill = stage_records(plan, fill_name(k - 1), records) if fill_name(k - 1) in plan.by_name else []
+        seconds = sum(r["seconds"] for r in recs + fill)
         boards = kernels.layer_size(config.width, config.height, k)
-        wall = max(r["ended_at"] for r in recs) - min(r["ended_at"] - r["seconds"] for r in recs)
-        layers.append({
+        wall = max(r["ended_at"] for r in recs) - min(r["ended_at"] - r["seconds"] for r in recs + fill)
+        row = {
             "pieces": k,
             "boards": boards,
             "solvable": sum(r["solvable"] for r in results),
             "unique": sum(r["unique"] for r in results),
-            "checksum": "{:016x}-{:016x}".format(
-                sum(r["checksum_solvable"] for r in results) % 2**64,
-                sum(r["checksum_unique"] for r in results) % 2**64,
-            ),
+            "checksum": _checksum(results),
             "tasks": len(recs),
             "seconds": round(seconds, 4),
+            "fill_seconds": round(sum(r["seconds"] for r in fill), 4),
             "boards_per_second": round(boards / seconds) if seconds else None,
             "wall_seconds": round(wall, 4),
             "boards_per_wall_second": round(boards / wall) if wall > 0 else None,
-        })
-    results: dict[str, Any] = {"width": config.width, "height": config.height, "rows": layers}
+        }
+        if fill_name(k) in plan.by_name:
+            row["full_checksum"] = _checksum([r["result"] for r in stage_records(plan, fill_name(k), records)])
+        layers.append(row)
+    results: dict[str, Any] = {"width": config.width, "height": config.height, "symmetry": config.symmetry,
+                               "rows": layers}
     if config.top_puzzles:
         recs = stage_records(plan, EVALUATE, records)
         results["evaluated"] = sum(r["result"]["evaluated"] for r in recs)
