@@ -139,15 +139,36 @@ def orbit_size(board, maps):
 
 @njit(cache=True, nogil=True)
 def _canonical_words(n, k, r0, r1, maps, out, w0):
-    """Set the bits of canonical ranks ``r0 .. r1-1`` in ``out``; returns the boards they represent."""
-    board = _unrank_lex_bb(r0, n, k)
+    """Set the bits of canonical ranks ``r0 .. r1-1`` in ``out``; returns the boards they represent.
+
+    Images are updated where the lex increment changed bits, as in the kernels."""
     full = (_ONE << np.uint64(n)) - _ONE if n < 64 else ~np.uint64(0)
+    nmaps = maps.shape[0]
+    images = np.zeros(nmaps, dtype=np.uint64)
+    board = _unrank_lex_bb(r0, n, k)
+    changed = board
     total = 0
     for r in range(r0, r1):
-        if canonical(board, maps) == board:
+        x = changed
+        while x:
+            c = ctz(x)
+            for g in range(nmaps):
+                images[g] ^= maps[g, c]
+            x &= x - _ONE
+        fixed = 1
+        is_canonical = True
+        for g in range(nmaps):
+            d = images[g] ^ board
+            fixed += d == 0
+            if images[g] & d & (~d + _ONE):
+                is_canonical = False
+                break
+        if is_canonical:
             out[(r >> 6) - w0] |= _ONE << np.uint64(r & 63)
-            total += orbit_size(board, maps)
-        board = _increment(board, full, n)
+            total += (nmaps + 1) // fixed
+        nxt = _increment(board, full, n)
+        changed = board ^ nxt
+        board = nxt
     return total
 
 
