@@ -21,6 +21,9 @@ being compressed. For 7×8 and k = 10: 2·C(56,9)/8 = 1.9 GB + 2·8·2^18 = 4 MB
 
 from __future__ import annotations
 
+import fcntl
+import os
+import shutil
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
@@ -59,6 +62,9 @@ class Config(JobConfig):
     """Words of the deepest layer per evaluation task (evaluating is slower than solving)."""
     symmetry: bool = True
     """Solve one board per orbit of the board's symmetries (false: every board, the baseline)."""
+    shared_previous: bool = False
+    """Workers map one read-only copy per machine of the layer their tasks read (a raw file under the
+    run directory's ``shared/``, so the page cache holds it once) instead of each loading its own."""
 
     @pydantic.model_validator(mode="after")
     def _fits(self) -> Config:
@@ -79,6 +85,8 @@ class Config(JobConfig):
 
 
 EVALUATE = "top"
+SHARED = "shared"
+"""Directory of the run holding the raw layer files of ``shared_previous``; cleared by each session's prepare."""
 
 
 def fill_name(k: int) -> str:
@@ -107,7 +115,9 @@ def plan(config: Config) -> Plan:
 
 
 def prepare(config: Config, run: RunDir) -> None:
-    """Create every layer's arrays (empty) before any task writes a chunk."""
+    """Create every layer's arrays (empty) before any task writes a chunk; drop raw layer files of
+    earlier sessions (a resumed run may have recomputed a damaged chunk since)."""
+    shutil.rmtree(run.path / SHARED, ignore_errors=True)
     names = []
     for k in range(1, config.max_pieces + 1):
         names += _layer_arrays(config, k)
@@ -133,8 +143,23 @@ def warm_up(config: Config) -> None:
     layer_checksum(s, 0)
 
 
-def _load(run: RunDir, names: tuple[str, str]) -> tuple[np.ndarray, np.ndarray]:
-    return run.read_array(names[0]), run.read_array(names[1])
+def _load(run: RunDir, names: tuple[str, str], shared: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Both arrays of a finished layer: private copies, or read-only maps of one raw file each."""
+    if not shared:
+        return run.read_array(names[0]), run.read_array(names[1])
+    directory = run.path / SHARED
+    directory.mkdir(exist_ok=True)
+    maps = []
+    for name in names:
+        path = directory / (name.replace("/", "-") + ".u64")
+        with open(directory / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # one process per machine writes it, the others wait
+            if not path.exists():
+                partial = path.with_suffix(".partial")
+                run.read_array(name).tofile(partial)
+                os.replace(partial, path)
+        maps.append(np.memmap(path, dtype=np.uint64, mode="r"))
+    return maps[0], maps[1]
 
 
 def _record(solvable: np.ndarray, unique: np.ndarray, start: int, counts: tuple[int, int]) -> dict[str, Any]:
@@ -151,7 +176,8 @@ def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
         return _evaluate_task(config, task, run)
     k = int(task.stage[1:])
     if task.stage.startswith("f"):
-        orbits = _PREVIOUS.get((str(run.path), "orbits", k), lambda: _load(run, _layer_arrays(config, k)))
+        orbits = _PREVIOUS.get((str(run.path), "orbits", k),
+                               lambda: _load(run, _layer_arrays(config, k), config.shared_previous))
         solvable, unique = symmetry.expand_words(config.width, config.height, k, *orbits, task.start, task.stop)
         counts = (popcount(solvable), popcount(unique))
         run.write_slice(f"solvable/{k}", task.start, solvable)
@@ -161,7 +187,8 @@ def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
         solvable, unique = (words[task.start:task.stop] for words in kernels.first_layer(config.width, config.height))
         counts = (popcount(solvable), popcount(unique))
     else:
-        prev = _PREVIOUS.get((str(run.path), "full", k - 1), lambda: _load(run, (f"solvable/{k - 1}", f"unique/{k - 1}")))
+        names = (f"solvable/{k - 1}", f"unique/{k - 1}")
+        prev = _PREVIOUS.get((str(run.path), "full", k - 1), lambda: _load(run, names, config.shared_previous))
         if config.symmetry:
             solvable, unique, *counts = symmetry.solve_words_symmetric(
                 config.width, config.height, k, *prev, task.start, task.stop)
