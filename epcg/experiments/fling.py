@@ -133,13 +133,18 @@ def prepare(config: Config, run: RunDir) -> None:
 
 
 def warm_up(config: Config) -> None:
-    """Compile the layer kernels on a 3×3 board."""
-    s, u = kernels.first_layer(3, 3)
+    """Compile the layer kernels on a 3×3 board (for read-only inputs too, as memory maps are)."""
+    def read_only(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+        for a in arrays:
+            a.setflags(write=not config.shared_previous)
+        return arrays
+
+    s, u = read_only(*kernels.first_layer(3, 3))
     for k in (2, 3):
         if config.symmetry:
-            orbit_s, orbit_u, _, _ = symmetry.solve_words_symmetric(3, 3, k, s, u, 0, kernels.layer_words(3, 3, k))
-            symmetry.expand_words(3, 3, k, orbit_s, orbit_u, 0, 1)
-        s, u = kernels.solve_words(3, 3, k, s, u, 0, kernels.layer_words(3, 3, k))
+            orbits = symmetry.solve_words_symmetric(3, 3, k, s, u, 0, kernels.layer_words(3, 3, k))[:2]
+            symmetry.expand_words(3, 3, k, *read_only(*orbits), 0, 1)
+        s, u = read_only(*kernels.solve_words(3, 3, k, s, u, 0, kernels.layer_words(3, 3, k)))
     layer_checksum(s, 0)
 
 
