@@ -17,6 +17,10 @@ it evaluates and reports one board per orbit.
 Peak memory per worker, layer ``k``: the previous layer, ``2·C(n,k-1)/8`` bytes,
 plus twice the task's output, ``2·8·chunk_words`` bytes, plus one Zarr chunk
 being compressed. For 7×8 and k = 10: 2·C(56,9)/8 = 1.9 GB + 2·8·2^18 = 4 MB.
+A fill task (stage ``fNN``) holds the whole orbit layer ``k`` instead,
+``2·C(n,k)/8`` bytes. With ``shared_previous = true`` the layer a task reads
+is a read-only map of a raw file, so the processes of one machine share one
+copy in the page cache.
 """
 
 from __future__ import annotations
