@@ -152,6 +152,18 @@ def warm_up(config: Config) -> None:
     layer_checksum(s, 0)
 
 
+def _drop_shared_before(directory: Path, name: str) -> None:
+    """Delete the raw files no later stage reads once ``name`` is needed: every earlier layer, and the
+    orbit layer that the full layer of the same size was filled from (processes still mapping a deleted
+    file keep their pages)."""
+    layer = int(name.split(".")[0].rsplit("-", 1)[1])
+    for old in directory.glob("*.u64"):
+        old_layer = int(old.stem.rsplit("-", 1)[1])
+        if old_layer < layer or (old_layer == layer and old.name.startswith("orbits-") and
+                                 not name.startswith("orbits-")):
+            old.unlink(missing_ok=True)
+
+
 def _load(run: RunDir, names: tuple[str, str], shared: bool) -> tuple[np.ndarray, np.ndarray]:
     """Both arrays of a finished layer: private copies, or read-only maps of one raw file each."""
     if not shared:
@@ -164,6 +176,7 @@ def _load(run: RunDir, names: tuple[str, str], shared: bool) -> tuple[np.ndarray
         with open(directory / ".lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # one process per machine writes it, the others wait
             if not path.exists():
+                _drop_shared_before(directory, path.name)
                 partial = path.with_suffix(".partial")
                 run.read_array(name).tofile(partial)
                 os.replace(partial, path)
