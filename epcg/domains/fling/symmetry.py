@@ -11,10 +11,11 @@ A symmetric layer keeps the layout of :mod:`~epcg.domains.fling.retrograde`
 other bit is 0. So it is the unreduced layer ANDed with the canonical mask,
 and any word range still is one task. Each solved board adds its orbit size
 (group order over stabiliser size) to the counts, so the counts are those of
-the unreduced layer. To solve layer ``k`` a worker first expands layer
-``k - 1`` (:func:`expand_layer`: every board gets its canonical image's bits);
-the kernel then ranks and looks up successors exactly like the unreduced one,
-whose lookups of neighbouring boards' successors stay close in memory.
+the unreduced layer. Solving layer ``k`` reads the unreduced layer ``k - 1``,
+filled from its orbit layer by :func:`expand_words` (every board gets its
+canonical image's bits; any word range at a time, so filling can be a stage of
+tasks), and ranks and looks up successors exactly like the unreduced kernel,
+whose lookups for neighbouring boards stay close in memory.
 
 Lex order of two boards with the same number of pieces needs no ranks: with
 ``d = a ^ b``, the board holding the lowest differing cell ``d & -d`` comes
