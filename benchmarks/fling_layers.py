@@ -1,15 +1,22 @@
-"""Fling! retrograde layers end to end (Dask, Zarr, manifest included): boards/s per layer.
+"""Fling! retrograde layers end to end (Dask, Zarr, manifest included): boards/s, unreduced vs symmetric.
 
-Runs ``jobs/fling.toml`` on the embedded cluster up to ``--max-pieces`` (default
-8), prints boards per second per layer (per worker and wall), the workers' peak
-memory beside the formula, and projects 10 and 11 pieces on this machine and on
-clusters of N workers from the deepest layer's per-worker rate.
+Runs ``jobs/fling.toml`` on the embedded cluster up to ``--max-pieces``
+(default 8) once per path (``symmetry = false``: every board, the baseline;
+``symmetry = true``: one board per orbit, then the fill of the unreduced layer
+for the next one) and per worker count in ``--workers`` (default 1,2). It
+prints per layer boards represented per wall second (a symmetric layer's wall
+time runs from the fill of the layer before it to its last task), the workers'
+peak memory, the deepest layer's symmetric/unreduced ratio for each worker
+count, the scaling from the first worker count to the last, and projections
+for 10 and 11 pieces from the deepest layer's rate per worker.
 
-References on this machine class (issue 3): the paper's C++ ~1.4 M boards/s on
-one core at 7 pieces; our one-hour prototype ~19 M boards/s with both cores at 8
-pieces. Target: >= 25 M boards/s with both cores at 8 pieces.
+Both paths run in the same invocation one after another, so on a shared
+machine compare their ratio rather than the absolute rates.
 
-    python benchmarks/fling_layers.py [--max-pieces 9] [--workers 2] [--chunk-words 262144] [--keep DIR]
+``+shared`` after a path maps one read-only copy of the previous layer per
+machine (``shared_previous = true``) instead of one private copy per worker.
+
+    python benchmarks/fling_layers.py [--max-pieces 8] [--workers 1,2] [--paths unreduced,symmetric,symmetric+shared]
 """
 
 from __future__ import annotations
@@ -28,58 +35,81 @@ from epcg.runtime.jobs import load_job
 from epcg.runtime.session import claimed, prepare_new, run_plan
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
-PROTOTYPE = 19e6  # boards/s, both cores, 8 pieces
-TARGET = 25e6
 
 
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def run_once(max_pieces: int, chunk_words: int, workers: int, path: str) -> tuple[dict, list[float]]:
+    """Results of one whole job and each worker's peak RSS (MB); the run directory is removed.
+
+    ``path``: ``unreduced`` or ``symmetric``, with ``+shared`` for one mapped copy of the previous layer."""
+    mode, _, shared = path.partition("+")
+    job = load_job(JOBS / "fling.toml", [f"max_pieces={max_pieces}", f"chunk_words={chunk_words}", "top_puzzles=0",
+                                         f"symmetry={'true' if mode == 'symmetric' else 'false'}",
+                                         f"shared_previous={'true' if shared else 'false'}"])
+    tmp = Path(tempfile.mkdtemp(prefix="fling-bench-"))
+    try:
+        with connect(LocalSpec(workers=workers, dashboard_address=None)) as client:
+            prepared = prepare_new(job, tmp / "fling")
+            with claimed(prepared, new=True):
+                results = run_plan(prepared, DaskExecutor(client))
+            peaks = list(client.run(peak_rss_mb).values())
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return results, peaks
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-pieces", type=int, default=8)
-    parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--workers", default="1,2", help="comma-separated worker counts")
+    parser.add_argument("--paths", default="unreduced,symmetric",
+                        help="comma-separated: unreduced, symmetric, each optionally +shared")
     parser.add_argument("--chunk-words", type=int, default=1 << 18)
-    parser.add_argument("--keep", type=Path, help="keep the run directory here")
     args = parser.parse_args()
+    counts = [int(w) for w in args.workers.split(",")]
+    paths = args.paths.split(",")
 
-    job = load_job(JOBS / "fling.toml", [f"max_pieces={args.max_pieces}",
-                                         f"chunk_words={args.chunk_words}", "top_puzzles=0"])
-    tmp = Path(tempfile.mkdtemp(prefix="fling-bench-"))
-    out = args.keep or tmp / "fling"
-    began = time.perf_counter()
-    with connect(LocalSpec(workers=args.workers, dashboard_address=None)) as client:
-        workers = len(client.scheduler_info()["workers"])
-        print(f"cluster: {workers} workers, started in {time.perf_counter() - began:.2f} s")
-        prepared = prepare_new(job, out)
-        with claimed(prepared, new=True):
-            results = run_plan(prepared, DaskExecutor(client))
-        peaks = client.run(peak_rss_mb)
-    print(f"warm-up {results['warm_up_seconds']:.2f} s; wall {results['wall_seconds']:.2f} s\n")
-    print(f"{'pieces':>6} {'boards':>16} {'solvable':>14} {'unique':>12} {'tasks':>6} "
-          f"{'wall s':>8} {'M boards/s wall':>16} {'M/s per worker':>15}")
-    for row in results["rows"]:
-        print(f"{row['pieces']:>6} {row['boards']:>16,} {row['solvable']:>14,} {row['unique']:>12,} "
-              f"{row['tasks']:>6} {row['wall_seconds']:>8.2f} "
-              f"{(row['boards_per_wall_second'] or 0) / 1e6:>16.2f} {(row['boards_per_second'] or 0) / 1e6:>15.2f}")
-    top = results["rows"][-1]
-    k = top["pieces"]
-    formula = 2 * binomial(56, k - 1) / 8 / 2**20
-    print(f"\npeak RSS per worker: {', '.join(f'{v:.0f} MB' for v in peaks.values())} "
-          f"(previous layer held in memory: 2·C(56,{k - 1})/8 = {formula:.0f} MB, plus the Python/numba/Dask baseline)")
-    wall_rate = top["boards_per_wall_second"] or 0
-    print(f"layer {k}: {wall_rate / 1e6:.1f} M boards/s with {workers} workers "
-          f"(prototype {PROTOTYPE / 1e6:.0f} M/s at 8 pieces: x{wall_rate / PROTOTYPE:.2f}; target {TARGET / 1e6:.0f} M/s)")
-    per_worker = top["boards_per_second"] or 1
-    print("\nprojection from this layer's per-worker rate (deeper layers miss the cache more: "
+    rates: dict[tuple[str, int], float] = {}
+    per_worker: dict[tuple[str, int], float] = {}
+    for workers in counts:
+        for path in paths:
+            began = time.perf_counter()
+            results, peaks = run_once(args.max_pieces, args.chunk_words, workers, path)
+            print(f"\n== {path}, {workers} worker(s): wall {time.perf_counter() - began:.1f} s "
+                  f"(warm-up {results['warm_up_seconds']:.1f} s); peak RSS per worker "
+                  f"{', '.join(f'{v:.0f} MB' for v in peaks)}")
+            print(f"{'pieces':>6} {'boards':>16} {'solvable':>14} {'unique':>12} {'tasks':>6} {'fill s':>7} "
+                  f"{'wall s':>8} {'M boards/s wall':>16} {'M/s per worker':>15}")
+            for row in results["rows"]:
+                print(f"{row['pieces']:>6} {row['boards']:>16,} {row['solvable']:>14,} {row['unique']:>12,} "
+                      f"{row['tasks']:>6} {row['fill_seconds']:>7.2f} {row['wall_seconds']:>8.2f} "
+                      f"{(row['boards_per_wall_second'] or 0) / 1e6:>16.2f} "
+                      f"{(row['boards_per_second'] or 0) / 1e6:>15.2f}", flush=True)
+            top = results["rows"][-1]
+            rates[path, workers] = top["boards_per_wall_second"] or 0
+            per_worker[path, workers] = top["boards_per_second"] or 1
+    k = args.max_pieces
+    print(f"\nlayer {k}, boards represented per wall second:")
+    for workers in counts:
+        line = ", ".join(f"{path} {rates[path, workers] / 1e6:.1f} M/s" for path in paths)
+        ratio = "".join(f"; {path} / unreduced x{rates[path, workers] / rates['unreduced', workers]:.2f}"
+                        for path in paths if path != "unreduced" and "unreduced" in paths)
+        print(f"  {workers} worker(s): {line}{ratio}")
+    if len(counts) > 1:
+        lo, hi = counts[0], counts[-1]
+        print("  scaling " + ", ".join(f"{path} x{rates[path, hi] / rates[path, lo]:.2f} from {lo} to {hi} workers"
+                                        for path in paths))
+    print("\nprojection from the deepest layer's rate per worker (deeper layers miss the cache more: "
           "treat as a lower bound on time):")
-    for pieces in (9, 10, 11, 12):
-        boards = binomial(56, pieces)
-        line = ", ".join(f"{n} workers {boards / (per_worker * n) / 3600:.2f} h" for n in (workers, 16, 64, 256))
-        print(f"  {pieces} pieces ({boards:,} boards): {line}")
-    if not args.keep:
-        shutil.rmtree(tmp, ignore_errors=True)
+    for path in paths:
+        rate = per_worker[path, counts[-1]]
+        for pieces in (10, 11):
+            boards = binomial(56, pieces)
+            line = ", ".join(f"{n} workers {boards / (rate * n) / 3600:.2f} h" for n in (2, 16, 64))
+            print(f"  {path}, {pieces} pieces ({boards:,} boards): {line}")
 
 
 if __name__ == "__main__":

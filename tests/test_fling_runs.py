@@ -46,9 +46,11 @@ def test_published_counts(reference: Path) -> None:
 
 
 def test_two_workers_other_chunks_same_layers(reference: Path, tmp_path: Path) -> None:
+    """Two workers mapping one shared copy of the previous layer, other chunks: the same layers."""
     out = tmp_path / "two"
     result = epcg("run", FLING, "--out", str(out), "--workers", "2", "--set", "max_pieces=6",
-                  "--set", "chunk_words=20000", "--set", "top_puzzles=3", "--set", "evaluate_chunk_words=5000")
+                  "--set", "chunk_words=20000", "--set", "top_puzzles=3", "--set", "evaluate_chunk_words=5000",
+                  "--set", "shared_previous=true")
     assert result.returncode == 0, result.stderr
     assert checksums(out) == checksums(reference)
     def without_task_counts(run_dir: Path) -> dict:
@@ -59,13 +61,27 @@ def test_two_workers_other_chunks_same_layers(reference: Path, tmp_path: Path) -
     assert without_task_counts(out) == without_task_counts(reference)  # layers and the best puzzles
 
 
+def test_unreduced_run_same_counts_and_layers(reference: Path, tmp_path: Path) -> None:
+    """symmetry = false solves every board: same counts, and its layers are the filled ones bit for bit
+    (to 5 pieces: the reference fills layers 2..5)."""
+    out = tmp_path / "unreduced"
+    result = epcg("run", FLING, "--out", str(out), "--serial", "--set", "max_pieces=5", "--set", "chunk_words=30000",
+                  "--set", "top_puzzles=0", "--set", "symmetry=false")
+    assert result.returncode == 0, result.stderr
+    unreduced = json.loads((out / "results.json").read_text())["rows"]
+    symmetric = json.loads((reference / "results.json").read_text())["rows"]
+    assert [(r["solvable"], r["unique"]) for r in unreduced] == [(r["solvable"], r["unique"]) for r in symmetric[:5]]
+    assert [r["checksum"] for r in unreduced[1:5]] == [r["full_checksum"] for r in symmetric[1:5]]
+    assert unreduced[0]["checksum"] == symmetric[0]["checksum"]
+
+
 def test_best_puzzles_match_one_pass_over_the_layer(reference: Path) -> None:
     import zarr
 
     from epcg.domains.fling.evaluate import top_puzzles
     from epcg.domains.fling.rules import Board
 
-    words = zarr.open_array(reference / "store.zarr" / "unique" / "6", mode="r")[:]
+    words = zarr.open_array(reference / "store.zarr" / "orbits" / "unique" / "6", mode="r")[:]
     expected = top_puzzles(7, 8, 6, words, limit=3)
     puzzles = json.loads((reference / "results.json").read_text())["puzzles"]
     assert [(p["rank"], p["ratio"]) for p in puzzles] == [(rank, ratio) for rank, ratio, _ in expected]
@@ -146,16 +162,18 @@ def test_bad_parameters(tmp_path: Path, override: str, message: str) -> None:
 def test_corrupted_chunk_detected_and_recomputed(reference: Path, tmp_path: Path) -> None:
     out = tmp_path / "damaged"
     shutil.copytree(reference, out)
-    chunks = sorted((out / "store.zarr" / "unique" / "6" / "c").iterdir())
+    chunks = sorted((out / "store.zarr" / "orbits" / "unique" / "6" / "c").iterdir())
     victim = chunks[len(chunks) // 2]
     data = bytearray(victim.read_bytes())
     data[len(data) // 2] ^= 0xFF
     victim.write_bytes(bytes(data))
-    (out / "store.zarr" / "solvable" / "5" / "c" / "0").write_bytes(b"garbage")
+    (out / "store.zarr" / "orbits" / "solvable" / "5" / "c" / "0").write_bytes(b"garbage")
+    (out / "store.zarr" / "unique" / "4" / "c" / "0").write_bytes(b"garbage")
 
     verify = epcg("verify", str(out))
     assert verify.returncode == 1
-    assert "2 of" in verify.stdout and "k06/" in verify.stdout and "k05/00000" in verify.stdout
+    assert "3 of" in verify.stdout and "k06/" in verify.stdout and "k05/00000" in verify.stdout
+    assert "f04/00000" in verify.stdout
     assert epcg("status", str(out)).stdout.count("stopped") == 1
 
     resumed = epcg("resume", str(out), "--serial")

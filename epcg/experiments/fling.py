@@ -3,18 +3,35 @@
 Layer ``k`` is two Zarr arrays, ``solvable/k`` and ``unique/k``, of packed bits
 in uint64 words (bit ``r % 64`` of word ``r // 64`` is the board of
 lexicographic rank ``r``). One task computes one Zarr chunk of both arrays from
-the whole of layer ``k-1``, which each worker loads once and keeps. The board is
-a :class:`~epcg.search.retrograde.RetrogradeSpace` (``fling_space``) and the layers
-go through the generic driver (:mod:`epcg.experiments.retrograde`), like any
-other retrograde space.
+the whole of layer ``k-1``, which each worker loads once and keeps
+(:class:`~epcg.search.retrograde.LayerCache`). The board is a
+:class:`~epcg.search.retrograde.RetrogradeSpace` (``fling_space``); with
+``symmetry = false`` its layers go through the generic driver
+(:mod:`epcg.experiments.retrograde`) like any other retrograde space.
+
+With ``symmetry = true`` (:mod:`~epcg.domains.fling.symmetry`) stage ``kNN``
+solves only the canonical board of each orbit, into ``orbits/solvable/k`` and
+``orbits/unique/k`` (other bits 0), and counts every board of the orbit; stage
+``fNN`` then fills ``solvable/k`` and ``unique/k``, bit for bit the unreduced
+layer, from the whole orbit layer, for stage ``kNN+1`` to look successors up
+in. The deepest layer is not filled: the evaluation reads its orbit layer, so
+it evaluates and reports one board per orbit.
 
 Peak memory per worker, layer ``k``: the previous layer, ``2·C(n,k-1)/8`` bytes,
 plus twice the task's output, ``2·8·chunk_words`` bytes, plus one Zarr chunk
 being compressed. For 7×8 and k = 10: 2·C(56,9)/8 = 1.9 GB + 2·8·2^18 = 4 MB.
+A fill task (stage ``fNN``) holds the whole orbit layer ``k`` instead,
+``2·C(n,k)/8`` bytes. With ``shared_previous = true`` the layer a task reads
+is a read-only map of a raw file, so the processes of one machine share one
+copy in the page cache.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
+import shutil
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -23,15 +40,16 @@ import numpy as np
 import pydantic
 
 from epcg.combinatorics.binomial import binomial
-from epcg.combinatorics.bits import check_board, popcount_words
-from epcg.domains.fling import evaluate
+from epcg.combinatorics.bits import check_board
+from epcg.combinatorics.bits import popcount_words as popcount
+from epcg.domains.fling import evaluate, symmetry
 from epcg.domains.fling import layers as kernels
 from epcg.domains.fling.rules import Board
 from epcg.experiments import retrograde
 from epcg.experiments.base import JobConfig, stage_records
 from epcg.runtime.plan import Plan, Stage, Task, split_range
 from epcg.runtime.store import RunDir
-from epcg.search.retrograde import RetrogradeSpace, layer_checksum, layer_name, merge_layer
+from epcg.search.retrograde import PREVIOUS, RetrogradeSpace, layer_checksum, layer_name
 
 MAX_BOARDS = 1 << 43
 """Largest layer a job may name (C(56, 14) = 5.8e12 fits); whether it fits the workers is the plan's check."""
@@ -73,6 +91,11 @@ class Config(JobConfig):
     """Uniquely solvable boards of the deepest layer to report, best ratio first (0: no evaluation)."""
     evaluate_chunk_words: int = pydantic.Field(1 << 15, ge=1, le=1 << 26)
     """Words of the deepest layer per evaluation task (evaluating is slower than solving)."""
+    symmetry: bool = True
+    """Solve one board per orbit of the board's symmetries (false: every board, the baseline)."""
+    shared_previous: bool = False
+    """Workers map one read-only copy per machine of the layer their tasks read (a raw file under the
+    run directory's ``shared/``, so the page cache holds it once) instead of each loading its own."""
 
     @pydantic.model_validator(mode="after")
     def _fits(self) -> Config:
@@ -95,12 +118,28 @@ class Config(JobConfig):
 
 
 EVALUATE = "top"
+SHARED = "shared"
+"""Directory of the run holding the raw layer files of ``shared_previous``; cleared by each session's prepare."""
+
+
+def fill_name(k: int) -> str:
+    return f"f{k:02d}"
+
+
+def _layer_arrays(config: Config, k: int) -> tuple[str, str]:
+    """Where stage ``kNN`` writes layer ``k``: the orbit arrays when symmetric, else the full ones."""
+    prefix = "orbits/" if config.symmetry and k > 1 else ""
+    return f"{prefix}solvable/{k}", f"{prefix}unique/{k}"
+
+
 COARSEN = ("chunk_words", "evaluate_chunk_words")
 """Keys the runtime may scale up to bound the task count: results do not depend on them."""
 BOARDS_PER_SECOND = 14e6
 """Measured 7×8 layer kernel speed per single-threaded worker (docs/scaling.md)."""
 COMPRESSED = (0.5, 0.03)
 """On-disk fraction of the raw solvable and unique arrays (measured, 7×8 layers 9 and 10: 0.40–0.54, 0.01–0.03)."""
+FILL_PER_SECOND = 60e6
+"""Boards per second a fill task writes (one scattered read per board; benchmarks/fling_symmetry.py)."""
 EVALUATE_SECONDS = 3e-4 * 0.004
 """Expert evaluation per board of the deepest layer: 0.3 ms per unique board, about 0.4 % of boards unique."""
 
@@ -120,6 +159,10 @@ def estimate(config: Config) -> dict:
             peak_memory=previous + 4 * 8 * chunk,
             cpu_seconds=kernels.layer_size(config.width, config.height, k) / BOARDS_PER_SECOND,
         )
+        if config.symmetry and 1 < k < config.max_pieces:
+            out[fill_name(k)] = StageCost(bytes_written=2 * 8 * words, disk_bytes=round(8 * words * sum(COMPRESSED)),
+                                          peak_memory=2 * 8 * words + 4 * 8 * chunk,
+                                          cpu_seconds=kernels.layer_size(config.width, config.height, k) / FILL_PER_SECOND)
     if config.top_puzzles:
         boards = kernels.layer_size(config.width, config.height, config.max_pieces)
         out[EVALUATE] = StageCost(peak_memory=8 * min(config.evaluate_chunk_words, config.words(config.max_pieces)),
@@ -128,39 +171,133 @@ def estimate(config: Config) -> dict:
 
 
 def plan(config: Config) -> Plan:
-    stages = retrograde.stages(config.space, config.chunk_words)
+    stages = list(retrograde.stages(config.space, config.chunk_words))
+    if config.symmetry:
+        for k in range(config.max_pieces - 1, 1, -1):
+            name, words = fill_name(k), config.words(k)
+            stages.insert(k, Stage(name, split_range(name, words, config.chunk_words),
+                                   after=(layer_name(k),), label=f"fill layer {k}", size=words))
+            stages[k + 1] = replace(stages[k + 1], after=(name,))
     if config.top_puzzles:
         top = config.words(config.max_pieces)
-        stages += (Stage(EVALUATE, split_range(EVALUATE, top, config.evaluate_chunk_words),
-                         after=(layer_name(config.max_pieces),), label="expert evaluation", size=top),)
-    return Plan(stages)
+        stages.append(Stage(EVALUATE, split_range(EVALUATE, top, config.evaluate_chunk_words),
+                            after=(layer_name(config.max_pieces),), label="expert evaluation", size=top))
+    return Plan(tuple(stages))
 
 
 def prepare(config: Config, run: RunDir) -> None:
-    """Create every layer's arrays (empty) before any task writes a chunk."""
-    retrograde.create_arrays(config.space, run, config.chunk_words, config.max_pieces)
+    """Create every layer's arrays (empty) before any task writes a chunk; drop raw layer files of
+    earlier sessions (a resumed run may have recomputed a damaged chunk since)."""
+    shutil.rmtree(run.path / SHARED, ignore_errors=True)
+    names = []
+    for k in range(1, config.max_pieces + 1):
+        names += _layer_arrays(config, k)
+        if config.symmetry and 1 < k < config.max_pieces:
+            names += [f"solvable/{k}", f"unique/{k}"]
+    for name in names:
+        if not run.has_array(name):
+            k = int(name.rsplit("/", 1)[1])
+            run.group.create_array(
+                name, shape=(config.words(k),), dtype="uint64",
+                chunks=(min(config.chunk_words, config.words(k)),), fill_value=0,
+            )
 
 
 def warm_up(config: Config) -> None:
-    """Compile the layer kernels on a 3×3 board."""
-    s, u = kernels.first_layer(3, 3)
+    """Compile the layer kernels on a 3×3 board (for read-only inputs too, as memory maps are)."""
+    def read_only(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+        for a in arrays:
+            a.setflags(write=not config.shared_previous)
+        return arrays
+
+    s, u = read_only(*kernels.first_layer(3, 3))
     for k in (2, 3):
-        s, u = kernels.solve_words(3, 3, k, s, u, 0, kernels.layer_words(3, 3, k))
+        if config.symmetry:
+            orbits = symmetry.solve_words_symmetric(3, 3, k, s, u, 0, kernels.layer_words(3, 3, k))[:2]
+            symmetry.expand_words(3, 3, k, *read_only(*orbits), 0, 1)
+        s, u = read_only(*kernels.solve_words(3, 3, k, s, u, 0, kernels.layer_words(3, 3, k)))
     layer_checksum(s, 0)
+
+
+def _drop_shared_before(directory: Path, name: str) -> None:
+    """Delete the raw files no later stage reads once ``name`` is needed: every earlier layer, and the
+    orbit layer that the full layer of the same size was filled from (processes still mapping a deleted
+    file keep their pages)."""
+    layer = int(name.split(".")[0].rsplit("-", 1)[1])
+    for old in directory.glob("*.u64"):
+        old_layer = int(old.stem.rsplit("-", 1)[1])
+        if old_layer < layer or (old_layer == layer and old.name.startswith("orbits-") and
+                                 not name.startswith("orbits-")):
+            old.unlink(missing_ok=True)
+
+
+def _load(run: RunDir, names: tuple[str, str], shared: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Both arrays of a finished layer: private copies, or read-only maps of one raw file each."""
+    if not shared:
+        return run.read_array(names[0]), run.read_array(names[1])
+    directory = run.path / SHARED
+    directory.mkdir(exist_ok=True)
+    maps = []
+    for name in names:
+        path = directory / (name.replace("/", "-") + ".u64")
+        with open(directory / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # one process per machine writes it, the others wait
+            if not path.exists():
+                _drop_shared_before(directory, path.name)
+                partial = path.with_suffix(".partial")
+                run.read_array(name).tofile(partial)
+                os.replace(partial, path)
+        maps.append(np.memmap(path, dtype=np.uint64, mode="r"))
+    return maps[0], maps[1]
+
+
+def _record(solvable: np.ndarray, unique: np.ndarray, start: int, counts: tuple[int, int]) -> dict[str, Any]:
+    return {
+        "solvable": counts[0],
+        "unique": counts[1],
+        "checksum_solvable": layer_checksum(solvable, start),
+        "checksum_unique": layer_checksum(unique, start),
+    }
 
 
 def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
     if task.stage == EVALUATE:
         return _evaluate_task(config, task, run)
-    return retrograde.solve_task(config.space, task, run)
+    k = int(task.stage[1:])
+    if task.stage.startswith("f"):
+        orbits = PREVIOUS.get((run.cache_key, "orbits", k),
+                               lambda: _load(run, _layer_arrays(config, k), config.shared_previous))
+        solvable, unique = symmetry.expand_words(config.width, config.height, k, *orbits, task.start, task.stop)
+        counts = (popcount(solvable), popcount(unique))
+        run.write_slice(f"solvable/{k}", task.start, solvable)
+        run.write_slice(f"unique/{k}", task.start, unique)
+        return _record(solvable, unique, task.start, counts)
+    if not config.symmetry and not config.shared_previous:
+        return retrograde.solve_task(config.space, task, run)
+    if k == 1:
+        solvable, unique = (words[task.start:task.stop] for words in kernels.first_layer(config.width, config.height))
+        counts = (popcount(solvable), popcount(unique))
+    else:
+        names = (f"solvable/{k - 1}", f"unique/{k - 1}")
+        prev = PREVIOUS.get((run.cache_key, "full", k - 1), lambda: _load(run, names, config.shared_previous))
+        if config.symmetry:
+            solvable, unique, *counts = symmetry.solve_words_symmetric(
+                config.width, config.height, k, *prev, task.start, task.stop)
+        else:
+            solvable, unique = kernels.solve_words(config.width, config.height, k, *prev, task.start, task.stop)
+            counts = [popcount(solvable), popcount(unique)]
+    names = _layer_arrays(config, k)
+    run.write_slice(names[0], task.start, solvable)
+    run.write_slice(names[1], task.start, unique)
+    return _record(solvable, unique, task.start, tuple(counts))
 
 
 def _evaluate_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
     """The best boards by expert ratio among this word range of the deepest layer's unique bits."""
-    words = np.asarray(run.group[f"unique/{config.max_pieces}"][task.start:task.stop])
+    words = np.asarray(run.group[_layer_arrays(config, config.max_pieces)[1]][task.start:task.stop])
     best = evaluate.top_puzzles(config.width, config.height, config.max_pieces, words,
                                 limit=config.top_puzzles, word_start=task.start)
-    return {"evaluated": popcount_words(words), "top": [[rank, ratio] for rank, ratio, _moves in best]}
+    return {"evaluated": popcount(words), "top": [[rank, ratio] for rank, ratio, _moves in best]}
 
 
 def _best_puzzles(config: Config, records: list[dict]) -> list[dict[str, Any]]:
@@ -182,25 +319,40 @@ def _best_puzzles(config: Config, records: list[dict]) -> list[dict[str, Any]]:
     return out
 
 
+def _checksum(results: list[dict]) -> str:
+    """A layer's checksum from its tasks' (independent of the chunking)."""
+    return "{:016x}-{:016x}".format(sum(r["checksum_solvable"] for r in results) % 2**64,
+                                    sum(r["checksum_unique"] for r in results) % 2**64)
+
+
 def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) -> dict[str, Any]:
     layers = []
     for k in range(1, config.max_pieces + 1):
         recs = stage_records(plan, layer_name(k), records)
         results = [r["result"] for r in recs]
-        seconds = sum(r["seconds"] for r in recs)
+        # with symmetry, layer k also costs the fill of layer k-1 that its lookups need
+        fill = stage_records(plan, fill_name(k - 1), records) if fill_name(k - 1) in plan.by_name else []
+        seconds = sum(r["seconds"] for r in recs + fill)
         boards = kernels.layer_size(config.width, config.height, k)
-        wall = max(r["ended_at"] for r in recs) - min(r["ended_at"] - r["seconds"] for r in recs)
-        layers.append({
+        wall = max(r["ended_at"] for r in recs) - min(r["ended_at"] - r["seconds"] for r in recs + fill)
+        row = {
             "pieces": k,
             "boards": boards,
-            **merge_layer(config.space, results),
+            "solvable": sum(r["solvable"] for r in results),
+            "unique": sum(r["unique"] for r in results),
+            "checksum": _checksum(results),
             "tasks": len(recs),
             "seconds": round(seconds, 4),
+            "fill_seconds": round(sum(r["seconds"] for r in fill), 4),
             "boards_per_second": round(boards / seconds) if seconds else None,
             "wall_seconds": round(wall, 4),
             "boards_per_wall_second": round(boards / wall) if wall > 0 else None,
-        })
-    results: dict[str, Any] = {"width": config.width, "height": config.height, "rows": layers}
+        }
+        if fill_name(k) in plan.by_name:
+            row["full_checksum"] = _checksum([r["result"] for r in stage_records(plan, fill_name(k), records)])
+        layers.append(row)
+    results: dict[str, Any] = {"width": config.width, "height": config.height, "symmetry": config.symmetry,
+                               "rows": layers}
     if config.top_puzzles:
         recs = stage_records(plan, EVALUATE, records)
         results["evaluated"] = sum(r["result"]["evaluated"] for r in recs)

@@ -47,7 +47,9 @@ def summary(config: Any, results: dict[str, Any]) -> str:
         out += ["", f"## Best {len(puzzles)} uniquely solvable boards with {config.max_pieces} pieces", "",
                 f"Ranked by the ratio of the brute-force search tree to the expert's tree (after a move the "
                 f"expert only tries moves that depend on it; see `epcg/domains/fling/evaluate.py`) among all "
-                f"{results['evaluated']:,} uniquely solvable boards ({results['evaluate_seconds']:.1f} s). "
+                f"{results['evaluated']:,} uniquely solvable boards"
+                f"{' (one per orbit of the board symmetries)' if results.get('symmetry') else ''} "
+                f"({results['evaluate_seconds']:.1f} s). "
                 f"Pictures: `figures/puzzle-NN.png`.", "",
                 "| # | rank | ratio | brute-force nodes | expert nodes | solution |", "|---|---|---|---|---|---|"]
         for i, p in enumerate(puzzles, 1):

@@ -123,3 +123,26 @@ def tree_sizes(cells: frozenset, width: int, height: int) -> tuple[int, int]:
 
     b = frozenset(cells)
     return brute(b), expert(None, None, b)
+
+
+def symmetries(width: int, height: int) -> list:
+    """Every symmetry of the board as a map of ``(x, y)`` cells, identity first."""
+    w1, h1 = width - 1, height - 1
+    maps = [lambda x, y: (x, y), lambda x, y: (w1 - x, y), lambda x, y: (x, h1 - y), lambda x, y: (w1 - x, h1 - y)]
+    if width == height:
+        maps += [lambda x, y: (y, x), lambda x, y: (w1 - y, h1 - x), lambda x, y: (w1 - y, x), lambda x, y: (y, h1 - x)]
+    return maps
+
+
+def orbit(combo, width: int, height: int) -> set[tuple[int, ...]]:
+    """The sorted cell tuples of every image of a board (a tuple of cell indices)."""
+    out = set()
+    for g in symmetries(width, height):
+        out.add(tuple(sorted(y * width + x for x, y in (g(c % width, c // width) for c in combo))))
+    return out
+
+
+def canonical_layer(width: int, height: int, k: int) -> list[bool]:
+    """For every board of ``k`` pieces in rank order: is it the first of its orbit in rank order?"""
+    return [tuple(combo) == min(orbit(combo, width, height))
+            for combo in itertools.combinations(range(width * height), k)]

@@ -39,7 +39,7 @@ How the fast kernel spends its time, per board of the range:
   branches (so lookups overlap) until two are solvable; ``prev_unique`` is
   read at most once per board, for the only solvable successor.
 
-Measured on a 2-core AMD EPYC VM: ~13 M boards per CPU second at 8 pieces
+About 13 M boards per CPU second at 8 pieces on 7×8
 (``benchmarks/fling_kernel.py``).
 """
 

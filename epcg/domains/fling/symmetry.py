@@ -1,0 +1,475 @@
+"""Fling! layers reduced by board symmetry: one board per orbit is solved, every board is counted.
+
+The rules treat the four directions alike, so a board's mirror images and
+rotations (the symmetries of the rectangle: identity, the two mirrors and the
+half turn; for square boards also the four maps that swap rows and columns)
+have the same solution count. A *canonical* board is the member of its orbit
+with the lowest lexicographic rank.
+
+A symmetric layer keeps the layout of :mod:`~epcg.domains.fling.layers`
+(one bit per rank, C(n, k) bits) but only canonical ranks carry bits; every
+other bit is 0. So it is the unreduced layer ANDed with the canonical mask,
+and any word range still is one task. Each solved board adds its orbit size
+(group order over stabiliser size) to the counts, so the counts are those of
+the unreduced layer. Solving layer ``k`` reads the unreduced layer ``k - 1``,
+filled from its orbit layer by :func:`expand_words` (every board gets its
+canonical image's bits; any word range at a time, so filling can be a stage of
+tasks), and ranks and looks up successors exactly like the unreduced kernel,
+whose lookups for neighbouring boards stay close in memory.
+
+Lex order of two boards with the same number of pieces needs no ranks: with
+``d = a ^ b``, the board holding the lowest differing cell ``d & -d`` comes
+first (both agree below it, and it is the next piece of exactly one of them).
+
+>>> maps = symmetry_maps(3, 1)              # o.. <-> ..o
+>>> int(canonical(0b100, maps)), int(canonical(0b011, maps)), int(orbit_size(0b101, maps))
+(1, 3, 1)
+>>> s1, u1, _, _ = first_layer_symmetric(3, 1)
+>>> bin(int(s1[0])), [bin(int(w)) for w in expand_layer(3, 1, 1, s1, u1)[0]]
+('0b11', ['0b111'])
+>>> s, u, ns, nu = solve_words_symmetric(3, 1, 2, *expand_layer(3, 1, 1, s1, u1), 0, 1)
+>>> bin(int(s[0])), ns, nu                  # o.o is its own mirror image
+('0b10', 1, 1)
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from numba import njit
+
+from epcg.combinatorics.binomial import BINOMIAL
+from epcg.combinatorics.bitboard import _rank_lex_bb, _unrank_lex_bb
+from epcg.combinatorics.bits import ctz, msb, popcount
+from epcg.domains.fling.moves import LINE_TABLE_MAX, _fling, line_table
+from epcg.domains.fling.layers import (
+    _check_board,
+    _check_words,
+    _column_tables,
+    _increment,
+    _rank_table,
+    layer_size,
+    layer_words,
+)
+
+__all__ = [
+    "canonical",
+    "canonical_words",
+    "expand_layer",
+    "expand_words",
+    "first_layer_symmetric",
+    "orbit_size",
+    "solve_words_symmetric",
+    "symmetry_maps",
+]
+
+_ONE = np.uint64(1)
+_BYTE = np.uint64(255)
+
+
+# --------------------------------------------------------------------------- the group
+
+
+@lru_cache(maxsize=None)
+def symmetry_maps(width: int, height: int) -> np.ndarray:
+    """Cell images under every symmetry but the identity: ``maps[g, c]`` is the bit of cell ``c``'s image.
+
+    Three maps (two mirrors, half turn) for rectangles, seven for squares. The
+    identity with these maps is a group acting on cells (on a one-row board the
+    vertical mirror acts as the identity), so orbit size = order / stabiliser.
+
+    >>> symmetry_maps(7, 8).shape, symmetry_maps(4, 4).shape
+    ((3, 64), (7, 64))
+    >>> [int(m[0]).bit_length() - 1 for m in symmetry_maps(2, 2)]  # images of cell 0 (top left)
+    [1, 2, 3, 0, 3, 1, 2]
+    """
+    _check_board(width, height)
+    w1, h1 = width - 1, height - 1
+    moves = [lambda x, y: (w1 - x, y), lambda x, y: (x, h1 - y), lambda x, y: (w1 - x, h1 - y)]
+    if width == height:
+        moves += [lambda x, y: (y, x), lambda x, y: (w1 - y, h1 - x),
+                  lambda x, y: (w1 - y, x), lambda x, y: (y, h1 - x)]
+    maps = np.zeros((len(moves), 64), dtype=np.uint64)
+    for g, move in enumerate(moves):
+        for c in range(width * height):
+            x, y = move(c % width, c // width)
+            maps[g, c] = np.uint64(1) << np.uint64(y * width + x)
+    return maps
+
+
+@njit(cache=True, nogil=True)
+def _image(board, maps, g):
+    out = np.uint64(0)
+    x = np.uint64(board)
+    while x:
+        out |= maps[g, ctz(x)]
+        x &= x - _ONE
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _before(a, b):
+    """True when board ``a`` has a lower lex rank than ``b`` (same piece count)."""
+    d = a ^ b
+    return (a & d & (~d + _ONE)) != 0
+
+
+@njit(cache=True, nogil=True)
+def canonical(board, maps):
+    """The member of ``board``'s orbit with the lowest lex rank."""
+    best = np.uint64(board)
+    for g in range(maps.shape[0]):
+        image = _image(board, maps, g)
+        if _before(image, best):
+            best = image
+    return best
+
+
+@njit(cache=True, nogil=True)
+def orbit_size(board, maps):
+    """Number of distinct boards in ``board``'s orbit."""
+    fixed = 1
+    for g in range(maps.shape[0]):
+        fixed += _image(board, maps, g) == np.uint64(board)
+    return (maps.shape[0] + 1) // fixed
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+@njit(cache=True, nogil=True)
+def _canonical_words(n, k, r0, r1, maps, out, w0):
+    """Set the bits of canonical ranks ``r0 .. r1-1`` in ``out``; returns the boards they represent.
+
+    Images are updated where the lex increment changed bits, as in the kernels."""
+    full = (_ONE << np.uint64(n)) - _ONE if n < 64 else ~np.uint64(0)
+    nmaps = maps.shape[0]
+    images = np.zeros(nmaps, dtype=np.uint64)
+    board = _unrank_lex_bb(r0, n, k)
+    changed = board
+    total = 0
+    for r in range(r0, r1):
+        x = changed
+        while x:
+            c = ctz(x)
+            for g in range(nmaps):
+                images[g] ^= maps[g, c]
+            x &= x - _ONE
+        fixed = 1
+        is_canonical = True
+        for g in range(nmaps):
+            d = images[g] ^ board
+            fixed += d == 0
+            if images[g] & d & (~d + _ONE):
+                is_canonical = False
+                break
+        if is_canonical:
+            out[(r >> 6) - w0] |= _ONE << np.uint64(r & 63)
+            total += (nmaps + 1) // fixed
+        nxt = _increment(board, full, n)
+        changed = board ^ nxt
+        board = nxt
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _expand(n, k, r0, r1, src_s, src_u, out_s, out_u, w0, maps):
+    """Bits of ranks ``r0 .. r1-1`` of the unreduced layer (word 0 of ``out_*`` = ``w0``), each read
+    from the whole symmetric layer ``src_*`` at the rank of the board's canonical image.
+
+    Boards come in lex order with their images updated where the increment
+    changed bits. The canonical ranks of up to 64 boards (one output word) are
+    found first and then read together, so the scattered reads overlap;
+    ``unique`` is read only where ``solvable`` is set. Unchecked: ``r0`` is a
+    multiple of 64, ``r0 < r1 <= C(n, k)``, outputs zeroed and long enough.
+    """
+    full = (_ONE << np.uint64(n)) - _ONE if n < 64 else ~np.uint64(0)
+    nmaps = maps.shape[0]
+    images = np.zeros(nmaps, dtype=np.uint64)
+    ranks = np.empty(64, dtype=np.int64)
+    board = _unrank_lex_bb(r0, n, k)
+    changed = board
+    for w in range(r0 >> 6, ((r1 - 1) >> 6) + 1):
+        m = min(64, r1 - 64 * w)
+        for i in range(m):
+            x = changed
+            while x:
+                c = ctz(x)
+                for g in range(nmaps):
+                    images[g] ^= maps[g, c]
+                x &= x - _ONE
+            best = board
+            for g in range(nmaps):
+                d = images[g] ^ best
+                best = images[g] if images[g] & d & (~d + _ONE) else best
+            ranks[i] = 64 * w + i if best == board else _rank_lex_bb(best, n, k)
+            nxt = _increment(board, full, n)
+            changed = board ^ nxt
+            board = nxt
+        got = np.uint64(0)
+        for i in range(m):
+            cr = ranks[i]
+            got |= ((src_s[cr >> 6] >> np.uint64(cr & 63)) & _ONE) << np.uint64(i)
+        out_s[w - w0] = got
+        x = got
+        while x:
+            i = ctz(x)
+            cr = ranks[i]
+            out_u[w - w0] |= ((src_u[cr >> 6] >> np.uint64(cr & 63)) & _ONE) << np.uint64(i)
+            x &= x - _ONE
+
+
+@njit(cache=True, nogil=True)
+def _solve_sym_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
+                    row_start, row_result, col_start, col_result, rank_t, cell_t, scatter, maps, counts):
+    """``retrograde._solve_fast`` for the canonical boards of ranks ``r0 .. r1-1`` only; each solved
+    board adds its orbit size to ``counts[0]`` (solvable) and ``counts[1]`` (unique).
+
+    ``prev_s``/``prev_u`` are the whole expanded layer ``k - 1`` (every rank),
+    so successors are ranked and looked up exactly as in ``_solve_fast``. The
+    board's images under each symmetry are updated where the increment changed
+    bits, so a non-canonical board costs a few compares; the transposed board
+    and the chunk sums catch up, at the next canonical board, with every bit
+    changed since the last one. Unchecked like ``_solve_fast``.
+    """
+    n = width * height
+    full = (_ONE << np.uint64(n)) - _ONE if n < 64 else ~np.uint64(0)
+    row_mask = np.uint64((1 << width) - 1)
+    col_mask = np.uint64((1 << height) - 1)
+    nchunks = (n + 7) // 8
+    base = BINOMIAL[n, k - 1] - 1
+    nmaps = maps.shape[0]
+    order = nmaps + 1
+    images = np.zeros(nmaps, dtype=np.uint64)
+    above = np.zeros(nchunks, dtype=np.int64)
+    c_hi = np.zeros(nchunks, dtype=np.int64)
+    c_lo = np.zeros(nchunks, dtype=np.int64)
+    p_hi = np.zeros(nchunks, dtype=np.int64)
+    lo = np.zeros(nchunks, dtype=np.int64)
+    diffs = np.empty(4 * k, dtype=np.uint64)
+    n_s = 0
+    n_u = 0
+    board = _unrank_lex_bb(r0, n, k)
+    changed = board  # bits that differ from the previous board
+    pending = np.uint64(0)  # bits that differ from the last canonical board (all, at first)
+    tb = np.uint64(0)
+    for r in range(r0, r1):
+        pending ^= changed
+        x = changed
+        while x:
+            c = ctz(x)
+            for g in range(nmaps):
+                images[g] ^= maps[g, c]
+            x &= x - _ONE
+        fixed = 1
+        is_canonical = True
+        for g in range(nmaps):
+            d = images[g] ^ board
+            fixed += d == 0
+            if images[g] & d & (~d + _ONE):
+                is_canonical = False
+                break
+        if is_canonical:
+            x = pending
+            while x:
+                tb ^= cell_t[ctz(x)]
+                x &= x - _ONE
+            tc = ctz(pending) >> 3
+            pending = np.uint64(0)
+            a = 0
+            for t in range(nchunks - 1, tc - 1, -1):
+                above[t] = a
+                b = (board >> np.uint64(8 * t)) & _BYTE
+                c_hi[t] = rank_t[t, a, b]
+                c_lo[t] = rank_t[t, max(a - 1, 0), b]
+                a += popcount(b)
+            for t in range(tc, nchunks):
+                p_hi[t] = c_hi[t] + (p_hi[t - 1] if t > 0 else 0)
+                if t > tc:
+                    lo[t] = lo[t - 1] + c_lo[t - 1]
+            total_hi = p_hi[nchunks - 1]
+            sc = np.int64(0)
+            first = np.int64(-1)
+            for phase in range(2):
+                m = 0
+                if phase == 0:
+                    for y in range(height):
+                        shift = np.uint64(y * width)
+                        v = (board >> shift) & row_mask
+                        for j in range(row_start[v], row_start[v + 1]):
+                            diffs[m] = (v ^ np.uint64(row_result[j])) << shift
+                            m += 1
+                else:
+                    for cx in range(width):
+                        v = (tb >> np.uint64(cx * height)) & col_mask
+                        for j in range(col_start[v], col_start[v + 1]):
+                            diffs[m] = scatter[v ^ np.uint64(col_result[j])] << np.uint64(cx)
+                            m += 1
+                for i in range(m):
+                    diff = diffs[i]
+                    child = board ^ diff
+                    tlo = ctz(diff) >> 3
+                    thi = msb(diff) >> 3
+                    s = total_hi - p_hi[thi] + lo[tlo]
+                    a = above[thi]
+                    for t in range(thi, tlo - 1, -1):
+                        b = (child >> np.uint64(8 * t)) & _BYTE
+                        s += rank_t[t, a, b]
+                        a += popcount(b)
+                    cr = base - s
+                    ok = np.int64((prev_s[cr >> 6] >> np.uint64(cr & 63)) & _ONE)
+                    sc += ok
+                    first = cr if ok else first
+                    if sc > 1:
+                        break
+                if sc > 1:
+                    break
+            if sc > 0:
+                weight = order // fixed
+                bit = _ONE << np.uint64(r & 63)
+                out_s[(r >> 6) - w0] |= bit
+                n_s += weight
+                if k == 2 or (sc == 1 and (prev_u[first >> 6] >> np.uint64(first & 63)) & _ONE):
+                    out_u[(r >> 6) - w0] |= bit
+                    n_u += weight
+        nxt = _increment(board, full, n)
+        changed = board ^ nxt
+        board = nxt
+    counts[0] += n_s
+    counts[1] += n_u
+
+
+@njit(cache=True, nogil=True)
+def _solve_sym_plain(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0, maps, counts):
+    """Same contract as ``_solve_sym_fast`` for any board: every board tested with ``canonical``,
+    moves by walking cells (``moves._fling``), successors ranked from scratch."""
+    n = width * height
+    full = (_ONE << np.uint64(n)) - _ONE if n < 64 else ~np.uint64(0)
+    board = _unrank_lex_bb(r0, n, k)
+    for r in range(r0, r1):
+        if canonical(board, maps) == board:
+            sc = 0
+            first = -1
+            x = board
+            while x and sc <= 1:
+                cell = ctz(x)
+                x &= x - _ONE
+                for d in range(4):
+                    child = _fling(board, width, height, cell, d)
+                    if child != 0:
+                        cr = _rank_lex_bb(child, n, k - 1)
+                        if (prev_s[cr >> 6] >> np.uint64(cr & 63)) & _ONE:
+                            sc += 1
+                            first = cr
+                            if sc > 1:
+                                break
+            if sc > 0:
+                weight = orbit_size(board, maps)
+                bit = _ONE << np.uint64(r & 63)
+                out_s[(r >> 6) - w0] |= bit
+                counts[0] += weight
+                if k == 2 or (sc == 1 and (prev_u[first >> 6] >> np.uint64(first & 63)) & _ONE):
+                    out_u[(r >> 6) - w0] |= bit
+                    counts[1] += weight
+        board = _increment(board, full, n)
+
+
+# --------------------------------------------------------------------------- public
+
+
+def canonical_words(width: int, height: int, k: int, word_start: int, word_stop: int) -> tuple[np.ndarray, int]:
+    """Words ``[word_start, word_stop)`` of the canonical mask of layer ``k``, and the boards they represent.
+
+    >>> words, boards = canonical_words(7, 8, 1, 0, 1)
+    >>> int(words[0]).bit_count(), boards     # 12 orbits of 4 cells, 4 of 2 on the middle column
+    (16, 56)
+    """
+    n = _check_board(width, height)
+    total = layer_words(width, height, k)
+    if not 0 <= word_start <= word_stop <= total:
+        raise ValueError(f"word range [{word_start}, {word_stop}) not within [0, {total}]")
+    out = np.zeros(word_stop - word_start, dtype=np.uint64)
+    r0, r1 = 64 * word_start, min(64 * word_stop, layer_size(width, height, k))
+    boards = int(_canonical_words(n, k, r0, r1, symmetry_maps(width, height), out, word_start)) if r0 < r1 else 0
+    return out, boards
+
+
+def first_layer_symmetric(width: int, height: int) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Symmetric layer 1: every canonical one-piece board, solvable and unique; counts ``n, n``."""
+    words, boards = canonical_words(width, height, 1, 0, layer_words(width, height, 1))
+    return words, words.copy(), boards, boards
+
+
+def expand_words(width: int, height: int, k: int, solvable: np.ndarray, unique: np.ndarray,
+                 word_start: int, word_stop: int) -> tuple[np.ndarray, np.ndarray]:
+    """Words ``[word_start, word_stop)`` of the unreduced layer ``k`` from the whole symmetric one:
+    each board gets its canonical image's bits. Any split into word ranges gives the same words."""
+    n = _check_board(width, height)
+    words = layer_words(width, height, k)
+    if not (isinstance(word_start, int) and isinstance(word_stop, int)) or not 0 <= word_start <= word_stop <= words:
+        raise ValueError(f"word range [{word_start!r}, {word_stop!r}) not within [0, {words}]")
+    solvable = _check_words("solvable", solvable, words)
+    unique = _check_words("unique", unique, words)
+    out_s = np.zeros(word_stop - word_start, dtype=np.uint64)
+    out_u = np.zeros(word_stop - word_start, dtype=np.uint64)
+    r0, r1 = 64 * word_start, min(64 * word_stop, layer_size(width, height, k))
+    if r0 < r1:
+        _expand(n, k, r0, r1, solvable, unique, out_s, out_u, word_start, symmetry_maps(width, height))
+    return out_s, out_u
+
+
+def expand_layer(width: int, height: int, k: int, solvable: np.ndarray, unique: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The whole unreduced layer ``k`` from the whole symmetric one (:func:`expand_words`)."""
+    return expand_words(width, height, k, solvable, unique, 0, layer_words(width, height, k))
+
+
+def solve_words_symmetric(
+    width: int,
+    height: int,
+    k: int,
+    prev_solvable: np.ndarray,
+    prev_unique: np.ndarray,
+    word_start: int,
+    word_stop: int,
+    *,
+    kernel: str = "auto",
+) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Words ``[word_start, word_stop)`` of symmetric layer ``k`` and the boards they represent.
+
+    Returns ``(solvable, unique, solvable boards, unique boards)``; the counts
+    include every member of each orbit, so summed over a layer they are the
+    unreduced layer's popcounts. ``prev_*`` is the whole layer ``k - 1``
+    expanded (:func:`expand_layer`). ``kernel`` as in :func:`~epcg.domains.fling.layers.solve_words`.
+    """
+    n = _check_board(width, height)
+    if not isinstance(k, int) or not 2 <= k <= n:
+        raise ValueError(f"k must be an integer in [2, {n}], got {k!r}")
+    total = layer_words(width, height, k)
+    if not (isinstance(word_start, int) and isinstance(word_stop, int)) or not 0 <= word_start <= word_stop <= total:
+        raise ValueError(f"word range [{word_start!r}, {word_stop!r}) not within [0, {total}]")
+    prev_words = layer_words(width, height, k - 1)
+    prev_solvable = _check_words("prev_solvable", prev_solvable, prev_words)
+    prev_unique = _check_words("prev_unique", prev_unique, prev_words)
+    if kernel == "auto":
+        kernel = "fast" if max(width, height) <= LINE_TABLE_MAX else "plain"
+    if kernel not in ("fast", "plain") or (kernel == "fast" and max(width, height) > LINE_TABLE_MAX):
+        raise ValueError(f"kernel must be 'auto', 'plain' or (lines <= {LINE_TABLE_MAX}) 'fast', got {kernel!r}")
+    out_s = np.zeros(word_stop - word_start, dtype=np.uint64)
+    out_u = np.zeros(word_stop - word_start, dtype=np.uint64)
+    counts = np.zeros(2, dtype=np.int64)
+    maps = symmetry_maps(width, height)
+    r0 = 64 * word_start
+    r1 = min(64 * word_stop, layer_size(width, height, k))
+    if r0 < r1:
+        if kernel == "fast":
+            rows, cols = line_table(width), line_table(height)
+            cell_t, scatter = _column_tables(width, height)
+            _solve_sym_fast(width, height, k, r0, r1, prev_solvable, prev_unique, out_s, out_u, word_start,
+                            rows.start, rows.result, cols.start, cols.result,
+                            _rank_table(n, k - 1), cell_t, scatter, maps, counts)
+        else:
+            _solve_sym_plain(width, height, k, r0, r1, prev_solvable, prev_unique, out_s, out_u, word_start,
+                             maps, counts)
+    return out_s, out_u, int(counts[0]), int(counts[1])
