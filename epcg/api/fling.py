@@ -110,8 +110,15 @@ def _ranks_in(words: np.ndarray, first_word: int) -> np.ndarray:
     return np.flatnonzero(bits) + first_word * 64
 
 
+def _layer(run: RunDir, pieces: int, kind: str):
+    """Layer ``pieces``'s ``kind`` bits: the whole layer, or, where a symmetric run kept only one board
+    per orbit (its deepest layer), the orbit representatives."""
+    name = f"{kind}/{pieces}"
+    return run.group[name] if run.has_array(name) else run.group[f"orbits/{name}"]
+
+
 def _words(run: RunDir, pieces: int, unique: bool | None, start: int, stop: int) -> np.ndarray:
-    solvable, only = run.group[f"solvable/{pieces}"], run.group[f"unique/{pieces}"]
+    solvable, only = _layer(run, pieces, "solvable"), _layer(run, pieces, "unique")
     if unique:
         return np.asarray(only[start:stop])
     if unique is None:
@@ -122,7 +129,7 @@ def _words(run: RunDir, pieces: int, unique: bool | None, start: int, stop: int)
 def set_ranks(run: RunDir, pieces: int, unique: bool | None) -> Iterator[int]:
     """Ranks of layer ``pieces`` boards: uniquely solvable (True), solvable but not uniquely
     (False) or solvable (None); in rank order, one Zarr chunk in memory at a time."""
-    array = run.group[f"solvable/{pieces}"]
+    array = _layer(run, pieces, "solvable")
     step = max(1, array.chunks[0])
     for start in range(0, array.shape[0], step):
         yield from _ranks_in(_words(run, pieces, unique, start, start + step), start).tolist()
@@ -131,7 +138,7 @@ def set_ranks(run: RunDir, pieces: int, unique: bool | None) -> Iterator[int]:
 def sample_ranks(run: RunDir, pieces: int, unique: bool | None, n: int, chunks: int = 4) -> list[int]:
     """About ``n`` ranks spread over the layer: evenly spaced picks from ``chunks`` evenly spaced
     Zarr chunks (a sample of a huge layer without reading all of it), ascending."""
-    array = run.group[f"solvable/{pieces}"]
+    array = _layer(run, pieces, "solvable")
     step = max(1, array.chunks[0])
     starts = sorted({int(s) for s in np.linspace(0, (array.shape[0] - 1) // step, chunks).round()})
     found = [_ranks_in(_words(run, pieces, unique, s * step, (s + 1) * step), s * step) for s in starts]
