@@ -103,8 +103,14 @@ class Run:
 
     path = property(lambda self: self.dir.path, doc="The run directory.")
     name = property(lambda self: self.job.name, doc="The job's name.")
-    domain = property(lambda self: self.job.domain, doc="The job kind: witness, fling, triple, dwp, ...")
     config = property(lambda self: self.job.config, doc="The validated job (a pydantic model).")
+
+    @property
+    def domain(self) -> str:
+        """What the run explores: witness, triple (Witness triple panels), fling, dwp, or another job kind."""
+        if self.job.domain == "witness" and getattr(self.config, "kind", None) == "triple":
+            return "triple"
+        return self.job.domain
 
     def __repr__(self) -> str:
         state = "finished" if self.finished else "unfinished"
