@@ -10,7 +10,8 @@ from epcg.domains.witness.cover import NO_BOUND, cover_positions, unique_covers
 from epcg.domains.witness.geometry import Geometry
 from epcg.domains.witness.paths import paths_for
 from epcg.domains.witness.puzzles import Puzzle, decode, solutions
-from epcg.domains.witness.scan import max_rank, scan_range
+from epcg.domains.witness.scan import puzzle_space
+from epcg.search import Reductions, scan_range
 from epcg.domains.witness.symmetry import orbit_key, position_maps, vertex_maps
 from epcg.search.branch_bound import LocalIncumbent
 
@@ -31,11 +32,17 @@ def brute_min_covers(w: int, h: int) -> tuple[int, set[tuple[int, ...]]]:
     raise AssertionError("unreachable")
 
 
+def fewest_solutions(w: int, h: int, k: int):
+    """The exhaustive must-cross scan of one row: its fewest non-zero solutions and every rank at it."""
+    space = puzzle_space("must-cross", w, h, k)
+    return scan_range(space, 0, space.max_rank, Reductions(ignore=0)).argmin
+
+
 def scan_min_covers(w: int, h: int) -> tuple[int, set[tuple[int, ...]]]:
     """The same from the exhaustive must-cross scan: the first k whose minimum is one solution."""
     for k in itertools.count(1):
-        r = scan_range("must-cross", w, h, k, 0, max_rank("must-cross", w, h, k))
-        if r.min_solutions == 1:
+        r = fewest_solutions(w, h, k)
+        if r.value == 1:
             return k, {decode("must-cross", w, h, k, int(rank)).cross for rank in r.ranks}
     raise AssertionError("unreachable")
 
@@ -61,9 +68,9 @@ def test_matches_exhaustive_scan(w: int, h: int) -> None:
 def test_4x4_matches_exhaustive_scan() -> None:
     k, found = panels(4, 4)
     assert k == 6 and len(found) == 738
-    assert scan_range("must-cross", 4, 4, 5, 0, max_rank("must-cross", 4, 4, 5)).min_solutions > 1
-    r = scan_range("must-cross", 4, 4, 6, 0, max_rank("must-cross", 4, 4, 6))
-    assert r.min_solutions == 1
+    assert fewest_solutions(4, 4, 5).value > 1
+    r = fewest_solutions(4, 4, 6)
+    assert r.value == 1
     assert found == {decode("must-cross", 4, 4, 6, int(rank)).cross for rank in r.ranks}
 
 

@@ -7,7 +7,8 @@ import random
 import numpy as np
 import pytest
 
-from epcg.domains.witness.bitsets import bitsets_for, popcount
+from epcg.combinatorics.bits import popcount
+from epcg.domains.witness.bitsets import bitsets_for
 from epcg.domains.witness.frontier import GridGraph, count_paths
 from epcg.domains.witness.geometry import Geometry
 from epcg.domains.witness.paths import paths_for
