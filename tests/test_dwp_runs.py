@@ -35,6 +35,7 @@ def test_study_outputs(reference: Path) -> None:
     assert "## The paper's findings" in (reference / "summary.md").read_text()
 
 
+@pytest.mark.slow
 def test_same_results_on_two_workers(reference: Path, tmp_path: Path) -> None:
     out = tmp_path / "two"
     result = epcg("run", STUDY, "--out", str(out), "--workers", "2", *SMALL)
@@ -42,6 +43,7 @@ def test_same_results_on_two_workers(reference: Path, tmp_path: Path) -> None:
     assert load_results(out) == load_results(reference)
 
 
+@pytest.mark.slow
 def test_resume_partly_finished_study(reference: Path, tmp_path: Path) -> None:
     out = tmp_path / "killed"
     proc = subprocess.Popen([sys.executable, "-m", "epcg", "run", STUDY, "--out", str(out), "--serial", *SMALL],

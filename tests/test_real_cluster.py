@@ -80,6 +80,7 @@ def cluster(tmp_path: Path):
     c.close()
 
 
+@pytest.mark.slow
 def test_scheduler_with_worker_killed_mid_run(cluster: Cluster, tmp_path: Path) -> None:
     for i, (job, sets) in enumerate(small_jobs(tmp_path)):
         reference = tmp_path / f"ref{i}"

@@ -42,7 +42,7 @@ def checksums(run: Path) -> list:
 
 
 def records(run: Path) -> list[Path]:
-    return sorted((run / "manifest").glob("k*/*.json"))
+    return sorted((run / "manifest").glob("*/*.json"))
 
 
 def start(*args: str) -> subprocess.Popen:

@@ -23,7 +23,7 @@ CASES: list[tuple[list[str], dict[str, str], str]] = [
     (["run", "jobs/witness-paths.toml", "--out", "dangling/x"], {}, "symbolic link"),
     (["run", "jobs/witness-must-cross.toml", "--set", f"rows={DEEP}"], {}, "more than 16 deep"),
     (["run", "jobs/witness-triple-4x4.toml", "--set", "pieces=6"], {}, "memory limit"),
-    (["run", "jobs/fling.toml", "--set", "max_pieces=12"], {}, "(layer 12) needs about"),
+    (["run", "jobs/fling.toml", "--set", "max_pieces=12"], {}, "GiB per worker process, more than"),
     (["run", "jobs/dwp-study.toml", "--set", "only=[]"], {}, "only"),
     (["run", "jobs/dwp-study.toml", "--set", "experiments=[{id=1,population=32,mnm=1,states=12,grid=[1000000,1000000]}]"],
      {}, "grid sides"),
@@ -39,7 +39,7 @@ CASES: list[tuple[list[str], dict[str, str], str]] = [
 """The inputs the issue lists, and the options and paths next to them."""
 
 MORE_CASES: list[tuple[list[str], dict[str, str], str]] = [
-    (["run", "jobs/fling.toml", "--set", "max_pieces=12", "--serial"], {}, "(layer 12) needs about"),
+    (["run", "jobs/fling.toml", "--set", "max_pieces=12", "--serial"], {}, "GiB per worker process, more than"),
     (["run", "jobs/witness-paths.toml", "--workers", "0"], {}, "--workers"),
     (["run", "jobs/witness-paths.toml", "--bogus"], {}, "No such option"),
     (["run", "jobs"], {}, "does not exist"),

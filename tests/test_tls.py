@@ -43,6 +43,7 @@ def _certificates(folder: Path) -> TLS:
     return TLS(ca_file=folder / "ca.pem", cert=folder / "node.pem", key=folder / "node-key.pem")
 
 
+@pytest.mark.slow
 def test_job_over_tls_and_plain_tcp_refused(tmp_path: Path, small_job: Path) -> None:
     tls = _certificates(tmp_path)
     reference = tmp_path / "reference"

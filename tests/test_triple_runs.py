@@ -18,6 +18,7 @@ def optimum(run_dir: Path) -> list[tuple]:
              [t["classes"] for t in r["triples"]]) for r in load_results(run_dir)["rows"]]
 
 
+@pytest.mark.slow
 def test_same_optimum_in_process_and_on_workers(tmp_path: Path) -> None:
     runs = {}
     for name, args in [("serial", ["--serial"]), ("one", ["--workers", "1"]),

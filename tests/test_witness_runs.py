@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import os
 import signal
@@ -13,6 +15,7 @@ from pathlib import Path
 from .conftest import epcg, load_results
 
 
+@pytest.mark.slow
 def test_same_results_any_workers_or_chunks(tmp_path: Path, small_job: Path) -> None:
     serial = tmp_path / "serial"
     assert epcg("run", str(small_job), "--out", str(serial), "--serial").returncode == 0

@@ -50,6 +50,7 @@ from epcg.experiments.base import JobConfig, stage_records
 from epcg.runtime.plan import Plan, Stage, Task, split_range
 from epcg.runtime.store import RunDir
 from epcg.search.retrograde import PREVIOUS, RetrogradeSpace, layer_checksum, layer_name
+from epcg.search.scan import TopK
 
 MAX_BOARDS = 1 << 43
 """Largest layer a job may name (C(56, 14) = 5.8e12 fits); whether it fits the workers is the plan's check."""
@@ -302,10 +303,11 @@ def _evaluate_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
 
 def _best_puzzles(config: Config, records: list[dict]) -> list[dict[str, Any]]:
     """Merge the tasks' lists by (ratio desc, rank asc) and decode the winners."""
-    candidates = sorted((tuple(item) for r in records for item in r["result"]["top"]),
-                        key=lambda item: (-item[1], item[0]))[: config.top_puzzles]
+    parts = [TopK.of([ratio for _rank, ratio in r["result"]["top"]], [rank for rank, _ratio in r["result"]["top"]],
+                     config.top_puzzles) for r in records]
+    best = TopK.merge(parts, config.top_puzzles)
     out = []
-    for rank, _ratio in candidates:
+    for rank in best.ranks.tolist():
         board = Board.from_rank(config.width, config.height, config.max_pieces, int(rank))
         ev = evaluate.evaluate(board)
         out.append({
