@@ -107,6 +107,7 @@ def _same_layers(a: Path, b: Path) -> bool:
     return strip(load_results(a)["rows"]) == strip(load_results(b)["rows"])
 
 
+@pytest.mark.slow
 def test_client_killed_then_resumed_on_fresh_cluster(tmp_path: Path) -> None:
     job, sets = small_jobs(tmp_path)[1]
     reference = tmp_path / "ref"

@@ -36,6 +36,7 @@ def test_same_results_any_workers_or_chunks(tmp_path: Path, small_job: Path) -> 
     assert "must-cross-3x3-k3.png" in figures and "must-cross-3x3-k3.svg" in figures
 
 
+@pytest.mark.slow
 def test_resume_after_sigkill(tmp_path: Path) -> None:
     job = tmp_path / "job.toml"
     job.write_text(
@@ -77,6 +78,7 @@ def test_resume_after_sigkill(tmp_path: Path) -> None:
     assert json.loads((out / "results.json").read_text())["rows"][0]["min_solutions"] == 16
 
 
+@pytest.mark.slow
 def test_performance_report_and_live_status(tmp_path: Path, small_job: Path) -> None:
     out = tmp_path / "reported"
     result = epcg("run", str(small_job), "--out", str(out), "--workers", "1", "--performance-report")
