@@ -269,6 +269,8 @@ def distribution_plots(run: Run, groups: list[Group]) -> list[tuple[str, bytes]]
             if res.get("solution_counts") is None:
                 continue
             counts = counts_of(res["solution_counts"])
+            if sum(1 for c in counts if c > 0) < 2:
+                continue  # the job tallied no distribution beyond "no solution" (solution_counts = 0)
             fig, ax = figure()
             ax.bar(list(counts), list(counts.values()), color="#5e81ac")
             ax.set_yscale("log")
