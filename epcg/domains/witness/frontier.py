@@ -37,6 +37,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from epcg.domains.witness.geometry import Geometry
 
 __all__ = ["FREE", "DONE", "S", "T", "GridGraph", "count_paths", "count_paths_by_step"]
 
@@ -46,8 +49,10 @@ _FIRST_LABEL = 4
 State = tuple[int, ...]
 
 
-class GridGraph:
-    """Vertices, edges and must-cross positions of a ``width × height`` panel, any size.
+@dataclass(frozen=True)
+class GridGraph(Geometry):
+    """The index conventions of :class:`Geometry` on a ``width × height`` panel of any size
+    (counting never lists paths, so the path-listing size limit does not apply).
 
     >>> g = GridGraph(2, 1)
     >>> g.num_vertices, g.num_edges, g.num_positions, g.goal
@@ -56,26 +61,9 @@ class GridGraph:
     ((0, 1), (0, 3))
     """
 
-    def __init__(self, width: int, height: int) -> None:
-        if width < 1 or height < 1:
-            raise ValueError(f"board {width}x{height}: width and height must be at least 1")
-        self.width, self.height = int(width), int(height)
-        self.num_vertices = (width + 1) * (height + 1)
-        self.num_horizontal_edges = width * (height + 1)
-        self.num_edges = self.num_horizontal_edges + (width + 1) * height
-        self.num_positions = self.num_vertices + self.num_edges
-        self.start, self.goal = 0, self.num_vertices - 1
-
-    def vertex(self, x: int, y: int) -> int:
-        return y * (self.width + 1) + x
-
-    def edge_vertices(self, e: int) -> tuple[int, int]:
-        """The two vertices of edge ``e``, lower index first."""
-        if e < self.num_horizontal_edges:
-            y, x = divmod(e, self.width)
-            return self.vertex(x, y), self.vertex(x + 1, y)
-        y, x = divmod(e - self.num_horizontal_edges, self.width + 1)
-        return self.vertex(x, y), self.vertex(x, y + 1)
+    def __post_init__(self) -> None:
+        if self.width < 1 or self.height < 1:
+            raise ValueError(f"board {self.width}x{self.height}: width and height must be at least 1")
 
     def sweep(self) -> list[int]:
         """Edge indices in processing order: vertex by vertex along the longer side.
