@@ -80,11 +80,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("base", help="the commit to compare against")
     parser.add_argument("script", help="the benchmark, relative to the repository root")
-    parser.add_argument("args", nargs="*", help="arguments for the benchmark (after --)")
     parser.add_argument("--head", default="HEAD", help="the commit to measure (default HEAD)")
     parser.add_argument("--repeats", type=int, default=5, help="runs per side after the warm-up")
     parser.add_argument("--metric", help="regex whose first group is a number in the benchmark's output")
-    opts = parser.parse_args()
+    argv = sys.argv[1:]
+    cut = argv.index("--") if "--" in argv else len(argv)
+    opts = parser.parse_args(argv[:cut])
+    opts.args = argv[cut + 1:]
     metric = re.compile(opts.metric) if opts.metric else None
 
     with tempfile.TemporaryDirectory(prefix="epcg-compare-") as tmp:
