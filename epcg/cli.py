@@ -12,7 +12,7 @@ import click
 
 from epcg.runtime.errors import Interrupted, StaleTask, TaskFailed, UserError
 
-CLUSTER_OPTIONS = [
+CONNECT_OPTIONS = [
     click.option("--workers", type=click.IntRange(min=1), help="Local worker processes (default: one per core)."),
     click.option("--threads-per-worker", type=click.IntRange(min=1), help="Threads per local worker (default 1)."),
     click.option("--scheduler", metavar="ADDRESS",
@@ -21,9 +21,12 @@ CLUSTER_OPTIONS = [
                  help="Use the running Dask scheduler described by this file (dask scheduler --scheduler-file)."),
     click.option("--cluster", "cluster_file", type=click.Path(path_type=Path),
                  help="A cluster file: cluster/local.toml, scheduler.toml, slurm.toml, pbs.toml."),
+    click.option("--serial", is_flag=True, help="Run in this process, without Dask (debugging)."),
+]
+"""Where tasks run: the embedded cluster (default), a running scheduler, a cluster file, or this process."""
+CLUSTER_OPTIONS = CONNECT_OPTIONS + [
     click.option("--performance-report", is_flag=True,
                  help="Save Dask's HTML performance report in the run directory."),
-    click.option("--serial", is_flag=True, help="Run in this process, without Dask (debugging)."),
     click.option("--max-tasks", type=click.IntRange(min=1), default=None,
                  help="Most tasks a run may have; beyond it chunks are coarsened (default 100,000)."),
     click.option("--force", is_flag=True,
@@ -33,6 +36,12 @@ CLUSTER_OPTIONS = [
 
 def cluster_options(func):
     for option in reversed(CLUSTER_OPTIONS):
+        func = option(func)
+    return func
+
+
+def connect_options(func):
+    for option in reversed(CONNECT_OPTIONS):
         func = option(func)
     return func
 
@@ -180,21 +189,25 @@ def status(run_dir: Path) -> None:
 
 @main.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
-def verify(run_dir: Path) -> None:
-    """Check every finished chunk's stored bytes; damaged chunks are forgotten so resume redoes them."""
+@click.option("--all", "everything", is_flag=True,
+              help="Check every finished chunk (default: only chunks not verified since they were recorded).")
+@connect_options
+def verify(run_dir: Path, everything: bool, workers, threads_per_worker, scheduler, scheduler_file, cluster_file,
+           serial) -> None:
+    """Check finished chunks' stored bytes on the cluster; damaged chunks are forgotten so resume redoes them.
+
+    Exit status 0 if every checked chunk is intact, 1 if some were damaged (their
+    records are removed), 2 if the store is missing or unreadable (nothing removed).
+    """
     from epcg.runtime.session import claimed, prepare_resume
-    from epcg.runtime.session import verify as verify_run
 
     prepared = prepare_resume(run_dir)
-    prepared.run.group  # noqa: B018 - a missing store ends here, before the lock or any write
-    with claimed(prepared, new=False):
-        checked, bad = verify_run(prepared)
-    if not bad:
-        click.echo(f"{run_dir}: {checked} chunks checked, all intact")
-        return
-    click.echo(f"{run_dir}: {len(bad)} of {checked} chunks damaged on disk: {', '.join(bad)}")
-    click.echo(f"their records were removed; 'epcg resume {run_dir}' recomputes them")
-    sys.exit(1)
+    prepared.run.group  # noqa: B018 - a missing store ends here, before the cluster, the lock or any write
+    spec = None if serial else _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker)
+    with _executor(spec) as executor, claimed(prepared, new=False):
+        bad = _verify(prepared, executor, everything, before_resume=False)
+    if bad:
+        sys.exit(1)
 
 
 @main.command()
@@ -247,7 +260,8 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
                 _check_plan(prepared, None, None, done, max_tasks, force)
                 _announce(prepared, done)
                 with claimed(prepared, new):
-                    _verify_before_resume(prepared, new, None, everything)
+                    if not new:
+                        _verify(prepared, None, everything, before_resume=True)
                     run_plan(prepared, None, [progress])
             else:
                 from epcg.runtime.cluster import LocalSpec, connect
@@ -267,7 +281,8 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
                         from epcg.dashboard import register
 
                         click.echo(f"epcg progress: {register(client, run.path) or 'not on this scheduler'}")
-                        _verify_before_resume(prepared, new, executor, everything)
+                        if not new:
+                            _verify(prepared, executor, everything, before_resume=True)
                         run_plan(prepared, executor, [progress])
         except KeyboardInterrupt:
             progress.on_run_end()
@@ -318,18 +333,46 @@ def _signals():
         signal.signal(signal.SIGTERM, previous)
 
 
-def _verify_before_resume(prepared, new: bool, executor, everything: bool) -> None:
-    """On resume, chunks recorded since the last check (all with --verify) are checked; damaged ones redone."""
-    if new:
-        return
+def _verify(prepared, executor, everything: bool, before_resume: bool) -> list[str]:
+    """Check chunks recorded since the last check (all with ``everything``) where the executor runs tasks; say what
+    was found. Damaged chunks lose their records, so resume recomputes exactly those. Returns their task ids."""
     from epcg.runtime.session import verify
 
+    run, plan = prepared.run, prepared.plan
     checked, bad = verify(prepared, executor, everything)
-    if bad:
+    where = "in this process" if executor is None else f"on {_workers(executor)}"
+    if not bad:
+        if not before_resume:
+            skipped = len(run.done(plan.tasks())) - checked
+            click.echo(f"{run.path}: {checked} chunks checked {where}, all intact"
+                       + (f" ({skipped} verified earlier, not read again; --all reads them too)" if skipped else ""))
+        return bad
+    if before_resume:
         click.echo(f"{len(bad)} of {checked} checked chunks were damaged on disk and will be recomputed: "
                    f"{', '.join(bad)}")
-        todo = prepared.plan.num_tasks - len(prepared.run.done(prepared.plan.tasks()))
-        click.echo(f"now {todo} of {prepared.plan.num_tasks} chunks to do")
+        click.echo(f"now {plan.num_tasks - len(run.done(plan.tasks()))} of {plan.num_tasks} chunks to do")
+    else:
+        click.echo(f"{run.path}: {len(bad)} of {checked} chunks checked {where} are damaged on disk: {', '.join(bad)}")
+        click.echo(f"their records were removed; 'epcg resume {run.path}' recomputes them")
+    return bad
+
+
+def _workers(executor) -> str:
+    count = len(executor.client.scheduler_info(n_workers=-1)["workers"])
+    return f"{count} Dask worker{'s' if count != 1 else ''} ({executor.client.scheduler.address})"
+
+
+@contextlib.contextmanager
+def _executor(spec):
+    """A Dask executor on the cluster ``spec`` names (connected for the block), or None for this process."""
+    if spec is None:
+        yield None
+        return
+    from epcg.runtime.cluster import connect
+    from epcg.runtime.dask_executor import DaskExecutor
+
+    with connect(spec) as client:
+        yield DaskExecutor(client)
 
 
 def _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker):

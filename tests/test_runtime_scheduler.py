@@ -146,3 +146,23 @@ def test_worker_killed_in_the_middle_of_branch_and_bound(tmp_path: Path) -> None
         cluster.close()
     strip = lambda rows: [(r["variant"], r["score"], r["optimal_triples"]) for r in rows]  # noqa: E731
     assert strip(load_results(out)["rows"]) == strip(load_results(reference)["rows"])
+
+
+def test_verify_runs_its_checks_on_the_schedulers_workers(cluster: Cluster, tmp_path: Path) -> None:
+    from distributed import Client
+
+    job = fling(tmp_path, "ver", 5, 5, 4)
+    out = tmp_path / "run"
+    assert epcg("run", str(job), "--out", str(out), "--scheduler", cluster.address).returncode == 0
+    done = sorted(out.glob("manifest/*/*.json"))
+    chunk = out / "store.zarr" / "orbits" / "solvable" / "4" / "c" / "0"
+    chunk.write_bytes(b"garbage")
+    result = epcg("verify", str(out), "--scheduler-file", str(cluster.file))
+    assert result.returncode == 1 and "k04/00000" in result.stdout, result.stdout + result.stderr
+    assert f"1 of {len(done)} chunks checked on 1 Dask worker ({cluster.address})" in result.stdout
+    with Client(cluster.address, timeout="30s") as client:
+        keys = client.run_on_scheduler(lambda dask_scheduler: {entry[0] for entry in dask_scheduler.transition_log
+                                                               if str(entry[0]).startswith("epcg-verify-")})
+    assert len({key.rsplit("-", 1)[0] for key in keys}) == len(done)
+    assert not (out / "manifest" / "k04" / "00000.json").exists()
+    assert len(list(out.glob("manifest/*/*.json"))) == len(done) - 1

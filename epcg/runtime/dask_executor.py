@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 
 from dask.base import tokenize
@@ -32,11 +33,21 @@ class DaskExecutor:
         return max(seconds.values(), default=0.0)
 
     def check(self, run_path: str, records: list[dict]) -> list[bool]:
-        """Verify chunks on the workers (they read the store where it lives), one task per record."""
+        """Verify chunks on the workers (they read the store where it lives), one task per record.
+
+        A check that raises (StoreMissing: the store itself is gone) cancels the
+        others and reaches the caller before anything is deleted.
+        """
         if not records:
             return []
-        futures = self.client.map(check_chunk, [run_path] * len(records), records, pure=False)
-        return self.client.gather(futures)
+        batch = uuid.uuid4().hex[:12]
+        futures = [self.client.submit(check_chunk, run_path, record, key=f"epcg-verify-{record['task']}-{batch}")
+                   for record in records]
+        try:
+            return self.client.gather(futures)
+        except BaseException:
+            self.client.cancel(futures)
+            raise
 
     def run(
         self,

@@ -292,8 +292,9 @@ class RunDir:
 
         try:
             return zarr.open_group(self.zarr_path, mode="r+")
-        except (FileNotFoundError, zarr.errors.GroupNotFoundError) as exc:
-            raise StoreMissing(f"the store {self.zarr_path} is missing or unreadable ({exc})") from None
+        except (FileNotFoundError, NotADirectoryError, PermissionError, ValueError, zarr.errors.BaseZarrError) as exc:
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            raise StoreMissing(f"the store {self.zarr_path} is missing or unreadable ({reason})") from None
 
     def write_array(self, name: str, data: np.ndarray, chunks: int | None = None) -> None:
         """Store a 1-D array under ``name``, replacing any earlier copy (idempotent)."""
