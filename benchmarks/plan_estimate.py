@@ -3,8 +3,10 @@
 Each job runs on an embedded cluster of one single-threaded worker per core;
 the estimate is the plan's wall time for that many workers, the measurement
 the span from the first task's start to the last task's end (warm-up,
-reduction and figures excluded). Ratios near 1 mean the model's constants fit
-this machine; a busy machine makes runs slower.
+reduction and figures excluded); ratio = measured / estimated. Compute comes
+from each job kind's calibration (a slice of its kernel timed in this process
+at plan time); "plan s" is how long the estimate took, calibration included
+(numba's cache load the first time a kernel is used).
 
     python benchmarks/plan_estimate.py
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import time
 from pathlib import Path
 
 from epcg.runtime.cluster import LocalSpec, connect, default_workers
@@ -27,6 +30,7 @@ CASES = [
     ("witness-must-cross.toml", []),
     ("witness-regions.toml", []),
     ("fling.toml", ["max_pieces=7", "top_puzzles=0"]),
+    ("fling.toml", ["max_pieces=8", "top_puzzles=0"]),
     ("witness-triple.toml", []),
     ("dwp-study.toml", ["only=[1, 2]", "runs=4", "mating_events_cap=2000"]),
 ]
@@ -35,13 +39,15 @@ CASES = [
 def main() -> None:
     workers = default_workers()
     print(f"{'job':<34} {'est. wall':>9} {'wall':>7} {'ratio':>6} {'est. peak':>10} {'peak':>10} "
-          f"{'est. bytes':>10} {'bytes':>10}")
+          f"{'est. bytes':>10} {'bytes':>10} {'plan s':>6}")
     with connect(LocalSpec(workers=workers, dashboard_address=None)) as client:
         for job_file, overrides in CASES:
             job = load_job(JOBS / job_file, overrides)
             with tempfile.TemporaryDirectory() as tmp:
                 prepared = prepare_new(job, Path(tmp) / "run")
+                began = time.perf_counter()
                 figs = figures(job_kind(job.domain), prepared.job.config, prepared.plan, workers)
+                planned = time.perf_counter() - began
                 with claimed(prepared, new=True):
                     run_plan(prepared, DaskExecutor(client))
                 records = [json.loads(p.read_text())["record"]
@@ -53,7 +59,7 @@ def main() -> None:
             label = f"{job_file} {' '.join(overrides)}"[:34]
             print(f"{label:<34} {estimate:>8.1f}s {wall:>6.1f}s {wall / estimate:>6.2f} {size(peak):>10} "
                   f"{size(max(r['max_rss'] for r in records)):>10} {size(written):>10} "
-                  f"{size(sum(r['bytes'] for r in records)):>10}")
+                  f"{size(sum(r['bytes'] for r in records)):>10} {planned:>6.2f}")
 
 
 if __name__ == "__main__":

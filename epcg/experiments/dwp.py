@@ -27,8 +27,6 @@ MAX_POPULATION = 1_000_000
 """Largest population (and room count) an experiment may ask for."""
 WORKING_MEMORY = 80 * 2**20
 """A worker's memory for the map and evolution kernels beyond the runtime's base (measured: 292 MiB peak in all)."""
-SECONDS_PER_EVENT = 1.7e-4
-"""One mating event on an 80×80 map (experiments 1–21: 630 runs of 10,000 events in 1,092 core-seconds)."""
 
 
 class ExperimentRow(pydantic.BaseModel):
@@ -105,8 +103,39 @@ class Config(JobConfig):
 
 
 
+CALIBRATION_MAPS = 16
+"""Random machines whose maps :func:`seconds_per_map` builds and scores."""
+
+
+def seconds_per_map(params: ExperimentParams) -> float:
+    """Seconds to build and score one map under ``params``' rules on this machine now (random machines).
+
+    A run builds one map per member of its initial population and two per
+    mating event (both children), so that count times this is its compute.
+    """
+    import time
+
+    from epcg.domains.dwp.sda import random_population
+    from epcg.domains.dwp.study import _context, _fitness
+    from epcg.runtime.estimate import calibrated
+
+    context = _context(params)
+    machines = random_population(CALIBRATION_MAPS, params.states, np.random.default_rng(0))
+
+    def measure() -> tuple[float, float]:
+        began = time.perf_counter()
+        for genome in machines:
+            _fitness(genome, context)
+        return CALIBRATION_MAPS, time.perf_counter() - began
+
+    key = ("dwp", params.states, params.grid, params.max_rooms, params.recent_room_hack, params.start,
+           params.obstacles, params.proposals)
+    return calibrated(key, measure, budget=0.01)
+
+
 def estimate(config: Config) -> dict:
-    """Per experiment: its runs' compute, and the maps a worker holds (population × grid cells)."""
+    """Per experiment: its runs' compute (maps built, each timed under the experiment's rules), and the maps a
+    worker holds (population × grid cells)."""
     from epcg.runtime.estimate import StageCost
 
     out = {}
@@ -116,7 +145,7 @@ def estimate(config: Config) -> dict:
         out[stage_name(row)] = StageCost(
             bytes_written=config.runs * cells * 2,
             peak_memory=WORKING_MEMORY + params.population * (cells + 64 * params.states),
-            cpu_seconds=config.runs * params.mating_events * SECONDS_PER_EVENT * (cells / 6400) ** 0.66,
+            cpu_seconds=config.runs * (params.population + 2 * params.mating_events) * seconds_per_map(params),
         )
     return out
 

@@ -135,8 +135,41 @@ def _layer_arrays(config: Config, k: int) -> tuple[str, str]:
 
 COARSEN = ("chunk_words", "evaluate_chunk_words")
 """Keys the runtime may scale up to bound the task count: results do not depend on them."""
-BOARDS_PER_SECOND = 14e6
-"""Measured 7×8 layer kernel speed per single-threaded worker (docs/scaling.md)."""
+CALIBRATION_LAYER = 5
+"""Layer whose word slices :func:`seconds_per_board` times (layers below it take milliseconds to build)."""
+
+
+def seconds_per_board(config: Config) -> float:
+    """Seconds per board of a layer stage's kernel (symmetric or not) on the job's board, on this machine now.
+
+    Layers ``1 .. L-1`` (``L = min(max_pieces, CALIBRATION_LAYER)``) are built
+    whole, then four evenly spaced word slices of layer ``L`` are timed; the
+    kernel's speed per board changes little from layer to layer (docs/scaling.md).
+    """
+    import time
+
+    from epcg.runtime.estimate import calibrated
+
+    w, h = config.width, config.height
+    top = max(2, min(config.max_pieces, CALIBRATION_LAYER, w * h))
+    if top > w * h:
+        return 0.0
+
+    def measure() -> tuple[float, float]:
+        prev = kernels.first_layer(w, h)
+        for k in range(2, top):
+            prev = kernels.solve_words(w, h, k, *prev, 0, config.words(k))
+        total, width = config.words(top), max(1, min(config.words(top) // 4, 512))
+        began = time.perf_counter()
+        for i in range(4):
+            start = total * (2 * i + 1) // 8
+            if config.symmetry:
+                symmetry.solve_words_symmetric(w, h, top, *prev, start, min(start + width, total))
+            else:
+                kernels.solve_words(w, h, top, *prev, start, min(start + width, total))
+        return 4 * width * 64, time.perf_counter() - began
+
+    return calibrated(("fling", w, h, top, config.symmetry), measure, budget=0.03)
 COMPRESSED = (0.5, 0.03)
 """On-disk fraction of the raw solvable and unique arrays (measured, 7×8 layers 9 and 10: 0.40–0.54, 0.01–0.03)."""
 FILL_PER_SECOND = 60e6
@@ -150,6 +183,7 @@ def estimate(config: Config) -> dict:
     from epcg.runtime.estimate import StageCost
 
     out = {}
+    per_board = seconds_per_board(config)
     for k in range(1, config.max_pieces + 1):
         words = config.words(k)
         chunk = min(config.chunk_words, words)
@@ -158,7 +192,7 @@ def estimate(config: Config) -> dict:
             bytes_written=2 * 8 * words,
             disk_bytes=round(8 * words * sum(COMPRESSED)),
             peak_memory=previous + 4 * 8 * chunk,
-            cpu_seconds=kernels.layer_size(config.width, config.height, k) / BOARDS_PER_SECOND,
+            cpu_seconds=kernels.layer_size(config.width, config.height, k) * per_board,
         )
         if config.symmetry and 1 < k < config.max_pieces:
             out[fill_name(k)] = StageCost(bytes_written=2 * 8 * words, disk_bytes=round(8 * words * sum(COMPRESSED)),

@@ -140,12 +140,33 @@ def plan(config: Config) -> Plan:
     return Plan(tuple(stages))
 
 
-SECONDS_PER_PUZZLE = (20e-9, 0.5e-9)
-"""Scan cost per puzzle: a constant plus a term per 64 paths (measured on 3×4 and 4×4 rows: 14–98 ns)."""
+CALIBRATION_SLICES = 4
+"""Evenly spaced slices of a row's ranks timed by :func:`seconds_per_puzzle`."""
+
+
+def seconds_per_puzzle(config: Config, row: Row) -> float:
+    """The scan's seconds per puzzle of ``row`` on this machine now, timed on a few slices of its ranks."""
+    import time
+
+    from epcg.runtime.estimate import calibrated
+
+    space = scan.puzzle_space(config.kind, row.width, row.height, row.kernel_k)
+    reductions = config.reductions()
+    total = space.max_rank
+    width = max(1, min(total // CALIBRATION_SLICES, 4096))
+
+    def measure() -> tuple[float, float]:
+        began = time.perf_counter()
+        for i in range(CALIBRATION_SLICES):
+            start = total * (2 * i + 1) // (2 * CALIBRATION_SLICES)
+            scan_range(space, start, min(start + width, total), reductions)
+        return CALIBRATION_SLICES * width, time.perf_counter() - began
+
+    return calibrated(("witness", config.kind, row.name, config.solution_counts), measure, budget=0.03)
 
 
 def estimate(config: Config) -> dict:
-    """Per row: memory for the path bitsets (and the regions search's buffer), compute from measured speeds."""
+    """Per row: memory for the path bitsets (and the regions search's buffer), compute timed on a slice of it."""
     from epcg.runtime.estimate import StageCost
 
     out = {}
@@ -159,8 +180,7 @@ def estimate(config: Config) -> dict:
         puzzles = scan.max_rank(config.kind, row.width, row.height, row.kernel_k)
         kr = row.k[-1] if config.kind in ("regions", "joint") else 0
         buffers = (kr * (1 << max(kr - 1, 0)) + g.num_positions + g.num_cells) * words * 8
-        fixed, per_word = SECONDS_PER_PUZZLE
-        out[row.name] = StageCost(peak_memory=paths * 32 + buffers, cpu_seconds=puzzles * (fixed + per_word * words))
+        out[row.name] = StageCost(peak_memory=paths * 32 + buffers, cpu_seconds=puzzles * seconds_per_puzzle(config, row))
     return out
 
 

@@ -1,7 +1,8 @@
 """What a job will cost before it runs: tasks, bytes, memory per worker, disk, wall time; and the refusals.
 
-A job kind may provide ``estimate(config) -> {stage name: StageCost}`` (from its
-own arithmetic and measured constants); the runtime adds what every task costs
+A job kind may provide ``estimate(config) -> {stage name: StageCost}``: its own
+arithmetic for bytes and memory, and compute from :func:`calibrated`, a short
+timing of a slice of its kernel on this machine at plan time; the runtime adds what every task costs
 (a manifest record, the scheduler's overhead, a worker's base memory) and
 checks the figures against the workers and the disk before anything is
 written. A stage a job kind does not estimate shows its task count only.
@@ -18,7 +19,7 @@ from __future__ import annotations
 import math
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,35 @@ RECORD_BYTES = 2048
 """Disk taken by one manifest record."""
 MAX_TASKS = 100_000
 """Default bound on a run's task count: beyond it chunks are coarsened (or the run refused)."""
+
+
+_RATES: dict[Any, float] = {}
+
+
+def calibrated(key: Any, measure: Callable[[], tuple[float, float]], budget: float = 0.05) -> float:
+    """Seconds per item of ``measure`` on this machine now, measured once per process and ``key``.
+
+    ``measure()`` runs a tiny representative slice of a job kind's kernel and
+    returns ``(items, seconds)``. It is called once to compile or load the
+    kernel (not counted), then again until ``budget`` seconds have passed (at
+    least twice); the fastest rate counts, so a moment of load on the client
+    inflates the estimate less. Estimates from the machine's own speed stay
+    right when the code, the hardware or the load changes, where constants
+    measured once drift.
+
+    >>> calibrated("doctest", lambda: (10.0, 0.5))
+    0.05
+    """
+    if key not in _RATES:
+        measure()
+        best, spent, runs = float("inf"), 0.0, 0
+        while runs < 2 or spent < budget:
+            items, seconds = measure()
+            best = min(best, seconds / max(items, 1.0))
+            spent += seconds
+            runs += 1
+        _RATES[key] = best
+    return _RATES[key]
 
 
 @dataclass(frozen=True)
