@@ -22,6 +22,7 @@ import argparse
 import resource
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -88,6 +89,7 @@ def main() -> None:
     opts = parser.parse_args(argv[:cut])
     opts.args = argv[cut + 1:]
     metric = re.compile(opts.metric) if opts.metric else None
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the worktrees are removed on SIGTERM too
 
     with tempfile.TemporaryDirectory(prefix="epcg-compare-") as tmp:
         sides = {"base": Path(tmp) / "base", "head": Path(tmp) / "head"}
