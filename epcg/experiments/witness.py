@@ -102,8 +102,9 @@ class Config(JobConfig):
     """Puzzles per solution count in results.json: exact for counts up to this many, ``"all"`` (the
     default) for every count. A cap is cheaper where puzzles have many solutions (5x5: the kernel
     stops counting a puzzle above the cap and the row's minimum)."""
-    split: Literal["cost", "ranks"] = "cost"
-    """How a must-cross row is cut into tasks: ranges of about equal estimated cost, or of equal size."""
+    split: Literal["cost", "ranks"] = "ranks"
+    """How a must-cross row is cut into tasks: ranges of equal size, or of about equal estimated cost
+    (``scan.cost_cuts``; measured no more even here, see docs/witness-beyond.md)."""
 
     @pydantic.field_validator("solution_counts")
     @classmethod
