@@ -319,3 +319,12 @@ def test_cost_cuts_merge_to_the_same_results(w: int, h: int, k: int, tasks: int)
     equal = [scan_part("must-cross", w, h, k, n * j // tasks, n * (j + 1) // tasks) for j in range(tasks)]
     costed = [scan_part("must-cross", w, h, k, a, b) for a, b in zip(cuts, cuts[1:])]
     assert ScanPartial.merge(costed) == ScanPartial.merge(equal) == whole
+
+
+def test_cost_split_plans_contiguous_tasks() -> None:
+    from epcg.experiments.witness import Config, plan
+
+    config = Config(name="t", domain="witness", kind="must-cross", rows=["4x4:5"], chunk_size=1_000_000, split="cost")
+    tasks = plan(config).stages[0].tasks
+    assert len(tasks) == 9 and tasks[0].start == 0 and tasks[-1].stop == 8_259_888
+    assert all(a.stop == b.start for a, b in zip(tasks, tasks[1:]))
