@@ -278,7 +278,10 @@ def distribution_plots(run: Run, groups: list[Group]) -> list[tuple[str, bytes]]
             ax.set_ylabel("puzzles")
             k = "+".join(map(str, res["k"])) if isinstance(res["k"], list) else res["k"]
             title = f"solution counts, {res['width']}x{res['height']} k={k}"
-            ax.set_title(title)
+            if res.get("solution_counts_above"):
+                title += (f" ({res['solution_counts_above']:,} puzzles with more than "
+                          f"{run.config.solution_counts:,} not shown)")
+            ax.set_title(title, fontsize=10)
             out.append((title, png_bytes(fig)))
     if run.domain == "fling":
         rows = run.results["rows"]

@@ -279,3 +279,52 @@ def test_space_decodes_and_renders_a_puzzle() -> None:
     assert len(figure.axes) == 1
     texts = [t.get_text() for t in figure.axes[0].texts]
     assert any(t.endswith("solution(s)") for t in texts)
+
+
+def _prefix_nodes(w: int, h: int, k: int) -> tuple[int, int]:
+    """``(pruned, all)``: prefixes and puzzles a lexicographic walk computes when it skips every extension of
+    an empty prefix, and when it skips none (solution sets from the plain ``solutions``)."""
+    paths = paths_for(w, h)
+    n = paths.geometry.num_positions
+
+    def walk(prefix: tuple[int, ...], prune: bool) -> int:
+        total = 0
+        for q in range((prefix[-1] + 1) if prefix else 0, n - k + len(prefix) + 1):
+            child = prefix + (q,)
+            total += 1
+            if len(child) < k and not (prune and len(solutions(paths, Puzzle(w, h, cross=child))) == 0):
+                total += walk(child, prune)
+        return total
+
+    return walk((), True), walk((), False)
+
+
+@pytest.mark.parametrize(("w", "h", "k"), [(2, 2, 3), (2, 2, 5), (3, 2, 4), (3, 3, 3)])
+def test_walk_prunes_every_extension_of_an_empty_prefix(w: int, h: int, k: int) -> None:
+    pruned, everything = _prefix_nodes(w, h, k)
+    assert scan_module.must_cross_nodes(w, h, k) == pruned < everything
+    space = puzzle_space("must-cross", w, h, k)
+    fused = scan_range(space, 0, space.max_rank, REDUCTIONS)
+    plain = scan_range(replace(space, evaluate_range=None), 0, space.max_rank, REDUCTIONS)
+    assert (fused.count, fused.ignored, fused.histogram) == (plain.count, plain.ignored, plain.histogram)
+    assert (fused.argmin.value, fused.argmin.ranks.tolist()) == (plain.argmin.value, plain.argmin.ranks.tolist())
+
+
+@pytest.mark.parametrize(("w", "h", "k", "tasks"), [(3, 3, 3, 1), (3, 3, 5, 7), (4, 3, 5, 13), (4, 4, 4, 5)])
+def test_cost_cuts_merge_to_the_same_results(w: int, h: int, k: int, tasks: int) -> None:
+    n = max_rank("must-cross", w, h, k)
+    cuts = scan_module.cost_cuts(w, h, k, tasks)
+    assert cuts[0] == 0 and cuts[-1] == n and len(cuts) == tasks + 1 and np.all(np.diff(cuts) > 0)
+    whole = scan_part("must-cross", w, h, k, 0, n)
+    equal = [scan_part("must-cross", w, h, k, n * j // tasks, n * (j + 1) // tasks) for j in range(tasks)]
+    costed = [scan_part("must-cross", w, h, k, a, b) for a, b in zip(cuts, cuts[1:])]
+    assert ScanPartial.merge(costed) == ScanPartial.merge(equal) == whole
+
+
+def test_cost_split_plans_contiguous_tasks() -> None:
+    from epcg.experiments.witness import Config, plan
+
+    config = Config(name="t", domain="witness", kind="must-cross", rows=["4x4:5"], chunk_size=1_000_000, split="cost")
+    tasks = plan(config).stages[0].tasks
+    assert len(tasks) == 9 and tasks[0].start == 0 and tasks[-1].stop == 8_259_888
+    assert all(a.stop == b.start for a, b in zip(tasks, tasks[1:]))

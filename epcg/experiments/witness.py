@@ -98,9 +98,13 @@ class Config(JobConfig):
     """Puzzles drawn per row (those at the row's minimum, longest solutions first)."""
     decoded_per_row: int = pydantic.Field(8, ge=0, le=10_000)
     """Puzzles written out decoded in results.json per row."""
-    solution_counts: int | Literal["all"] = 0
-    """Puzzles per solution count in results.json: exact for counts up to this many, ``"all"`` for every
-    count. Counting exactly costs: the kernel stops counting a puzzle's solutions above the cap."""
+    solution_counts: int | Literal["all"] = "all"
+    """Puzzles per solution count in results.json: exact for counts up to this many, ``"all"`` (the
+    default) for every count. A cap is cheaper where puzzles have many solutions (5x5: the kernel
+    stops counting a puzzle above the cap and the row's minimum)."""
+    split: Literal["cost", "ranks"] = "ranks"
+    """How a must-cross row is cut into tasks: ranges of equal size, or of about equal estimated cost
+    (``scan.cost_cuts``; measured no more even here, see docs/witness-beyond.md)."""
 
     @pydantic.field_validator("solution_counts")
     @classmethod
@@ -136,6 +140,9 @@ def plan(config: Config) -> Plan:
         else:
             size = scan.max_rank(config.kind, row.width, row.height, row.kernel_k)
             tasks = split_range(row.name, size, config.chunk_size)
+            if config.kind == "must-cross" and config.split == "cost" and len(tasks) > 1:
+                cuts = scan.cost_cuts(row.width, row.height, row.kernel_k, len(tasks))
+                tasks = tuple(Task(row.name, i, a, b) for i, (a, b) in enumerate(zip(cuts, cuts[1:])))
         stages.append(Stage(row.name, tasks, label=f"{config.kind} {row.name}", size=size))
     return Plan(tuple(stages))
 

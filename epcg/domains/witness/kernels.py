@@ -17,14 +17,18 @@ What makes it fast:
   popcount stops above both. Only puzzles at or below the best are passed to
   ``_record``.
 
-Results go to a shared accumulator: ``acc = [min, n_at_min, solvable]`` plus
+Results go to a shared accumulator: ``acc = [min, n_at_min, solvable, nodes]`` plus
 the rank and longest solution of every puzzle at the current min, written while
 they fit in ``ranks`` (``acc[1]`` may exceed its length; the wrapper then reruns
 with room for all), and, unless ``hist`` is None, ``hist[c]``: the puzzles with
 ``c`` solutions for ``1 <= c < len(hist)`` (numba compiles the None case
 without any of it). Paths are stored longest first, so a
 puzzle's longest solution is the path of its lowest set bit. The scan module
-turns these into the reductions of :mod:`epcg.search.scan`.
+turns these into the reductions of :mod:`epcg.search.scan`. ``nodes`` counts the
+solution sets the must-cross walk computes (prefixes and puzzles): a prefix is
+computed only when its parent's set is non-empty, so an empty prefix is pruned
+together with every puzzle that extends it (``tests/test_witness_scan.py``
+compares the count with a walk that prunes nothing).
 
 All kernels trust their caller (``scan.puzzle_space`` and ``epcg.search.scan_range`` check): tables as built by
 ``bitsets_for``, ``0 <= start <= stop <= max_rank``, ``k`` within the board,
@@ -95,6 +99,40 @@ def _and_level(cur, span, i, table, q):
     return total
 
 
+_BLOCK = np.uint64(16)
+"""Words ANDed and counted between two checks of the early exit (a block the compiler vectorises)."""
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _count_and(cur, i, table, q, lo, hi, limit):
+    """``(count, first)`` of ``cur[i] & table[q]`` over words ``[lo, hi)``, stopping once count exceeds ``limit``.
+
+    ``first`` is the lowest set bit (-1 if none). After the first non-zero word
+    the words are counted in blocks of ``_BLOCK`` with no branch inside, so an
+    exact count (``limit`` at least the set's size) costs one vectorised pass.
+    """
+    w = lo
+    while w < hi:
+        x = cur[i, w] & table[q, w]
+        if x != 0:
+            break
+        w += _ONE
+    if w >= hi:
+        return 0, -1
+    first = np.int64(w) * 64 + np.int64(_ctz(cur[i, w] & table[q, w]))
+    count = 0
+    while w < hi:
+        end = min(w + _BLOCK, hi)
+        total = 0
+        while w < end:
+            total += popcount(cur[i, w] & table[q, w])
+            w += _ONE
+        count += total
+        if count > limit:
+            break
+    return count, first
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _cross_leaves(cur, span, i, table, q0, n, lo0, start, stop, lengths, acc, ranks, longs, hist):
     """Last must-cross level: puzzle ``cur[i] & table[q]`` has rank ``lo0 + q - q0``, ``q0 <= q < n``.
@@ -104,29 +142,20 @@ def _cross_leaves(cur, span, i, table, q0, n, lo0, start, stop, lengths, acc, ra
     lo = np.uint64(span[i, 0])
     hi = np.uint64(span[i, 1])
     solvable = 0
+    evaluated = 0
     done = False
     for q in range(max(q0, q0 + start - lo0), n):
         r = lo0 + q - q0
         if r >= stop:
             done = True
             break
+        evaluated += 1
         limit = acc[0]
         if hist is None:
             exact = limit
         else:
             exact = max(limit, hist.shape[0] - 1)
-        count = 0
-        first = -1
-        w = lo
-        while w < hi:
-            x = cur[i, w] & table[q, w]
-            if x != 0:
-                if first < 0:
-                    first = np.int64(w) * 64 + np.int64(_ctz(x))
-                count += popcount(x)
-                if count > exact:
-                    break
-            w += _ONE
+        count, first = _count_and(cur, i, table, q, lo, hi, exact)
         if count > 0:
             solvable += 1
             if hist is not None:
@@ -135,6 +164,7 @@ def _cross_leaves(cur, span, i, table, q0, n, lo0, start, stop, lengths, acc, ra
             if count <= limit:
                 _record(count, lengths[first], r, acc, ranks, longs)
     acc[2] += solvable
+    acc[3] += evaluated
     return not done
 
 
@@ -326,6 +356,7 @@ def _scan_cross(cross, sep, pair_index, lengths, num_paths, n, kc, ncells, kr,
         if lo >= stop:
             return
         c = _and_level(cur, span, i, cross, q)
+        acc[3] += 1
         if c == 0:
             continue
         if i == levels - 1:

@@ -20,6 +20,7 @@ histogram) for a whole rank range at once.
 
 from __future__ import annotations
 
+import math
 from functools import partial
 
 import numpy as np
@@ -31,7 +32,8 @@ from epcg.domains.witness.paths import paths_for
 from epcg.domains.witness.puzzles import Puzzle, decode, max_rank, parse_k, solutions
 from epcg.search.scan import ArgMin, Histogram, Reductions, ScanPartial, ScanSpace
 
-__all__ = ["REDUCTIONS", "Puzzle", "decode", "max_rank", "puzzle_space", "render", "solutions"]
+__all__ = ["REDUCTIONS", "Puzzle", "cost_cuts", "decode", "max_rank", "must_cross_nodes", "puzzle_space", "render",
+           "solutions"]
 
 REDUCTIONS = Reductions(min=True, ignore=0, histogram=True)
 """What the Witness jobs keep: fewest non-zero solutions (and every puzzle there), the histogram."""
@@ -59,6 +61,70 @@ def puzzle_space(kind: str, width: int, height: int, k) -> ScanSpace:
     )
 
 
+LEAF_WORDS = 32
+"""A puzzle's fixed cost in :func:`cost_cuts`, in words of AND and popcount (measured: tens of words)."""
+
+
+def cost_cuts(width: int, height: int, k: int, tasks: int) -> list[int]:
+    """Rank cuts ``[0, .., max_rank]`` of a must-cross row into ``tasks`` ranges of about equal cost.
+
+    Ranges of equal size cost unevenly: a prefix whose solution set is empty
+    costs nothing below it, a sparse one costs a short span of words per
+    puzzle. A shallow pass over the prefixes of two positions (each a
+    contiguous block of ranks) estimates each block's cost as its puzzles times
+    ``LEAF_WORDS`` plus the non-zero word span of its set, and the cuts fall at
+    equal shares of the cumulative cost (inside a block, in proportion). Any
+    cuts give the same results; only the seconds per task change.
+
+    >>> cost_cuts(3, 3, 3, 4)[0], cost_cuts(3, 3, 3, 4)[-1], len(cost_cuts(3, 3, 3, 4))
+    (0, 9880, 5)
+    """
+    total = max_rank("must-cross", width, height, k)
+    tasks = max(1, min(tasks, total))
+    if k < 3 or tasks == 1:
+        return sorted({total * j // tasks for j in range(tasks + 1)})
+    cross = bitsets_for(width, height).cross
+    n = cross.shape[0]
+    sizes, costs = [], []
+    for a in range(n - k + 1):
+        pair = cross[a + 1: n - k + 2] & cross[a]
+        nonzero = pair != 0
+        any_ = nonzero.any(axis=1)
+        first = np.argmax(nonzero, axis=1)
+        last = pair.shape[1] - np.argmax(nonzero[:, ::-1], axis=1)
+        span = np.where(any_, last - first, 0)
+        b = np.arange(a + 1, n - k + 2)
+        size = np.array([math.comb(n - 1 - int(x), k - 2) for x in b], dtype=np.float64)
+        sizes.append(size)
+        costs.append(np.where(any_, size * (LEAF_WORDS + span), 1.0))
+    sizes_, cum = np.concatenate(sizes), np.cumsum(np.concatenate(costs))
+    starts = np.concatenate([[0], np.cumsum(sizes_)[:-1]])
+    cuts = {0, total}
+    for j in range(1, tasks):
+        target = cum[-1] * j / tasks
+        i = int(np.searchsorted(cum, target))
+        before = cum[i - 1] if i else 0.0
+        share = (target - before) / (cum[i] - before) if cum[i] > before else 0.0
+        cuts.add(int(starts[i]) + int(round(share * sizes_[i])))
+    return sorted(cuts)
+
+
+def must_cross_nodes(width: int, height: int, k: int, start: int = 0, stop: int | None = None) -> int:
+    """Solution sets the fused must-cross walk computes over ``[start, stop)``: prefixes and puzzles.
+
+    >>> must_cross_nodes(2, 2, 2) < 21 + 210  # every prefix and every pair
+    True
+    """
+    g = Geometry(width, height)
+    bits = bitsets_for(width, height)
+    stop = max_rank("must-cross", width, height, k) if stop is None else stop
+    acc = np.array([bits.num_paths + 1, 0, 0, 0], dtype=np.int64)
+    room = np.zeros(1, dtype=np.int64)
+    _scan_cross(bits.cross, bits.separated, bits.pair_index, bits.lengths, bits.num_paths,
+                g.num_positions, k, g.num_cells, 0, start, stop, acc, room, room.copy(), None)
+    return int(acc[3])
+
+
 def render(puzzle: Puzzle):
     """A matplotlib figure of a puzzle with its longest solution (if it has one)."""
     from epcg.domains.witness.render import puzzle_figure
@@ -84,7 +150,7 @@ def _fused(kind: str, width: int, height: int, ks: tuple[int, int], start: int, 
         cap = bits.num_paths if reductions.cap is None else min(reductions.cap, bits.num_paths)
     room = _INITIAL_ROOM
     while True:
-        acc = np.array([bits.num_paths + 1, 0, 0], dtype=np.int64)
+        acc = np.array([bits.num_paths + 1, 0, 0, 0], dtype=np.int64)
         ranks = np.zeros(room, dtype=np.int64)
         longs = np.zeros(room, dtype=np.int64)
         hist = np.zeros(cap + 1, dtype=np.int64) if cap else None
