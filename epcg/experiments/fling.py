@@ -45,12 +45,11 @@ from epcg.combinatorics.bits import popcount_words as popcount
 from epcg.domains.fling import evaluate, symmetry
 from epcg.domains.fling import layers as kernels
 from epcg.domains.fling.rules import Board
-from epcg.experiments import retrograde
+from epcg.experiments import fling_evaluate, retrograde
 from epcg.experiments.base import JobConfig, stage_records
 from epcg.runtime.plan import Plan, Stage, Task, split_range
 from epcg.runtime.store import RunDir
 from epcg.search.retrograde import PREVIOUS, RetrogradeSpace, layer_checksum, layer_name
-from epcg.search.scan import TopK
 
 MAX_BOARDS = 1 << 43
 """Largest layer a job may name (C(56, 14) = 5.8e12 fits); whether it fits the workers is the plan's check."""
@@ -89,7 +88,15 @@ class Config(JobConfig):
     chunk_words: int = pydantic.Field(1 << 18, ge=1, le=1 << 26)
     """uint64 words (64 boards each) per task and per Zarr chunk."""
     top_puzzles: int = pydantic.Field(20, ge=0, le=1000)
-    """Uniquely solvable boards of the deepest layer to report, best ratio first (0: no evaluation)."""
+    """Uniquely solvable boards of the deepest layer to report, best ratio first (0: none)."""
+    distributions: bool = True
+    """Tally the expert ratios and the solution counts of layers 2..max_pieces (:mod:`~epcg.experiments.fling_evaluate`)."""
+    exact_counts_up_to: int = pydantic.Field(4_000_000, ge=0)
+    """Layers of at most this many boards get every solvable board's solution count; larger ones a sample."""
+    count_sample: int = pydantic.Field(50_000, ge=0, le=1 << 30)
+    """Boards drawn (uniformly, with replacement) from a larger layer for its sampled solution counts."""
+    seed: int = pydantic.Field(0, ge=0)
+    """Seed of the sampled solution counts."""
     evaluate_chunk_words: int = pydantic.Field(1 << 15, ge=1, le=1 << 26)
     """Words of the deepest layer per evaluation task (evaluating is slower than solving)."""
     symmetry: bool = True
@@ -118,7 +125,7 @@ class Config(JobConfig):
         return fling_space(self.width, self.height, self.max_pieces)
 
 
-EVALUATE = "top"
+EVALUATE = fling_evaluate.EVALUATE
 SHARED = "shared"
 """Directory of the run holding the raw layer files of ``shared_previous``; cleared by each session's prepare."""
 
@@ -198,7 +205,7 @@ def estimate(config: Config) -> dict:
             out[fill_name(k)] = StageCost(bytes_written=2 * 8 * words, disk_bytes=round(8 * words * sum(COMPRESSED)),
                                           peak_memory=2 * 8 * words + 4 * 8 * chunk,
                                           cpu_seconds=kernels.layer_size(config.width, config.height, k) / FILL_PER_SECOND)
-    if config.top_puzzles:
+    if config.top_puzzles or config.distributions:
         boards = kernels.layer_size(config.width, config.height, config.max_pieces)
         out[EVALUATE] = StageCost(peak_memory=8 * min(config.evaluate_chunk_words, config.words(config.max_pieces)),
                                   cpu_seconds=boards * EVALUATE_SECONDS)
@@ -213,10 +220,7 @@ def plan(config: Config) -> Plan:
             stages.insert(k, Stage(name, split_range(name, words, config.chunk_words),
                                    after=(layer_name(k),), label=f"fill layer {k}", size=words))
             stages[k + 1] = replace(stages[k + 1], after=(name,))
-    if config.top_puzzles:
-        top = config.words(config.max_pieces)
-        stages.append(Stage(EVALUATE, split_range(EVALUATE, top, config.evaluate_chunk_words),
-                            after=(layer_name(config.max_pieces),), label="expert evaluation", size=top))
+    stages += fling_evaluate.stages(config)
     return Plan(tuple(stages))
 
 
@@ -296,8 +300,8 @@ def _record(solvable: np.ndarray, unique: np.ndarray, start: int, counts: tuple[
 
 
 def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
-    if task.stage == EVALUATE:
-        return _evaluate_task(config, task, run)
+    if fling_evaluate.owns(task.stage):
+        return fling_evaluate.run_task(config, task, run, lambda k: _layer_arrays(config, k))
     k = int(task.stage[1:])
     if task.stage.startswith("f"):
         orbits = PREVIOUS.get((run.cache_key, "orbits", k),
@@ -327,21 +331,10 @@ def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
     return _record(solvable, unique, task.start, tuple(counts))
 
 
-def _evaluate_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
-    """The best boards by expert ratio among this word range of the deepest layer's unique bits."""
-    words = np.asarray(run.group[_layer_arrays(config, config.max_pieces)[1]][task.start:task.stop])
-    best = evaluate.top_puzzles(config.width, config.height, config.max_pieces, words,
-                                limit=config.top_puzzles, word_start=task.start)
-    return {"evaluated": popcount(words), "top": [[rank, ratio] for rank, ratio, _moves in best]}
-
-
 def _best_puzzles(config: Config, records: list[dict]) -> list[dict[str, Any]]:
     """Merge the tasks' lists by (ratio desc, rank asc) and decode the winners."""
-    parts = [TopK.of([ratio for _rank, ratio in r["result"]["top"]], [rank for rank, _ratio in r["result"]["top"]],
-                     config.top_puzzles) for r in records]
-    best = TopK.merge(parts, config.top_puzzles)
     out = []
-    for rank in best.ranks.tolist():
+    for rank in fling_evaluate.best_ranks(config, records):
         board = Board.from_rank(config.width, config.height, config.max_pieces, int(rank))
         ev = evaluate.evaluate(board)
         out.append({
@@ -389,11 +382,13 @@ def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) ->
         layers.append(row)
     results: dict[str, Any] = {"width": config.width, "height": config.height, "symmetry": config.symmetry,
                                "rows": layers}
-    if config.top_puzzles:
+    if EVALUATE in plan.by_name:
         recs = stage_records(plan, EVALUATE, records)
         results["evaluated"] = sum(r["result"]["evaluated"] for r in recs)
         results["evaluate_seconds"] = round(sum(r["seconds"] for r in recs), 4)
-        results["puzzles"] = _best_puzzles(config, recs)
+        if config.top_puzzles:
+            results["puzzles"] = _best_puzzles(config, recs)
+    results.update(fling_evaluate.reduce(config, plan, records))
     return results
 
 

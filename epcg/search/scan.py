@@ -140,21 +140,34 @@ class Histogram:
     cap: int | None = None
 
     @classmethod
-    def of(cls, scores: np.ndarray, cap: int | None = None) -> Histogram:
-        """The histogram of an array of integer scores."""
+    def of(cls, scores: np.ndarray, cap: int | None = None, weights: np.ndarray | None = None) -> Histogram:
+        """The histogram of an array of integer scores; with ``weights``, score ``i`` counts ``weights[i]``
+        ranks (e.g. one evaluated representative standing for its whole symmetry class).
+
+        >>> Histogram.of(np.array([2, 5, 2]), weights=np.array([4, 1, 2])).counts
+        {2: 6, 5: 1}
+        """
         scores = np.asarray(scores, dtype=np.int64)
+        if weights is not None:
+            weights = np.asarray(weights, dtype=np.int64)
+            if weights.shape != scores.shape:
+                raise ValueError(f"weights {weights.shape} do not match scores {scores.shape}")
         above = 0
         if cap is not None:
             high = scores > cap
-            above = int(np.count_nonzero(high))
+            above = int(np.count_nonzero(high)) if weights is None else int(weights[high].sum())
             scores = scores[~high]
+            weights = weights[~high] if weights is not None else None
         if len(scores) and 0 <= scores.min() and scores.max() < 1 << 20:
-            tally = np.bincount(scores)
-            values = np.flatnonzero(tally)
-            counts = tally[values]
+            tally = np.bincount(scores) if weights is None else np.bincount(scores, weights).astype(np.int64)
         else:
-            values, counts = np.unique(scores, return_counts=True)
-        return cls(dict(zip(values.tolist(), counts.tolist())), above, cap)
+            values, where = np.unique(scores, return_inverse=True)
+            tally = np.zeros(len(values), dtype=np.int64)
+            np.add.at(tally, where, 1 if weights is None else weights)
+            keep = np.flatnonzero(tally)
+            return cls(dict(zip(values[keep].tolist(), tally[keep].tolist())), above, cap)
+        values = np.flatnonzero(tally)
+        return cls(dict(zip(values.tolist(), tally[values].tolist())), above, cap)
 
     @classmethod
     def merge(cls, parts: Sequence[Histogram]) -> Histogram:

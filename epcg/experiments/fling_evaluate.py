@@ -1,0 +1,187 @@
+"""Fling! evaluation stages: the best boards by expert ratio, and the distributions the layer table leaves out.
+
+Stages (all after the deepest layer, so they never slow the layer stages down):
+
+* ``top``: the deepest layer's uniquely solvable boards (one per orbit with
+  symmetry): the ``top_puzzles`` best by expert ratio, and their ratio histogram.
+* ``rNN`` (``k = 2 .. max_pieces-1``): the ratio histogram of layer ``k``'s
+  uniquely solvable boards.
+* ``cNN`` (``k = 2 .. max_pieces``): the solution counts of layer ``k``. A layer
+  of at most ``exact_counts_up_to`` boards is counted whole: every board its
+  stored layer marks solvable (one per orbit, weighted, with symmetry). A larger
+  layer is *sampled*: ``count_sample`` boards drawn uniformly with replacement
+  (``numpy.random.default_rng([seed, k])``); the solvable ones among them are a
+  uniform sample of its solvable boards.
+
+A ratio histogram counts boards, not orbits (each evaluated board weighs its
+orbit size), bins by ``⌊10 · brute / expert⌋`` in integers
+(:func:`~epcg.domains.fling.distribution.ratio_bin`), and is merged with
+:class:`~epcg.search.scan.Histogram`, so it does not depend on chunking.
+
+results.json keys written here:
+
+``puzzles``, ``evaluated``, ``evaluate_seconds``
+    As before: the best boards of the deepest layer, the unique boards evaluated
+    (orbits with symmetry), compute seconds of the ``top`` stage.
+``ratio_histograms``
+    One object per piece count 2..max_pieces: ``pieces``; ``boards`` (uniquely
+    solvable boards tallied, equal to the layer's ``unique``); ``bin_width``
+    (0.1); ``counts``: ``{"i": boards}`` for ratios in ``[i·bin_width, (i+1)·bin_width)``.
+``solution_counts``
+    One object per piece count 2..max_pieces: ``pieces``; ``exact`` (true: every
+    solvable board; false: a sample); ``counts``: ``{"c": boards}`` with ``c``
+    solutions (c ≥ 1); ``boards``: their total (exact: the layer's ``solvable``;
+    sample: the solvable boards in the sample). A sample also has ``drawn`` (boards
+    drawn, solvable or not) and ``seed``.
+``distribution_seconds``
+    Compute seconds of the ``rNN`` and ``cNN`` stages (the ``top`` stage's share
+    is in ``evaluate_seconds``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from epcg.combinatorics.bits import popcount_words as popcount
+from epcg.domains.fling import distribution
+from epcg.domains.fling.layers import layer_size
+from epcg.experiments.base import stage_records
+from epcg.runtime.plan import Plan, Stage, Task, split_range
+from epcg.runtime.store import RunDir
+from epcg.search.retrograde import layer_name
+from epcg.search.scan import Histogram, TopK
+
+EVALUATE = "top"
+SAMPLE_CHUNK = 2_000
+"""Drawn boards per task of a sampled layer."""
+
+Arrays = Callable[[int], tuple[str, str]]
+"""Where layer ``k``'s (solvable, unique) bits are stored: the orbit arrays with symmetry."""
+
+
+def ratio_name(k: int) -> str:
+    return f"r{k:02d}"
+
+
+def count_name(k: int) -> str:
+    return f"c{k:02d}"
+
+
+def exact(config: Any, k: int) -> bool:
+    """Whether layer ``k``'s solution counts are counted whole (else sampled)."""
+    return layer_size(config.width, config.height, k) <= config.exact_counts_up_to
+
+
+def stages(config: Any) -> list[Stage]:
+    """The evaluation stages of a job, each after the deepest layer."""
+    top = config.max_pieces
+    after = (layer_name(top),)
+    out = []
+    if config.top_puzzles or config.distributions:
+        words = config.words(top)
+        out.append(Stage(EVALUATE, split_range(EVALUATE, words, config.evaluate_chunk_words), after=after,
+                         label="expert evaluation", size=words))
+    if not config.distributions:
+        return out
+    for k in range(2, top):
+        name, words = ratio_name(k), config.words(k)
+        out.append(Stage(name, split_range(name, words, config.evaluate_chunk_words), after=after,
+                         label=f"expert ratios, {k} pieces", size=words))
+    for k in range(2, top + 1):
+        name = count_name(k)
+        if exact(config, k):
+            words = config.words(k)
+            tasks, label, size = split_range(name, words, config.evaluate_chunk_words), "solution counts", words
+        else:
+            tasks, label, size = split_range(name, config.count_sample, SAMPLE_CHUNK), "sampled solution counts", \
+                config.count_sample
+        if size:
+            out.append(Stage(name, tasks, after=after, label=f"{label}, {k} pieces", size=size))
+    return out
+
+
+def owns(stage: str) -> bool:
+    """Whether a stage name is one of these stages."""
+    return stage == EVALUATE or (stage[:1] in "rc" and stage[1:].isdigit())
+
+
+def _pairs(h: Histogram) -> list[list[int]]:
+    return [[score, n] for score, n in h.counts.items()]
+
+
+def run_task(config: Any, task: Task, run: RunDir, arrays: Arrays) -> dict[str, Any]:
+    """One task of an evaluation stage (see the module docstring)."""
+    if task.stage == EVALUATE or task.stage.startswith("r"):
+        k = config.max_pieces if task.stage == EVALUATE else int(task.stage[1:])
+        words = np.asarray(run.group[arrays(k)[1]][task.start:task.stop])
+        ranks, brute, expert, weights = distribution.trees_of_words(
+            config.width, config.height, k, words, task.start, symmetric=config.symmetry and k > 1)
+        out: dict[str, Any] = {"evaluated": popcount(words)}
+        if task.stage == EVALUATE and config.top_puzzles:
+            best = TopK.of(brute / np.maximum(expert, 1), ranks, config.top_puzzles)
+            out["top"] = [[int(r), float(s)] for r, s in zip(best.ranks.tolist(), best.scores.tolist())]
+        if config.distributions:
+            bins = distribution.RATIO_BINS * brute // np.maximum(expert, 1)
+            out["ratios"] = _pairs(Histogram.of(bins, weights=weights))
+        return out
+    k = int(task.stage[1:])
+    if exact(config, k):
+        words = np.asarray(run.group[arrays(k)[0]][task.start:task.stop])
+        ranks, weights = distribution.ranks_of_words(config.width, config.height, k, words, task.start,
+                                                     symmetric=config.symmetry and k > 1)
+    else:
+        ranks = draws(config, k)[task.start:task.stop]
+        weights = np.ones(len(ranks), dtype=np.int64)
+    counts = distribution.counts_of_ranks(config.width, config.height, k, ranks)
+    return {"counts": _pairs(Histogram.of(counts, weights=weights))}
+
+
+def draws(config: Any, k: int) -> np.ndarray:
+    """The ranks drawn from layer ``k`` for its sample, in draw order (the same for every chunking)."""
+    rng = np.random.default_rng([config.seed, k])
+    return rng.integers(0, layer_size(config.width, config.height, k), size=config.count_sample, dtype=np.int64)
+
+
+def _merged(recs: list[dict], key: str) -> Histogram:
+    return Histogram.merge([Histogram(dict(map(tuple, r["result"][key]))) for r in recs])
+
+
+def _json(h: Histogram, drop_zero: bool = False) -> dict[str, int]:
+    return {str(score): n for score, n in h.counts.items() if not (drop_zero and score == 0)}
+
+
+def best_ranks(config: Any, recs: list[dict]) -> list[int]:
+    """The tasks' best lists merged by (ratio desc, rank asc)."""
+    parts = [TopK.of([ratio for _rank, ratio in r["result"]["top"]], [rank for rank, _ratio in r["result"]["top"]],
+                     config.top_puzzles) for r in recs]
+    return [int(r) for r in TopK.merge(parts, config.top_puzzles).ranks.tolist()]
+
+
+def reduce(config: Any, plan: Plan, records: dict[str, dict]) -> dict[str, Any]:
+    """``ratio_histograms``, ``solution_counts`` and ``distribution_seconds`` (see the module docstring)."""
+    if not config.distributions:
+        return {}
+    ratios, counts, seconds = [], [], 0.0
+    for k in range(2, config.max_pieces + 1):
+        name = EVALUATE if k == config.max_pieces else ratio_name(k)
+        recs = stage_records(plan, name, records)
+        seconds += sum(r["seconds"] for r in recs) if name != EVALUATE else 0.0
+        h = _merged(recs, "ratios")
+        ratios.append({"pieces": k, "boards": h.total, "bin_width": 1 / distribution.RATIO_BINS,
+                       "counts": _json(h)})
+        row: dict[str, Any] = {"pieces": k, "exact": exact(config, k)}
+        if count_name(k) in plan.by_name:
+            recs = stage_records(plan, count_name(k), records)
+            seconds += sum(r["seconds"] for r in recs)
+            h = _merged(recs, "counts")
+        else:
+            h = Histogram({})
+        solvable = h.total - h.counts.get(0, 0)
+        row.update({"boards": solvable, "counts": _json(h, drop_zero=True)})
+        if not row["exact"]:
+            row.update({"drawn": config.count_sample, "seed": config.seed})
+        counts.append(row)
+    return {"ratio_histograms": ratios, "solution_counts": counts, "distribution_seconds": round(seconds, 4)}
