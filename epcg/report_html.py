@@ -254,7 +254,8 @@ def _plots_html(run: Run, groups: list[Group]) -> str:
 
 def distribution_plots(run: Run, groups: list[Group]) -> list[tuple[str, bytes]]:
     """PNG plots of what the tables summarise: solution counts per Witness row (when the run
-    recorded them), Fling! boards by solution count per piece count and expert ratios."""
+    recorded them), Fling! boards by solution count per piece count and, for runs without the exact
+    distributions (which the report's figures show), expert ratios of the gallery sample."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -304,7 +305,7 @@ def distribution_plots(run: Run, groups: list[Group]) -> list[tuple[str, bytes]]
         ax.set_title("boards by number of solutions, per piece count")
         out.append(("boards by number of solutions per piece count", png_bytes(fig)))
         ratios = [i.attrs["ratio"] for g in groups for i in g.items if i.attrs["ratio"] != ""]
-        if ratios:
+        if ratios and not run.results.get("ratio_histograms"):  # else the report's exact figures are shown
             fig, ax = figure()
             ax.hist(ratios, bins=20, color="#d08770")
             ax.set_xlabel("expert ratio (brute-force nodes / expert nodes)")

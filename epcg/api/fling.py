@@ -148,3 +148,36 @@ def sample_ranks(run: RunDir, pieces: int, unique: bool | None, n: int, chunks: 
         take = max(1, n // len(found))
         out += f[np.linspace(0, len(f) - 1, min(take, len(f))).round().astype(int)].tolist()
     return sorted(set(out))[:n]
+
+
+def ratio_frame(results: dict[str, Any], pieces: int | None = None):
+    """results.json's ``ratio_histograms`` as a pandas DataFrame: ``pieces``, ``ratio`` (a bin's lower edge),
+    ``boards``; one layer's bins only when ``pieces`` is given."""
+    import pandas as pd
+
+    rows = [(h["pieces"], round(int(i) * h["bin_width"], 6), n)
+            for h in _by_pieces(results, "ratio_histograms", pieces) for i, n in h["counts"].items()]
+    return pd.DataFrame(rows, columns=["pieces", "ratio", "boards"]).sort_values(["pieces", "ratio"], ignore_index=True)
+
+
+def solution_count_frame(results: dict[str, Any], pieces: int | None = None):
+    """results.json's Fling! ``solution_counts`` as a pandas DataFrame: ``pieces``, ``solutions``, ``boards``,
+    ``exact`` (False: the solvable boards of a uniform sample of the layer, not the whole layer)."""
+    import pandas as pd
+
+    rows = [(c["pieces"], int(s), n, c["exact"])
+            for c in _by_pieces(results, "solution_counts", pieces) for s, n in c["counts"].items()]
+    frame = pd.DataFrame(rows, columns=["pieces", "solutions", "boards", "exact"])
+    return frame.sort_values(["pieces", "solutions"], ignore_index=True)
+
+
+def _by_pieces(results: dict[str, Any], key: str, pieces: int | None) -> list[dict[str, Any]]:
+    from epcg.runtime.errors import UserError
+
+    if key not in results:
+        raise UserError(f"this run recorded no {key.replace('_', ' ')} (job key distributions = false, or an older run)")
+    layers = [h for h in results[key] if pieces is None or h["pieces"] == pieces]
+    if not layers:
+        raise UserError(f"no {key.replace('_', ' ')} for {pieces} pieces; layers "
+                        f"{', '.join(str(h['pieces']) for h in results[key])} have them")
+    return layers

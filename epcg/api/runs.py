@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from epcg.api.dwp import LevelMap
-from epcg.api.fling import FlingBoard, set_ranks
+from epcg.api.fling import FlingBoard, ratio_frame, set_ranks, solution_count_frame
 from epcg.api.found import Found
 from epcg.api.triple import TripleSet
 from epcg.api.witness import WitnessPuzzle, stored, walked
@@ -209,12 +209,27 @@ class Run:
                 yield WitnessPuzzle(kind, row_.width, row_.height, row_.k, int(rank), row=row_.name,
                                     solutions=count, length=longest)
 
-    def solution_counts(self, row: str | int = 0):
-        """How many puzzles of a row have each solution count (a pandas Series), when the run recorded it."""
+    def solution_counts(self, row: str | int | None = None):
+        """How many puzzles of a Witness row (default the first) have each solution count (a pandas Series),
+        when the run recorded it.
+
+        Fling!: ``row`` is a piece count; how many solvable boards of that layer have each number of
+        solutions (a Series, its ``attrs`` say ``exact``, and for a sample ``drawn`` and ``seed``), or,
+        without ``row``, every layer's as a DataFrame (``pieces``, ``solutions``, ``boards``, ``exact``).
+        A sampled layer's counts are the solvable boards among ``drawn`` uniform draws, not the layer.
+        """
         import pandas as pd
 
+        if self.domain == "fling":
+            frame = solution_count_frame(self.results, row)
+            if row is None:
+                return frame
+            (layer,) = [c for c in self.results["solution_counts"] if c["pieces"] == row]
+            series = pd.Series(dict(zip(frame["solutions"], frame["boards"])), name="boards").rename_axis("solutions")
+            series.attrs.update({k: v for k, v in layer.items() if k in ("exact", "drawn", "seed")})
+            return series
         self._require("witness")
-        (row_, res), = self._witness_rows(row)
+        (row_, res), = self._witness_rows(0 if row is None else row)
         counts = res.get("solution_counts")
         if counts is None:
             raise UserError(f"run {self.name} did not record the distribution of solution counts of {row_.name}")
@@ -238,6 +253,18 @@ class Run:
                 if min_ratio is not None and (board.ratio is None or board.ratio < min_ratio):
                     continue
                 yield board
+
+    def ratio_histogram(self, pieces: int | None = None):
+        """Fling!: how many uniquely solvable boards of layer ``pieces`` fall in each expert-ratio bin (a pandas
+        Series indexed by the bin's lower edge, bins 0.1 wide), or every layer's as a DataFrame
+        (``pieces``, ``ratio``, ``boards``). Exact: every uniquely solvable board is counted."""
+        import pandas as pd
+
+        self._require("fling")
+        frame = ratio_frame(self.results, pieces)
+        if pieces is None:
+            return frame
+        return pd.Series(dict(zip(frame["ratio"], frame["boards"])), name="boards").rename_axis("ratio")
 
     def best_boards(self) -> list[FlingBoard]:
         """The boards the run ranked best by expert ratio (results.json's ``puzzles``)."""

@@ -1,4 +1,5 @@
-"""summary.md for Fling! runs: layer counts beside the published figures, throughput, puzzles."""
+"""summary.md and figures for Fling! runs: layer counts beside the published figures, throughput, puzzles,
+and the distributions of expert ratios and solution counts per piece count."""
 
 from __future__ import annotations
 
@@ -55,16 +56,166 @@ def summary(config: Any, results: dict[str, Any]) -> str:
         for i, p in enumerate(puzzles, 1):
             out.append(f"| {i} | {p['rank']:,} | {p['ratio']:.3f} | {p['brute_force_nodes']:,} "
                        f"| {p['expert_nodes']:,} | {p['solution']} |")
+    out += _distribution_tables(results)
     return "\n".join(out) + "\n"
 
 
+def quantile(counts: dict[str, int], q: float) -> int:
+    """The smallest key (as an int) with at least a share ``q`` of the total at or below it.
+
+    >>> quantile({"1": 5, "2": 3, "7": 2}, 0.5), quantile({"1": 5, "2": 3, "7": 2}, 0.9)
+    (1, 7)
+    """
+    pairs = sorted((int(k), n) for k, n in counts.items())
+    total, seen = sum(n for _, n in pairs), 0
+    for key, n in pairs:
+        seen += n
+        if seen >= q * total:
+            return key
+    raise ValueError("empty histogram")
+
+
+def _distribution_tables(results: dict[str, Any]) -> list[str]:
+    ratios, counts = results.get("ratio_histograms"), results.get("solution_counts")
+    if not ratios:
+        return []
+    out = ["", "## Expert ratios per piece count", "",
+           "Every uniquely solvable board (ratio = brute-force nodes / expert nodes, in bins 0.1 wide; "
+           "a bin is named by its lower edge). `ratio_histograms` in results.json; "
+           "`figures/distribution-ratios.png`.", "",
+           "| pieces | uniquely solvable | ratio below 1.1 | median | 90th percentile | 99th percentile | highest |",
+           "|---|---|---|---|---|---|---|"]
+    for h in ratios:
+        if not h["boards"]:
+            out.append(f"| {h['pieces']} | 0 | – | – | – | – | – |")
+            continue
+        w = h["bin_width"]
+        cells = [f"{quantile(h['counts'], q) * w:.1f}" for q in (0.5, 0.9, 0.99)]
+        top = max(int(k) for k in h["counts"]) * w
+        out.append(f"| {h['pieces']} | {h['boards']:,} | {h['counts'].get('10', 0) / h['boards']:.1%} "
+                   f"| {' | '.join(cells)} | {top:.1f} |")
+    out += ["", "## Solution counts per piece count", "",
+            "Move sequences down to one piece (the last move counted once) of solvable boards: every "
+            "solvable board of the small layers (exact), and the solvable boards among boards drawn "
+            "uniformly at random from the larger ones (a **sample**, not the layer). `solution_counts` in "
+            "results.json; `figures/distribution-solutions.png`.", "",
+            "| pieces | counted | boards | exactly 1 | median | 90th percentile | mean | highest |",
+            "|---|---|---|---|---|---|---|---|"]
+    for c in counts:
+        how = "all solvable" if c["exact"] else f"sample: solvable of {c['drawn']:,} drawn (seed {c['seed']})"
+        if not c["boards"]:
+            out.append(f"| {c['pieces']} | {how} | 0 | – | – | – | – | – |")
+            continue
+        mean = sum(int(k) * n for k, n in c["counts"].items()) / c["boards"]
+        out.append(f"| {c['pieces']} | {how} | {c['boards']:,} | {c['counts'].get('1', 0) / c['boards']:.1%} "
+                   f"| {quantile(c['counts'], 0.5):,} | {quantile(c['counts'], 0.9):,} | {mean:,.1f} "
+                   f"| {max(int(k) for k in c['counts']):,} |")
+    return out
+
+
+def _share_at_least(counts: dict[str, int]) -> tuple[list[int], list[float]]:
+    """Keys ascending and the share of the total at or above each (a survival function, exact), then the
+    last key + 1 with the last share again, so a post-step plot draws the last bin too.
+
+    >>> _share_at_least({"1": 3, "4": 1})
+    ([1, 4, 5], [1.0, 0.25, 0.25])
+    """
+    pairs = sorted((int(k), n) for k, n in counts.items())
+    total = sum(n for _, n in pairs)
+    keys, shares, above = [], [], total
+    for key, n in pairs:
+        keys.append(key)
+        shares.append(above / total)
+        above -= n
+    return keys + [keys[-1] + 1], shares + [shares[-1]]
+
+
+def _plain_log_axis(axis: Any) -> None:
+    """Tick labels of a log axis as plain numbers (1, 2, 5, 10, ...) instead of powers of ten."""
+    from matplotlib.ticker import FuncFormatter, LogLocator
+
+    axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    axis.set_minor_formatter(FuncFormatter(lambda _v, _pos: ""))
+
+
+def distribution_figures(results: dict[str, Any]) -> list[tuple[str, Any]]:
+    """``(stem, figure)`` of the expert-ratio and solution-count distributions per piece count (none without them)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    ratios, counts = results.get("ratio_histograms"), results.get("solution_counts")
+    if not ratios:
+        return []
+    colours = {h["pieces"]: f"C{i % 10}" for i, h in enumerate(ratios)}
+    out = []
+    fig = Figure(figsize=(11, 4), layout="constrained")
+    FigureCanvasAgg(fig)
+    left, right = fig.subplots(1, 2)
+    deepest = ratios[-1]
+    if deepest["boards"]:
+        w = deepest["bin_width"]
+        edges = sorted(int(k) for k in deepest["counts"])
+        left.bar([e * w for e in edges], [deepest["counts"][str(e)] for e in edges], width=w, align="edge",
+                 color=colours[deepest["pieces"]])
+    left.set_yscale("log")
+    left.set_xlabel("expert ratio (brute-force nodes / expert nodes), bins 0.1 wide")
+    left.set_ylabel("uniquely solvable boards")
+    left.set_title(f"{deepest['pieces']} pieces: all {deepest['boards']:,} uniquely solvable boards", fontsize=10)
+    for h in ratios:
+        if h["boards"]:
+            keys, shares = _share_at_least(h["counts"])
+            right.step([k * h["bin_width"] for k in keys], shares, where="post", color=colours[h["pieces"]],
+                       label=f"{h['pieces']} pieces ({h['boards']:,})")
+    right.set_xscale("log")
+    _plain_log_axis(right.xaxis)
+    right.set_yscale("log")
+    right.set_xlabel("expert ratio r (bin lower edge)")
+    right.set_ylabel("share of uniquely solvable boards with ratio ≥ r")
+    right.set_title("every piece count (exact)", fontsize=10)
+    right.legend(fontsize=8)
+    out.append(("distribution-ratios", fig))
+
+    fig = Figure(figsize=(11, 4), layout="constrained")
+    FigureCanvasAgg(fig)
+    left, right = fig.subplots(1, 2)
+    for c in counts:
+        if not c["boards"]:
+            continue
+        keys, shares = _share_at_least(c["counts"])
+        label = (f"{c['pieces']} pieces, all {c['boards']:,}" if c["exact"]
+                 else f"{c['pieces']} pieces, sample of {c['boards']:,}")
+        style = "-" if c["exact"] else "--"
+        right.step(keys, shares, where="post", linestyle=style, color=colours[c["pieces"]], label=label)
+        mean = sum(int(k) * n for k, n in c["counts"].items()) / c["boards"]
+        left.bar(c["pieces"], c["counts"].get("1", 0) / c["boards"], color=colours[c["pieces"]],
+                 hatch="" if c["exact"] else "//", edgecolor="white")
+        left.annotate(f"mean {mean:,.1f}", (c["pieces"], c["counts"].get("1", 0) / c["boards"]),
+                      ha="center", va="bottom", fontsize=7)
+    left.set_xticks([c["pieces"] for c in counts])
+    left.set_xlabel("pieces (hatched: sampled layer)")
+    left.set_ylabel("share of solvable boards with exactly 1 solution")
+    left.set_title("uniquely solvable among solvable boards", fontsize=10)
+    right.set_xscale("log")
+    _plain_log_axis(right.xaxis)
+    right.set_yscale("log")
+    right.set_xlabel("solutions c (move sequences to one piece)")
+    right.set_ylabel("share of solvable boards with ≥ c solutions")
+    right.set_title("solution counts (dashed: uniform sample, not the whole layer)", fontsize=10)
+    right.legend(fontsize=8)
+    out.append(("distribution-solutions", fig))
+    return out
+
+
 def figures(config: Any, results: dict[str, Any], run: RunDir) -> list[Path]:
-    """Each reported puzzle drawn like the paper's Figure 1(c), best first."""
+    """The distributions per piece count, then each reported puzzle drawn like the paper's Figure 1(c), best first."""
     from epcg.domains.fling import evaluate
     from epcg.domains.fling.render import puzzle_figure, save_figure
     from epcg.domains.fling.rules import Board
 
     written: list[Path] = []
+    for stem, fig in distribution_figures(results):
+        written += save_figure(fig, run.figures_dir / stem)
     puzzles = results.get("puzzles") or []
     if puzzles:
         run.figures_dir.mkdir(parents=True, exist_ok=True)
