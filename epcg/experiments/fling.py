@@ -93,7 +93,7 @@ class Config(JobConfig):
     """Tally the expert ratios and the solution counts of layers 2..max_pieces (:mod:`~epcg.experiments.fling_evaluate`)."""
     exact_counts_up_to: int = pydantic.Field(4_000_000, ge=0)
     """Layers of at most this many boards get every solvable board's solution count; larger ones a sample."""
-    count_sample: int = pydantic.Field(50_000, ge=0, le=1 << 30)
+    count_sample: int = pydantic.Field(50_000, ge=0, le=1 << 24)
     """Boards drawn (uniformly, with replacement) from a larger layer for its sampled solution counts."""
     seed: int = pydantic.Field(0, ge=0)
     """Seed of the sampled solution counts."""
