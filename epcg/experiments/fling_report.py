@@ -130,11 +130,11 @@ def _share_at_least(counts: dict[str, int]) -> tuple[list[int], list[float]]:
     return keys + [keys[-1] + 1], shares + [shares[-1]]
 
 
-def _plain_log_axis(axis: Any) -> None:
+def _plain_log_axis(axis: Any, subs: tuple[float, ...] = (1.0, 2.0, 5.0)) -> None:
     """Tick labels of a log axis as plain numbers (1, 2, 5, 10, ...) instead of powers of ten."""
     from matplotlib.ticker import FuncFormatter, LogLocator
 
-    axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    axis.set_major_locator(LogLocator(subs=subs))
     axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
     axis.set_minor_formatter(FuncFormatter(lambda _v, _pos: ""))
 
@@ -190,14 +190,15 @@ def distribution_figures(results: dict[str, Any]) -> list[tuple[str, Any]]:
         mean = sum(int(k) * n for k, n in c["counts"].items()) / c["boards"]
         left.bar(c["pieces"], c["counts"].get("1", 0) / c["boards"], color=colours[c["pieces"]],
                  hatch="" if c["exact"] else "//", edgecolor="white")
-        left.annotate(f"mean {mean:,.1f}", (c["pieces"], c["counts"].get("1", 0) / c["boards"]),
+        left.annotate(f"mean {mean:,.1f} sol.", (c["pieces"], c["counts"].get("1", 0) / c["boards"]),
                       ha="center", va="bottom", fontsize=7)
+    left.set_yscale("log")
     left.set_xticks([c["pieces"] for c in counts])
     left.set_xlabel("pieces (hatched: sampled layer)")
     left.set_ylabel("share of solvable boards with exactly 1 solution")
     left.set_title("uniquely solvable among solvable boards", fontsize=10)
     right.set_xscale("log")
-    _plain_log_axis(right.xaxis)
+    _plain_log_axis(right.xaxis, subs=(1.0,))
     right.set_yscale("log")
     right.set_xlabel("solutions c (move sequences to one piece)")
     right.set_ylabel("share of solvable boards with ≥ c solutions")
