@@ -90,6 +90,22 @@ def test_best_puzzles_match_one_pass_over_the_layer(reference: Path) -> None:
     assert (reference / "figures" / "puzzle-01.png").is_file()
 
 
+def test_distributions_count_boards_not_orbits(reference: Path) -> None:
+    """7x8 to 6 pieces with symmetry: each layer's ratio histogram holds its unique boards, each exact
+    solution-count tally its solvable boards (1 solution: the unique ones); layer 6 (32 M boards) is a sample."""
+    results = json.loads((reference / "results.json").read_text())
+    rows = {r["pieces"]: r for r in results["rows"]}
+    assert [h["pieces"] for h in results["ratio_histograms"]] == [2, 3, 4, 5, 6]
+    for h in results["ratio_histograms"]:
+        assert h["boards"] == sum(h["counts"].values()) == rows[h["pieces"]]["unique"]
+    for c in results["solution_counts"]:
+        if c["pieces"] <= 5:
+            assert c["exact"] and c["boards"] == rows[c["pieces"]]["solvable"]
+            assert c["counts"]["1"] == rows[c["pieces"]]["unique"]
+        else:
+            assert not c["exact"] and c["boards"] == sum(c["counts"].values()) < c["drawn"] == 50_000
+
+
 def test_resume_after_sigkill_mid_layer(reference: Path, tmp_path: Path) -> None:
     out = tmp_path / "killed"
     args = [sys.executable, "-m", "epcg", "run", FLING, "--out", str(out), "--workers", "1",
