@@ -209,6 +209,7 @@ def estimate(config: Config) -> dict:
         boards = kernels.layer_size(config.width, config.height, config.max_pieces)
         out[EVALUATE] = StageCost(peak_memory=8 * min(config.evaluate_chunk_words, config.words(config.max_pieces)),
                                   cpu_seconds=boards * EVALUATE_SECONDS)
+    out.update(fling_evaluate.estimate(config))
     return out
 
 
