@@ -10,19 +10,17 @@ Stages (all after the deepest layer, so they never slow the layer stages down):
   of at most ``exact_counts_up_to`` boards is counted whole: every board its
   stored layer marks solvable (one per orbit, weighted, with symmetry). A larger
   layer is *sampled*: ``count_sample`` boards drawn uniformly with replacement
-  (:func:`draws`); the solvable ones among them are a
-  uniform sample of its solvable boards.
+  (:func:`draws`); the solvable ones among them are a uniform sample of its
+  solvable boards, reported with its size, never as the layer's counts.
 
 A ratio histogram counts boards, not orbits (each evaluated board weighs its
 orbit size), bins by ``⌊10 · brute / expert⌋`` in integers
 (:func:`~epcg.domains.fling.distribution.ratio_bin`), and is merged with
 :class:`~epcg.search.scan.Histogram`, so it does not depend on chunking.
 
-results.json keys written here:
+results.json keys (with ``distributions = true``; :mod:`~epcg.experiments.fling` writes ``puzzles``,
+``evaluated`` and ``evaluate_seconds`` from the ``top`` stage):
 
-``puzzles``, ``evaluated``, ``evaluate_seconds``
-    As before: the best boards of the deepest layer, the unique boards evaluated
-    (orbits with symmetry), compute seconds of the ``top`` stage.
 ``ratio_histograms``
     One object per piece count 2..max_pieces: ``pieces``; ``boards`` (uniquely
     solvable boards tallied, equal to the layer's ``unique``); ``bin_width``
