@@ -199,13 +199,16 @@ def verify(run_dir: Path, everything: bool, workers, threads_per_worker, schedul
     Exit status 0 if every checked chunk is intact, 1 if some were damaged (their
     records are removed), 2 if the store is missing or unreadable (nothing removed).
     """
-    from epcg.runtime.session import claimed, prepare_resume
+    from epcg.runtime.session import claimed, prepare_resume, unverified
 
     prepared = prepare_resume(run_dir)
     prepared.run.group  # noqa: B018 - a missing store ends here, before the cluster, the lock or any write
     spec = None if serial else _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker)
-    with _executor(spec) as executor, claimed(prepared, new=False):
-        bad = _verify(prepared, executor, everything, before_resume=False)
+    with claimed(prepared, new=False):
+        if not everything and not unverified(prepared):
+            spec = None  # nothing to read: no cluster to start
+        with _executor(spec) as executor:
+            bad = _verify(prepared, executor, everything, before_resume=False)
     if bad:
         sys.exit(1)
 
@@ -342,7 +345,10 @@ def _verify(prepared, executor, everything: bool, before_resume: bool) -> list[s
     checked, bad = verify(prepared, executor, everything)
     where = "in this process" if executor is None else f"on {_workers(executor)}"
     if not bad:
-        if not before_resume:
+        if not before_resume and not checked:
+            click.echo(f"{run.path}: nothing to check, every finished chunk was verified since it was recorded "
+                       "(--all reads them again)")
+        elif not before_resume:
             skipped = len(run.done(plan.tasks())) - checked
             click.echo(f"{run.path}: {checked} chunks checked {where}, all intact"
                        + (f" ({skipped} verified earlier, not read again; --all reads them too)" if skipped else ""))
