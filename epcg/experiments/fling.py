@@ -135,16 +135,19 @@ def _layer_arrays(config: Config, k: int) -> tuple[str, str]:
 
 COARSEN = ("chunk_words", "evaluate_chunk_words")
 """Keys the runtime may scale up to bound the task count: results do not depend on them."""
-CALIBRATION_LAYER = 5
-"""Layer whose word slices :func:`seconds_per_board` times (layers below it take milliseconds to build)."""
+CALIBRATION_LAYER = 8
+"""Deepest layer whose kernel :func:`seconds_per_board` times (its previous layer, 58 MB on 7×8, is made up)."""
+CALIBRATION_DENSITY = (2, 6)
+"""Random words ANDed into the made-up previous layer's solvable and unique bits: 1/4 and 1/64 of them set
+(7×8 layers 5–9: 13–29 % of boards solvable, 0.3–2.7 % unique)."""
 
 
 def seconds_per_board(config: Config) -> float:
     """Seconds per board of a layer stage's kernel (symmetric or not) on the job's board, on this machine now.
 
-    Layers ``1 .. L-1`` (``L = min(max_pieces, CALIBRATION_LAYER)``) are built
-    whole, then four evenly spaced word slices of layer ``L`` are timed; the
-    kernel's speed per board changes little from layer to layer (docs/scaling.md).
+    Four evenly spaced word slices of layer ``L = min(max_pieces, CALIBRATION_LAYER)`` are timed against a
+    previous layer of random bits of its real size: the kernel's speed depends on how far apart its lookups land in
+    that layer (deep layers no longer fit the caches) far more than on which bits are set.
     """
     import time
 
@@ -154,11 +157,15 @@ def seconds_per_board(config: Config) -> float:
     top = max(2, min(config.max_pieces, CALIBRATION_LAYER, w * h))
     if top > w * h:
         return 0.0
+    rng = np.random.default_rng(0)
+    prev = []
+    for density in CALIBRATION_DENSITY:
+        words = rng.integers(0, 1 << 64, config.words(top - 1), dtype=np.uint64, endpoint=False)
+        for _ in range(density - 1):
+            words &= rng.integers(0, 1 << 64, config.words(top - 1), dtype=np.uint64, endpoint=False)
+        prev.append(words)
 
     def measure() -> tuple[float, float]:
-        prev = kernels.first_layer(w, h)
-        for k in range(2, top):
-            prev = kernels.solve_words(w, h, k, *prev, 0, config.words(k))
         total, width = config.words(top), max(1, min(config.words(top) // 4, 512))
         began = time.perf_counter()
         for i in range(4):
@@ -170,6 +177,8 @@ def seconds_per_board(config: Config) -> float:
         return 4 * width * 64, time.perf_counter() - began
 
     return calibrated(("fling", w, h, top, config.symmetry), measure, budget=0.03)
+
+
 COMPRESSED = (0.5, 0.03)
 """On-disk fraction of the raw solvable and unique arrays (measured, 7×8 layers 9 and 10: 0.40–0.54, 0.01–0.03)."""
 FILL_PER_SECOND = 60e6

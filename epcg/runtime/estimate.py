@@ -77,6 +77,9 @@ class StageCost:
     """Memory one worker process needs for the stage's data, beyond ``WORKER_BASE``."""
     cpu_seconds: float | None = None
     """Compute of the whole stage on one core (None: unknown)."""
+    setup_seconds: float = 0.0
+    """Compute every worker spends once before its first task of the stage (e.g. building tables it keeps), all
+    workers at the same time: it adds to the wall time once, not divided among them."""
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,7 @@ def figures(kind: Any, config: Any, plan: Any, workers: int, done: set[str] = fr
         wall = None
         if cost.cpu_seconds is not None:
             parallel = max(1, min(workers, tasks))
-            wall = (cost.cpu_seconds + tasks * TASK_OVERHEAD) / parallel * left
+            wall = (cost.setup_seconds * (left > 0) + (cost.cpu_seconds + tasks * TASK_OVERHEAD) / parallel * left)
         out.append(StageFigures(stage.name, stage.label, tasks, cost.bytes_written,
                                 round((disk + tasks * RECORD_BYTES) * left),
                                 WORKER_BASE + cost.peak_memory, wall))
