@@ -12,6 +12,8 @@ own total).
 
     python benchmarks/compare_commits.py 3503be4 benchmarks/witness_triple.py
     python benchmarks/compare_commits.py 3503be4 benchmarks/fling_kernel.py --repeats 5 -- --max-pieces 7
+    python benchmarks/compare_commits.py 3503be4 benchmarks/witness_tables.py \
+        --head-arg=--paper --head-arg=--set --head-arg=solution_counts=0
 
 A ratio is HEAD's median over the base's: above 1 means HEAD is slower.
 """
@@ -84,6 +86,9 @@ def main() -> None:
     parser.add_argument("--head", default="HEAD", help="the commit to measure (default HEAD)")
     parser.add_argument("--repeats", type=int, default=5, help="runs per side after the warm-up")
     parser.add_argument("--metric", help="regex whose first group is a number in the benchmark's output")
+    parser.add_argument("--head-arg", action="append", default=[], metavar="ARG",
+                        help="an argument for the head side only, e.g. an option the base's copy does not know "
+                             "that makes both sides do the same work (repeatable)")
     argv = sys.argv[1:]
     cut = argv.index("--") if "--" in argv else len(argv)
     opts = parser.parse_args(argv[:cut])
@@ -99,15 +104,16 @@ def main() -> None:
             revs = {name: subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], check=True,
                                          capture_output=True, text=True).stdout.strip()
                     for name, tree in sides.items()}
-            print(f"{opts.script} {' '.join(opts.args)}: base {revs['base']} vs head {revs['head']}, "
+            print(f"{opts.script} {' '.join(opts.args)} (head also {' '.join(opts.head_arg) or 'nothing'}): base {revs['base']} vs head {revs['head']}, "
                   f"{opts.repeats} runs each after a warm-up", flush=True)
+            args = {"base": opts.args, "head": [*opts.args, *opts.head_arg]}
             for name, tree in sides.items():
-                measure(tree, opts.script, opts.args, metric)
+                measure(tree, opts.script, args[name], metric)
             runs: dict[str, list[dict[str, float]]] = {"base": [], "head": []}
             for i in range(opts.repeats):
                 order = ("base", "head") if i % 2 == 0 else ("head", "base")
                 for name in order:
-                    got = measure(sides[name], opts.script, opts.args, metric)
+                    got = measure(sides[name], opts.script, args[name], metric)
                     runs[name].append(got)
                     shown = " ".join(f"{k} {v:.3f}" for k, v in got.items())
                     print(f"  run {i + 1} {name:<4} {shown}", flush=True)

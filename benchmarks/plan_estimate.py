@@ -8,11 +8,12 @@ from each job kind's calibration (a slice of its kernel timed in this process
 at plan time); "plan s" is how long the estimate took, calibration included
 (numba's cache load the first time a kernel is used).
 
-    python benchmarks/plan_estimate.py
+    python benchmarks/plan_estimate.py [--only fling]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import tempfile
 import time
@@ -26,22 +27,30 @@ from epcg.runtime.registry import job_kind
 from epcg.runtime.session import claimed, prepare_new, run_plan
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
+PAPER_ROWS = 'rows=["3x3:3", "3x3:5", "3x4:3", "3x4:5", "4x4:3", "4x4:4", "4x4:5", "4x4:6"]'
 CASES = [
-    ("witness-must-cross.toml", []),
+    ("witness-must-cross.toml", [PAPER_ROWS]),
+    ("witness-must-cross.toml", ['rows=["5x5:5"]']),
     ("witness-regions.toml", []),
     ("fling.toml", ["max_pieces=7", "top_puzzles=0"]),
     ("fling.toml", ["max_pieces=8", "top_puzzles=0"]),
     ("witness-triple.toml", []),
+    ("witness-triple-4x4.toml", []),
     ("dwp-study.toml", ["only=[1, 2]", "runs=4", "mating_events_cap=2000"]),
 ]
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help="run only the cases whose job file and overrides contain this")
+    args = parser.parse_args()
     workers = default_workers()
     print(f"{'job':<34} {'est. wall':>9} {'wall':>7} {'ratio':>6} {'est. peak':>10} {'peak':>10} "
           f"{'est. bytes':>10} {'bytes':>10} {'plan s':>6}")
     with connect(LocalSpec(workers=workers, dashboard_address=None)) as client:
         for job_file, overrides in CASES:
+            if args.only not in f"{job_file} {' '.join(overrides)}":
+                continue
             job = load_job(JOBS / job_file, overrides)
             with tempfile.TemporaryDirectory() as tmp:
                 prepared = prepare_new(job, Path(tmp) / "run")

@@ -7,7 +7,7 @@ cluster start-up, kernel compilation (warm-up) and wall time separately.
 
 Target: both tables' compute in under 5 s of wall time on 2 cores.
 
-    python benchmarks/witness_tables.py [--workers 2] [--figures] [--paper]
+    python benchmarks/witness_tables.py [--workers 2] [--figures] [--paper] [--set KEY=VALUE ...]
 
 Without ``--paper`` the 5x5 rows run as well (about a quarter of an hour here).
 """
@@ -32,8 +32,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--figures", action="store_true", help="also draw the galleries (off: timing only)")
     parser.add_argument("--paper", action="store_true", help="only the paper's rows (up to 4x4), not 5x5")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a key of both jobs, as `epcg run --set` does (repeatable)")
     args = parser.parse_args()
-    overrides = [] if args.figures else ["figures_per_row=0"]
+    overrides = ([] if args.figures else ["figures_per_row=0"]) + args.set
 
     began = time.perf_counter()
     with connect(LocalSpec(workers=args.workers, dashboard_address=None)) as client:

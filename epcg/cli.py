@@ -83,10 +83,13 @@ def main() -> None:
 @click.argument("job_file", type=click.Path(path_type=Path))
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a job key with a TOML value.")
 @click.option("--workers", type=click.IntRange(min=1), help="Worker processes to plan for (default: one per core).")
+@click.option("--threads-per-worker", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Threads per worker process: they share its memory and each runs tasks.")
 @click.option("--memory-limit", metavar="SIZE", help="Memory per worker process to check against, e.g. 64GiB.")
 @click.option("--out", type=click.Path(path_type=Path), help="Where the run would go (for the free-disk figure).")
 @click.option("--max-tasks", type=click.IntRange(min=1), default=None, help="Most tasks a run may have.")
-def plan(job_file: Path, overrides: tuple[str, ...], workers, memory_limit, out, max_tasks) -> None:
+def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker, memory_limit, out,
+         max_tasks) -> None:
     """Print what JOB_FILE would cost, stage by stage, and whether `run` would accept it (nothing is written)."""
     from dask.utils import parse_bytes
 
@@ -104,8 +107,9 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, memory_limit, out,
         memory = parse_bytes(memory_limit) if memory_limit else local_memory(LocalSpec(workers=n))
     except ValueError:
         raise UserError(f"--memory-limit {memory_limit!r} is not a size like '64GiB'") from None
-    limits = Limits(workers=n, memory_per_worker=memory, free_disk=free_disk(where), max_tasks=max_tasks or MAX_TASKS)
-    figs = figures(job_kind(job.domain), job.config, job_plan, n)
+    limits = Limits(workers=n, memory_per_worker=memory, free_disk=free_disk(where), max_tasks=max_tasks or MAX_TASKS,
+                    threads=threads_per_worker)
+    figs = figures(job_kind(job.domain), job.config, job_plan, n * threads_per_worker)
     for note in notes:
         click.echo(f"note: {note}")
     click.echo(f"{job.name} ({job.domain}) -> {where}")
@@ -199,13 +203,16 @@ def verify(run_dir: Path, everything: bool, workers, threads_per_worker, schedul
     Exit status 0 if every checked chunk is intact, 1 if some were damaged (their
     records are removed), 2 if the store is missing or unreadable (nothing removed).
     """
-    from epcg.runtime.session import claimed, prepare_resume
+    from epcg.runtime.session import claimed, prepare_resume, unverified
 
     prepared = prepare_resume(run_dir)
     prepared.run.group  # noqa: B018 - a missing store ends here, before the cluster, the lock or any write
     spec = None if serial else _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker)
-    with _executor(spec) as executor, claimed(prepared, new=False):
-        bad = _verify(prepared, executor, everything, before_resume=False)
+    with claimed(prepared, new=False):
+        if not everything and not unverified(prepared):
+            spec = None  # nothing to read: no cluster to start
+        with _executor(spec) as executor:
+            bad = _verify(prepared, executor, everything, before_resume=False)
     if bad:
         sys.exit(1)
 
@@ -342,7 +349,10 @@ def _verify(prepared, executor, everything: bool, before_resume: bool) -> list[s
     checked, bad = verify(prepared, executor, everything)
     where = "in this process" if executor is None else f"on {_workers(executor)}"
     if not bad:
-        if not before_resume:
+        if not before_resume and not checked:
+            click.echo(f"{run.path}: nothing to check, every finished chunk was verified since it was recorded "
+                       "(--all reads them again)")
+        elif not before_resume:
             skipped = len(run.done(plan.tasks())) - checked
             click.echo(f"{run.path}: {checked} chunks checked {where}, all intact"
                        + (f" ({skipped} verified earlier, not read again; --all reads them too)" if skipped else ""))

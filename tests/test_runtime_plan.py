@@ -49,3 +49,16 @@ def test_plan_matches_a_measured_run(tmp_path: Path, job_text: str, workers: int
         assert abs(got["rss"] - fig.peak_memory) <= 0.25 * fig.peak_memory, (fig, got)
     printed = epcg("plan", str(job_file), "--workers", str(workers))
     assert printed.returncode == 0 and f"{plan.num_tasks:,}" in printed.stdout and "run would accept" in printed.stdout
+
+
+def test_plan_for_threaded_workers_divides_compute_not_memory(tmp_path: Path) -> None:
+    job_file = tmp_path / "job.toml"
+    job_file.write_text('name = "f"\ndomain = "fling"\nwidth = 7\nheight = 8\nmax_pieces = 12\ntop_puzzles = 0\n')
+    one, many = (epcg("plan", str(job_file), "--workers", "4", "--threads-per-worker", str(t),
+                      "--memory-limit", "64GiB", "--out", str(tmp_path / "run")) for t in (1, 16))
+    assert one.returncode == 0 and many.returncode == 0, one.stderr + many.stderr
+    assert "4 workers x 16 threads" in many.stdout and "4 workers," in one.stdout
+    total = lambda out: next(line for line in out.splitlines() if line.startswith("total")).split()  # noqa: E731
+    assert total(one.stdout)[:-2] == total(many.stdout)[:-2]  # tasks, bytes, disk and peak memory per worker process unchanged
+    assert total(one.stdout)[-2:] != total(many.stdout)[-2:]  # the wall time is not
+    assert not (tmp_path / "run").exists()

@@ -1,8 +1,10 @@
-"""Algorithm 5 driver: layers from word ranges equal the whole-layer answer; Fling! through it."""
+"""Algorithm 5 driver: layers from word ranges equal the whole-layer answer; reduced spaces fill the unreduced
+layers bit for bit; Fling! (both forms) through it."""
 
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,7 +12,7 @@ import pytest
 from epcg.domains.fling import layers as fling
 from epcg.experiments.fling import fling_space
 from epcg.search.retrograde import (
-    LayerCache, RetrogradeSpace, Subsets, layer_checksum, solve_layers, solve_range, word_ranges,
+    LayerCache, Line, RetrogradeSpace, Subsets, layer_checksum, layer_plan, solve_layers, solve_range, word_ranges,
 )
 
 
@@ -50,3 +52,58 @@ def test_a_solve_of_the_wrong_shape_is_named() -> None:
         solve_range(space, 2, 0, 1, lambda: (np.zeros(2, dtype=np.uint64),), key="t")
     with pytest.raises(ValueError, match="bits must be distinct"):
         RetrogradeSpace("x", len, tuple, tuple, last=1, bits=("a", "a"))
+
+
+LINE = Line(9)
+"""A reduced space by import path, for the job kind."""
+
+
+@pytest.mark.parametrize("n, chunk_words", [(6, 1), (9, 1), (9, 2), (12, 3)])
+def test_reduced_line_fills_the_unreduced_layers(n: int, chunk_words: int) -> None:
+    full = solve_layers(Line(n, reduced=False), chunk_words=chunk_words, keep=True)
+    halved = solve_layers(Line(n), chunk_words=chunk_words, keep=True)
+    counts = [[(r["reach"], r["once"]) for r in layers.rows] for layers in (full, halved)]
+    assert counts[0] == counts[1] and counts[0][n // 2][0] > 0
+    assert sorted(halved.filled) == list(range(2, n))
+    for k, words in halved.filled.items():
+        assert all(np.array_equal(a, b) for a, b in zip(words, full.words[k]))
+        assert halved.rows[k - 1]["full_checksum"] == full.rows[k - 1]["checksum"]
+        # the reduced layer keeps only representatives, so it has fewer bits than it stands for
+        assert int(np.bitwise_count(halved.words[k][0]).sum()) < halved.rows[k - 1]["reach"]
+
+
+def test_reduced_plan_fills_every_layer_but_the_first_and_deepest() -> None:
+    names = [(s.name, s.after, s.fill) for s in layer_plan(Line(5), chunk_words=1)]
+    assert names == [("k01", (), False), ("k02", ("k01",), False), ("f02", ("k02",), True),
+                     ("k03", ("f02",), False), ("f03", ("k03",), True), ("k04", ("f03",), False),
+                     ("f04", ("k04",), True), ("k05", ("f04",), False)]
+    assert [s.name for s in layer_plan(Line(5), chunk_words=1, last=2)] == ["k01", "k02"]
+    with pytest.raises(ValueError, match="come together"):
+        RetrogradeSpace("half", len, tuple, tuple, last=1, expand=tuple)
+
+
+def test_symmetric_fling_through_the_driver_equals_the_unreduced() -> None:
+    unreduced = solve_layers(fling_space(4, 4, 7), chunk_words=5, keep=True)
+    symmetric = solve_layers(fling_space(4, 4, 7, symmetric=True), chunk_words=5, keep=True)
+    assert [(r["solvable"], r["unique"]) for r in symmetric.rows] == [(r["solvable"], r["unique"])
+                                                                     for r in unreduced.rows]
+    for k, words in symmetric.filled.items():
+        assert all(np.array_equal(a, b) for a, b in zip(words, unreduced.words[k]))
+    assert sorted(symmetric.filled) == list(range(2, 7))
+
+
+def test_retrograde_job_of_a_reduced_space(tmp_path: Path) -> None:
+    from epcg.runtime.jobs import load_job
+    from epcg.runtime.session import claimed, prepare_new, run_plan
+
+    job_file = tmp_path / "line.toml"
+    job_file.write_text('name = "line"\ndomain = "retrograde"\nspace = "tests.test_search_retrograde:LINE"\n'
+                        'chunk_words = 1\n')
+    prepared = prepare_new(load_job(job_file), tmp_path / "run")
+    with claimed(prepared, new=True):
+        results = run_plan(prepared)
+    expected = solve_layers(LINE, chunk_words=1).rows
+    rows = [{k: v for k, v in r.items() if k not in ("tasks", "seconds", "fill_seconds")} for r in results["rows"]]
+    assert rows == expected and "full_checksum" in rows[1] and "full_checksum" not in rows[-1]
+    assert prepared.run.has_array("orbits/reach/9") and not prepared.run.has_array("reach/9")
+    assert prepared.run.has_array("reach/8") and prepared.run.has_array("orbits/reach/8")

@@ -5,17 +5,21 @@ in uint64 words (bit ``r % 64`` of word ``r // 64`` is the board of
 lexicographic rank ``r``). One task computes one Zarr chunk of both arrays from
 the whole of layer ``k-1``, which each worker loads once and keeps
 (:class:`~epcg.search.retrograde.LayerCache`). The board is a
-:class:`~epcg.search.retrograde.RetrogradeSpace` (``fling_space``); with
-``symmetry = false`` its layers go through the generic driver
-(:mod:`epcg.experiments.retrograde`) like any other retrograde space.
+:class:`~epcg.search.retrograde.RetrogradeSpace` (``fling_space``) and every
+layer and fill stage goes through the generic driver
+(:mod:`epcg.experiments.retrograde`) like any other retrograde space; this
+module adds the evaluation stages (:mod:`~epcg.experiments.fling_evaluate`:
+the best boards by expert ratio, ratio histograms and solution counts per piece
+count), the shared loader and its own results rows.
 
-With ``symmetry = true`` (:mod:`~epcg.domains.fling.symmetry`) stage ``kNN``
-solves only the canonical board of each orbit, into ``orbits/solvable/k`` and
-``orbits/unique/k`` (other bits 0), and counts every board of the orbit; stage
-``fNN`` then fills ``solvable/k`` and ``unique/k``, bit for bit the unreduced
-layer, from the whole orbit layer, for stage ``kNN+1`` to look successors up
-in. The deepest layer is not filled: the evaluation reads its orbit layer, so
-it evaluates and reports one board per orbit.
+With ``symmetry = true`` (:mod:`~epcg.domains.fling.symmetry`) the space is
+reduced: stage ``kNN`` solves only the canonical board of each orbit, into
+``orbits/solvable/k`` and ``orbits/unique/k`` (other bits 0), and counts every
+board of the orbit; stage ``fNN`` then fills ``solvable/k`` and ``unique/k``,
+bit for bit the unreduced layer, from the whole orbit layer, for stage
+``kNN+1`` to look successors up in. The deepest layer is not filled: the
+evaluation reads its orbit layer, so it evaluates and reports one board per
+orbit.
 
 Peak memory per worker, layer ``k``: the previous layer, ``2·C(n,k-1)/8`` bytes,
 plus twice the task's output, ``2·8·chunk_words`` bytes, plus one Zarr chunk
@@ -31,7 +35,6 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
-from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -41,31 +44,40 @@ import pydantic
 
 from epcg.combinatorics.binomial import binomial
 from epcg.combinatorics.bits import check_board
-from epcg.combinatorics.bits import popcount_words as popcount
 from epcg.domains.fling import evaluate, symmetry
 from epcg.domains.fling import layers as kernels
 from epcg.domains.fling.rules import Board
 from epcg.experiments import fling_evaluate, retrograde
 from epcg.experiments.base import JobConfig, stage_records
-from epcg.runtime.plan import Plan, Stage, Task, split_range
+from epcg.runtime.plan import Plan, Task
 from epcg.runtime.store import RunDir
-from epcg.search.retrograde import PREVIOUS, RetrogradeSpace, layer_checksum, layer_name
+from epcg.search.retrograde import RetrogradeSpace, Words, fill_name, layer_checksum, layer_name
 
 MAX_BOARDS = 1 << 43
 """Largest layer a job may name (C(56, 14) = 5.8e12 fits); whether it fits the workers is the plan's check."""
 
 
 @lru_cache(maxsize=8)
-def fling_space(width: int, height: int, max_pieces: int) -> RetrogradeSpace:
+def fling_space(width: int, height: int, max_pieces: int, symmetric: bool = False) -> RetrogradeSpace:
     """Fling! on a ``width × height`` board as a retrograde space: layer ``k`` = boards of ``k`` pieces.
 
+    ``symmetric``: reduced to one board per orbit of the board's symmetries
+    (:mod:`~epcg.domains.fling.symmetry`), filled for the next layer.
+
     >>> s = fling_space(3, 1, 3)
-    >>> [s.layer_size(k) for k in (1, 2, 3)], s.bits
-    ([3, 3, 1], ('solvable', 'unique'))
+    >>> [s.layer_size(k) for k in (1, 2, 3)], s.bits, s.reduced, fling_space(3, 1, 3, True).reduced
+    ([3, 3, 1], ('solvable', 'unique'), False, True)
     """
 
-    def solve(k: int, previous: tuple[np.ndarray, ...], start: int, stop: int) -> tuple[np.ndarray, ...]:
+    def solve(k: int, previous: Words, start: int, stop: int) -> Words:
         return kernels.solve_words(width, height, k, previous[0], previous[1], start, stop)
+
+    def solve_reduced(k: int, previous: Words, start: int, stop: int) -> tuple[Words, tuple[int, int]]:
+        s, u, solvable, unique = symmetry.solve_words_symmetric(width, height, k, *previous, start, stop)
+        return (s, u), (solvable, unique)
+
+    def expand(k: int, orbits: Words, start: int, stop: int) -> Words:
+        return symmetry.expand_words(width, height, k, *orbits, start, stop)
 
     return RetrogradeSpace(
         f"Fling! {width}x{height}",
@@ -74,6 +86,8 @@ def fling_space(width: int, height: int, max_pieces: int) -> RetrogradeSpace:
         solve=solve,
         last=max_pieces,
         bits=("solvable", "unique"),
+        solve_reduced=solve_reduced if symmetric else None,
+        expand=expand if symmetric else None,
     )
 
 
@@ -122,7 +136,7 @@ class Config(JobConfig):
 
     @property
     def space(self) -> RetrogradeSpace:
-        return fling_space(self.width, self.height, self.max_pieces)
+        return fling_space(self.width, self.height, self.max_pieces, self.symmetry)
 
 
 EVALUATE = fling_evaluate.EVALUATE
@@ -130,28 +144,26 @@ SHARED = "shared"
 """Directory of the run holding the raw layer files of ``shared_previous``; cleared by each session's prepare."""
 
 
-def fill_name(k: int) -> str:
-    return f"f{k:02d}"
-
-
-def _layer_arrays(config: Config, k: int) -> tuple[str, str]:
+def _layer_arrays(config: Config, k: int) -> tuple[str, ...]:
     """Where stage ``kNN`` writes layer ``k``: the orbit arrays when symmetric, else the full ones."""
-    prefix = "orbits/" if config.symmetry and k > 1 else ""
-    return f"{prefix}solvable/{k}", f"{prefix}unique/{k}"
+    return retrograde.written_by(config.space, layer_name(k))
 
 
 COARSEN = ("chunk_words", "evaluate_chunk_words")
 """Keys the runtime may scale up to bound the task count: results do not depend on them."""
-CALIBRATION_LAYER = 5
-"""Layer whose word slices :func:`seconds_per_board` times (layers below it take milliseconds to build)."""
+CALIBRATION_LAYER = 8
+"""Deepest layer whose kernel :func:`seconds_per_board` times (its previous layer, 58 MB on 7×8, is made up)."""
+CALIBRATION_DENSITY = (2, 6)
+"""Random words ANDed into the made-up previous layer's solvable and unique bits: 1/4 and 1/64 of them set
+(7×8 layers 5–9: 13–29 % of boards solvable, 0.3–2.7 % unique)."""
 
 
 def seconds_per_board(config: Config) -> float:
     """Seconds per board of a layer stage's kernel (symmetric or not) on the job's board, on this machine now.
 
-    Layers ``1 .. L-1`` (``L = min(max_pieces, CALIBRATION_LAYER)``) are built
-    whole, then four evenly spaced word slices of layer ``L`` are timed; the
-    kernel's speed per board changes little from layer to layer (docs/scaling.md).
+    Four evenly spaced word slices of layer ``L = min(max_pieces, CALIBRATION_LAYER)`` are timed against a
+    previous layer of random bits of its real size: the kernel's speed depends on how far apart its lookups land in
+    that layer (deep layers no longer fit the caches) far more than on which bits are set.
     """
     import time
 
@@ -161,11 +173,15 @@ def seconds_per_board(config: Config) -> float:
     top = max(2, min(config.max_pieces, CALIBRATION_LAYER, w * h))
     if top > w * h:
         return 0.0
+    rng = np.random.default_rng(0)
+    prev = []
+    for density in CALIBRATION_DENSITY:
+        words = rng.integers(0, 1 << 64, config.words(top - 1), dtype=np.uint64, endpoint=False)
+        for _ in range(density - 1):
+            words &= rng.integers(0, 1 << 64, config.words(top - 1), dtype=np.uint64, endpoint=False)
+        prev.append(words)
 
     def measure() -> tuple[float, float]:
-        prev = kernels.first_layer(w, h)
-        for k in range(2, top):
-            prev = kernels.solve_words(w, h, k, *prev, 0, config.words(k))
         total, width = config.words(top), max(1, min(config.words(top) // 4, 512))
         began = time.perf_counter()
         for i in range(4):
@@ -177,6 +193,8 @@ def seconds_per_board(config: Config) -> float:
         return 4 * width * 64, time.perf_counter() - began
 
     return calibrated(("fling", w, h, top, config.symmetry), measure, budget=0.03)
+
+
 COMPRESSED = (0.5, 0.03)
 """On-disk fraction of the raw solvable and unique arrays (measured, 7×8 layers 9 and 10: 0.40–0.54, 0.01–0.03)."""
 FILL_PER_SECOND = 60e6
@@ -215,12 +233,6 @@ def estimate(config: Config) -> dict:
 
 def plan(config: Config) -> Plan:
     stages = list(retrograde.stages(config.space, config.chunk_words))
-    if config.symmetry:
-        for k in range(config.max_pieces - 1, 1, -1):
-            name, words = fill_name(k), config.words(k)
-            stages.insert(k, Stage(name, split_range(name, words, config.chunk_words),
-                                   after=(layer_name(k),), label=f"fill layer {k}", size=words))
-            stages[k + 1] = replace(stages[k + 1], after=(name,))
     stages += fling_evaluate.stages(config)
     return Plan(tuple(stages))
 
@@ -229,18 +241,7 @@ def prepare(config: Config, run: RunDir) -> None:
     """Create every layer's arrays (empty) before any task writes a chunk; drop raw layer files of
     earlier sessions (a resumed run may have recomputed a damaged chunk since)."""
     shutil.rmtree(run.path / SHARED, ignore_errors=True)
-    names = []
-    for k in range(1, config.max_pieces + 1):
-        names += _layer_arrays(config, k)
-        if config.symmetry and 1 < k < config.max_pieces:
-            names += [f"solvable/{k}", f"unique/{k}"]
-    for name in names:
-        if not run.has_array(name):
-            k = int(name.rsplit("/", 1)[1])
-            run.group.create_array(
-                name, shape=(config.words(k),), dtype="uint64",
-                chunks=(min(config.chunk_words, config.words(k)),), fill_value=0,
-            )
+    retrograde.create_arrays(config.space, run, config.chunk_words, config.max_pieces)
 
 
 def warm_up(config: Config) -> None:
@@ -271,10 +272,9 @@ def _drop_shared_before(directory: Path, name: str) -> None:
             old.unlink(missing_ok=True)
 
 
-def _load(run: RunDir, names: tuple[str, str], shared: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Both arrays of a finished layer: private copies, or read-only maps of one raw file each."""
-    if not shared:
-        return run.read_array(names[0]), run.read_array(names[1])
+def _map_shared(run: RunDir, names: tuple[str, ...]) -> Words:
+    """The arrays of a finished layer as read-only maps of one raw file each, written once per machine
+    (the driver's loader with ``shared_previous``)."""
     directory = run.path / SHARED
     directory.mkdir(exist_ok=True)
     maps = []
@@ -288,48 +288,14 @@ def _load(run: RunDir, names: tuple[str, str], shared: bool) -> tuple[np.ndarray
                 run.read_array(name).tofile(partial)
                 os.replace(partial, path)
         maps.append(np.memmap(path, dtype=np.uint64, mode="r"))
-    return maps[0], maps[1]
-
-
-def _record(solvable: np.ndarray, unique: np.ndarray, start: int, counts: tuple[int, int]) -> dict[str, Any]:
-    return {
-        "solvable": counts[0],
-        "unique": counts[1],
-        "checksum_solvable": layer_checksum(solvable, start),
-        "checksum_unique": layer_checksum(unique, start),
-    }
+    return tuple(maps)
 
 
 def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
     if fling_evaluate.owns(task.stage):
         return fling_evaluate.run_task(config, task, run, lambda k: _layer_arrays(config, k))
-    k = int(task.stage[1:])
-    if task.stage.startswith("f"):
-        orbits = PREVIOUS.get((run.cache_key, "orbits", k),
-                               lambda: _load(run, _layer_arrays(config, k), config.shared_previous))
-        solvable, unique = symmetry.expand_words(config.width, config.height, k, *orbits, task.start, task.stop)
-        counts = (popcount(solvable), popcount(unique))
-        run.write_slice(f"solvable/{k}", task.start, solvable)
-        run.write_slice(f"unique/{k}", task.start, unique)
-        return _record(solvable, unique, task.start, counts)
-    if not config.symmetry and not config.shared_previous:
-        return retrograde.solve_task(config.space, task, run)
-    if k == 1:
-        solvable, unique = (words[task.start:task.stop] for words in kernels.first_layer(config.width, config.height))
-        counts = (popcount(solvable), popcount(unique))
-    else:
-        names = (f"solvable/{k - 1}", f"unique/{k - 1}")
-        prev = PREVIOUS.get((run.cache_key, "full", k - 1), lambda: _load(run, names, config.shared_previous))
-        if config.symmetry:
-            solvable, unique, *counts = symmetry.solve_words_symmetric(
-                config.width, config.height, k, *prev, task.start, task.stop)
-        else:
-            solvable, unique = kernels.solve_words(config.width, config.height, k, *prev, task.start, task.stop)
-            counts = [popcount(solvable), popcount(unique)]
-    names = _layer_arrays(config, k)
-    run.write_slice(names[0], task.start, solvable)
-    run.write_slice(names[1], task.start, unique)
-    return _record(solvable, unique, task.start, tuple(counts))
+    return retrograde.solve_task(config.space, task, run,
+                                 load=_map_shared if config.shared_previous else retrograde.read_layer)
 
 
 def _best_puzzles(config: Config, records: list[dict]) -> list[dict[str, Any]]:

@@ -3,13 +3,17 @@
 A job file says ``space = "mypkg.game:SPACE"``; every layer is one stage after
 the one before, every task one word range of a layer (one Zarr chunk of each
 of the space's bit arrays, ``<bit>/<k>``), computed by
-:func:`epcg.search.retrograde.solve_range` from the previous layer, which each
-worker reads once. The helpers below (stages, arrays, tasks, layer rows) are
-the whole data path; the Fling! job kind uses them too.
+:func:`epcg.search.retrograde.solve_part` from the previous layer, which each
+worker reads once. A reduced space's layer ``k > first`` is stored as
+``orbits/<bit>/<k>`` and its fill stage ``fNN`` writes the full ``<bit>/<k>``
+from it (not for the deepest layer). The helpers below (stages, arrays, tasks,
+layer rows) are the whole data path; the Fling! job kind uses them too, with
+its own loader of whole layers (``load``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,7 +24,8 @@ from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.registry import load_object
 from epcg.runtime.store import RunDir
 from epcg.search.retrograde import (
-    RetrogradeSpace, Words, layer_name, layer_plan, layer_words, merge_layer, solve_range, summarize,
+    RetrogradeSpace, Words, fill_name, is_reduced, layer_name, layer_plan, merge_layer, parse_stage,
+    solve_part, summarize,
 )
 
 
@@ -57,42 +62,75 @@ def stages(space: RetrogradeSpace, chunk_words: int, last: int | None = None) ->
     """The runtime stages of :func:`~epcg.search.retrograde.layer_plan`: one task per word range."""
     return tuple(
         Stage(layer.name, tuple(Task(layer.name, i, a, b) for i, (a, b) in enumerate(layer.ranges)),
-              after=layer.after, label=f"layer {layer.level}", size=layer.words)
+              after=layer.after, label=f"{'fill layer' if layer.fill else 'layer'} {layer.level}", size=layer.words)
         for layer in layer_plan(space, chunk_words, last)
     )
 
 
+def array_names(space: RetrogradeSpace, k: int, reduced: bool = False) -> tuple[str, ...]:
+    """Layer ``k``'s arrays, one per bit: ``<bit>/<k>``, or the reduced form ``orbits/<bit>/<k>``."""
+    prefix = "orbits/" if reduced else ""
+    return tuple(f"{prefix}{bit}/{k}" for bit in space.bits)
+
+
+def written_by(space: RetrogradeSpace, stage: str) -> tuple[str, ...]:
+    """The arrays a stage's tasks write: a layer stage its layer (reduced or not), a fill the full layer."""
+    k, fill = parse_stage(stage)
+    return array_names(space, k, reduced=is_reduced(space, k) and not fill)
+
+
+def read_by(space: RetrogradeSpace, stage: str) -> tuple[str, ...]:
+    """The whole layer a stage's tasks read: the full previous layer, or for a fill the reduced layer."""
+    k, fill = parse_stage(stage)
+    return array_names(space, k, reduced=True) if fill else array_names(space, k - 1)
+
+
 def create_arrays(space: RetrogradeSpace, run: RunDir, chunk_words: int, last: int) -> None:
-    """Create every layer's bit arrays (empty) before any task writes a chunk (idempotent)."""
-    for k in range(space.first, last + 1):
-        words = layer_words(space, k)
-        for bit in space.bits:
-            name = f"{bit}/{k}"
+    """Create every array a stage of the plan writes (empty) before any task writes a chunk (idempotent)."""
+    for layer in layer_plan(space, chunk_words, last):
+        for name in written_by(space, layer.name):
             if not run.has_array(name):
-                run.group.create_array(name, shape=(words,), dtype="uint64",
-                                       chunks=(max(1, min(chunk_words, words)),), fill_value=0)
+                run.group.create_array(name, shape=(layer.words,), dtype="uint64",
+                                       chunks=(max(1, min(chunk_words, layer.words)),), fill_value=0)
 
 
-def solve_task(space: RetrogradeSpace, task: Task, run: RunDir) -> dict[str, int]:
-    """Solve one word range of one layer, store it, return its counts and checksums."""
-    k = int(task.stage.removeprefix("k"))
+Loader = Callable[[RunDir, tuple[str, ...]], Words]
+"""Reads whole arrays of a finished layer: ``load(run, names)``, one array per name."""
 
-    def previous() -> Words:
-        return tuple(run.read_array(f"{bit}/{k - 1}") for bit in space.bits)
 
-    words = solve_range(space, k, task.start, task.stop, previous, key=run.cache_key)
-    for bit, w in zip(space.bits, words):
-        run.write_slice(f"{bit}/{k}", task.start, w)
-    return summarize(space, words, task.start)
+def read_layer(run: RunDir, names: tuple[str, ...]) -> Words:
+    """The default :data:`Loader`: a private in-memory copy of each array."""
+    return tuple(run.read_array(name) for name in names)
+
+
+def solve_task(space: RetrogradeSpace, task: Task, run: RunDir, load: Loader = read_layer) -> dict[str, int]:
+    """Solve (or fill) one word range of one stage, store it, return its counts and checksums.
+
+    ``load`` reads the layer the stage needs, once per worker process (the
+    :class:`~epcg.search.retrograde.LayerCache` is keyed by the run's
+    ``cache_key``, so another run or epoch never sees it).
+    """
+    k, fill = parse_stage(task.stage)
+    words, counts = solve_part(space, k, task.start, task.stop, lambda: load(run, read_by(space, task.stage)),
+                               key=run.cache_key, fill=fill)
+    for name, w in zip(written_by(space, task.stage), words):
+        run.write_slice(name, task.start, w)
+    return summarize(space, words, task.start, counts)
 
 
 def layer_rows(space: RetrogradeSpace, plan: Plan, records: dict[str, dict], last: int) -> list[dict[str, Any]]:
-    """One row per layer: states, set bits and checksum per bit array, tasks, seconds."""
+    """One row per layer: states, set bits (states represented, if reduced) and checksum per bit array,
+    tasks, seconds; a filled layer also the checksum of its full layer and the fill's seconds."""
     rows = []
     for k in range(space.first, last + 1):
         recs = stage_records(plan, layer_name(k), records)
-        rows.append({"layer": k, "states": space.layer_size(k), **merge_layer(space, [r["result"] for r in recs]),
-                     "tasks": len(recs), "seconds": round(sum(r["seconds"] for r in recs), 4)})
+        row = {"layer": k, "states": space.layer_size(k), **merge_layer(space, [r["result"] for r in recs]),
+               "tasks": len(recs), "seconds": round(sum(r["seconds"] for r in recs), 4)}
+        if fill_name(k) in plan.by_name:
+            fill = stage_records(plan, fill_name(k), records)
+            row["full_checksum"] = merge_layer(space, [r["result"] for r in fill])["checksum"]
+            row["fill_seconds"] = round(sum(r["seconds"] for r in fill), 4)
+        rows.append(row)
     return rows
 
 

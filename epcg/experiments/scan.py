@@ -152,17 +152,25 @@ def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
     return store_partial(run, f"{task.stage}/partial/{task.index:05d}", part)
 
 
+INLINE_RANKS = 1024
+"""A partial with at most this many ranks at its minimum keeps them in its record (sealed and fsynced with it)
+rather than in Zarr arrays of its own, which cost a task several file creations and fsyncs."""
+
+
 def store_partial(run: RunDir, prefix: str, part: ScanPartial) -> dict[str, Any]:
-    """Store a partial's rank arrays under ``prefix``; return the rest as a JSON-able record."""
+    """Store a partial's rank arrays under ``prefix`` (small ones in the record); return the record."""
     record: dict[str, Any] = {"count": part.count, "ignored": part.ignored}
     if part.argmin is not None:
+        ranks, payload = part.argmin.ranks, part.argmin.payload
         record["min"] = part.argmin.value
-        record["at_min"] = int(len(part.argmin.ranks))
-        record["payload"] = bool(len(part.argmin.payload))
-        if len(part.argmin.ranks):
-            run.write_array(f"{prefix}/ranks", part.argmin.ranks)
-            if len(part.argmin.payload):
-                run.write_array(f"{prefix}/payload", part.argmin.payload)
+        record["at_min"] = int(len(ranks))
+        record["payload"] = bool(len(payload))
+        if len(ranks) <= INLINE_RANKS:
+            record["inline"] = {"ranks": ranks.tolist(), "payload": payload.tolist(), "dtype": str(payload.dtype)}
+        else:
+            run.write_array(f"{prefix}/ranks", ranks)
+            if len(payload):
+                run.write_array(f"{prefix}/payload", payload)
     if part.top is not None:
         record["top"] = [[int(r), int(s)] for r, s in zip(part.top.ranks, part.top.scores)]
         record["top_k"] = part.top_k
@@ -178,7 +186,11 @@ def _load_partial(run: RunDir, prefix: str, record: dict[str, Any], best: int | 
     argmin = top = histogram = None
     if "min" in record:
         value = record["min"]
-        if value is not None and value == best:
+        if value is not None and value == best and "inline" in record:
+            inline = record["inline"]
+            argmin = ArgMin(value, np.array(inline["ranks"], dtype=np.uint64),
+                            np.array(inline["payload"], dtype=inline["dtype"]))
+        elif value is not None and value == best:
             ranks = run.read_array(f"{prefix}/ranks")
             payload = run.read_array(f"{prefix}/payload") if record["payload"] else np.zeros(0, np.int64)
             argmin = ArgMin(value, ranks, payload)

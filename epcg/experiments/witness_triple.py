@@ -86,19 +86,53 @@ def plan(config: Config) -> Plan:
 
 BYTES_PER_PANEL = 16
 """Build memory per panel (rank and class id) besides one byte per 64-path word of its bitset (4×4, 3 pieces: 1.4 GB)."""
-SECONDS_PER_PANEL = 4e-6
-"""Building and searching one variant, per panel of the space (4×4, 3 pieces: about 30 s)."""
+SEARCH_PER_BUILD = 0.4
+"""The branch and bound's compute as a fraction of building the problem (measured on the whole plain search in one
+process: 0.37 on 4×4, 3 pieces, 26 s to build; 0.9 on 3×3, where both take under 0.1 s)."""
+TASK_SECONDS = 0.05
+"""What a task spends on the shared incumbent (reads and offers, each a round trip to the scheduler) and its
+record, beyond the search (3×3, 16 tasks per variant on 2 workers: about 1 s for 0.1 s of search)."""
+GROUPING = 1.6
+"""Building a problem over generating its panels' solution sets (4×4, 3 pieces: 26 s in all, 16 s generating)."""
+CALIBRATION_SETS = 4
+"""Cell sets in each of four evenly spaced slices whose panels :func:`build_seconds` times."""
+
+
+def build_seconds(config: Config) -> float:
+    """Seconds one worker takes to build the problem: generating every panel's solution set, timed here on the
+    panels of a few cell sets on this machine now, then grouping them into classes (``GROUPING``)."""
+    import time
+
+    from epcg.combinatorics.combinations import Combinations
+    from epcg.domains.witness.piece_panels import solution_sets
+    from epcg.runtime.estimate import calibrated
+
+    n = Combinations(config.width * config.height, config.pieces).max_rank
+    width = max(1, min(CALIBRATION_SETS, n // 4))
+
+    def measure() -> tuple[float, float]:
+        began = time.perf_counter()
+        for i in range(4):
+            start = n * (2 * i + 1) // 8
+            solution_sets(config.width, config.height, config.pieces, config.library, start, min(start + width, n))
+        return 4 * width, time.perf_counter() - began
+
+    key = ("witness-triple", config.width, config.height, config.pieces, tuple(config.library))
+    return calibrated(key, measure, budget=0.03) * n * GROUPING
 
 
 def estimate(config: Config) -> dict:
-    """Per variant: each worker builds the whole problem once, so memory grows with the panel space."""
+    """Per variant: each worker builds the whole problem once (memory grows with the panel space), then the tasks
+    share the search."""
     from epcg.domains.witness.paths import paths_for
     from epcg.runtime.estimate import StageCost
 
     panels = max_rank(config.width, config.height, config.pieces, len(config.library))
     words = (len(paths_for(config.width, config.height)) + 63) // 64
-    return {variant: StageCost(peak_memory=panels * (BYTES_PER_PANEL + words),
-                               cpu_seconds=panels * SECONDS_PER_PANEL) for variant in config.variants}
+    build = build_seconds(config)
+    return {variant: StageCost(peak_memory=panels * (BYTES_PER_PANEL + words), setup_seconds=build,
+                               cpu_seconds=build * SEARCH_PER_BUILD + config.tasks * TASK_SECONDS)
+            for variant in config.variants}
 
 
 def warm_up(config: Config) -> None:

@@ -77,6 +77,9 @@ class StageCost:
     """Memory one worker process needs for the stage's data, beyond ``WORKER_BASE``."""
     cpu_seconds: float | None = None
     """Compute of the whole stage on one core (None: unknown)."""
+    setup_seconds: float = 0.0
+    """Compute every worker spends once before its first task of the stage (e.g. building tables it keeps), all
+    workers at the same time: it adds to the wall time once, not divided among them."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,8 @@ class Limits:
     memory_per_worker: int | None = None
     free_disk: int | None = None
     max_tasks: int = MAX_TASKS
+    threads: int = 1
+    """Threads per worker process (the processes' memory is shared by their threads)."""
 
 
 def figures(kind: Any, config: Any, plan: Any, workers: int, done: set[str] = frozenset()) -> list[StageFigures]:
@@ -118,7 +123,7 @@ def figures(kind: Any, config: Any, plan: Any, workers: int, done: set[str] = fr
         wall = None
         if cost.cpu_seconds is not None:
             parallel = max(1, min(workers, tasks))
-            wall = (cost.cpu_seconds + tasks * TASK_OVERHEAD) / parallel * left
+            wall = (cost.setup_seconds * (left > 0) + (cost.cpu_seconds + tasks * TASK_OVERHEAD) / parallel * left)
         out.append(StageFigures(stage.name, stage.label, tasks, cost.bytes_written,
                                 round((disk + tasks * RECORD_BYTES) * left),
                                 WORKER_BASE + cost.peak_memory, wall))
@@ -193,7 +198,8 @@ def table(figs: Sequence[StageFigures], limits: Limits) -> str:
     lines.append(f"{'total':<22} {sum(f.tasks for f in figs):>9,} {size(known([f.bytes_written for f in figs])):>10} "
                  f"{size(known([f.disk_bytes for f in figs])):>10} {size(max(peaks) if peaks else None):>12} "
                  f"{duration(known([f.wall_seconds for f in figs])):>9}")
-    lines.append(f"checked against: {limits.workers} workers, "
+    threads = f" x {limits.threads} threads" if limits.threads > 1 else ""
+    lines.append(f"checked against: {limits.workers} workers{threads}, "
                  f"{size(limits.memory_per_worker)} per worker, {size(limits.free_disk)} free disk, "
                  f"at most {limits.max_tasks:,} tasks")
     return "\n".join(lines)

@@ -256,11 +256,7 @@ def verify(prepared: Prepared, executor: Executor | None = None, everything: boo
     run.group  # noqa: B018 - raises StoreMissing before anything is checked or deleted
     tasks = {task.id: task for task in plan.tasks()}
     records = run.done(list(tasks.values()))
-    verified_path = run.path / VERIFIED_FILE
-    try:
-        verified = set(json.loads(verified_path.read_text()))
-    except (FileNotFoundError, ValueError):
-        verified = set()
+    verified = _verified(run)
     todo = {t: r for t, r in records.items() if everything or _stamp(t, r) not in verified}
     ids = sorted(todo)
     checker = getattr(executor, "check", None)
@@ -274,5 +270,20 @@ def verify(prepared: Prepared, executor: Executor | None = None, everything: boo
     if bad:
         run.results_path.unlink(missing_ok=True)
     good = {_stamp(t, r) for t, r in records.items() if t not in bad and (t in todo or _stamp(t, r) in verified)}
-    write_atomic(verified_path, json.dumps(sorted(good)))
+    write_atomic(run.path / VERIFIED_FILE, json.dumps(sorted(good)))
     return len(ids), bad
+
+
+def unverified(prepared: Prepared) -> int:
+    """Finished chunks not verified since they were recorded: what :func:`verify` reads by default."""
+    _job, plan, run = prepared
+    verified = _verified(run)
+    return sum(_stamp(t, r) not in verified for t, r in run.done(plan.tasks()).items())
+
+
+def _verified(run: RunDir) -> set[str]:
+    """Stamps (task id and record digest) of the chunks found intact by the last verification."""
+    try:
+        return set(json.loads((run.path / VERIFIED_FILE).read_text()))
+    except (FileNotFoundError, ValueError):
+        return set()

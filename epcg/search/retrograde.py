@@ -9,13 +9,22 @@ from the whole of layer ``k - 1`` by ``solve(k, previous, start, stop)``, which
 returns words ``[start, stop)`` of each bit array and must not depend on how a
 layer is cut into ranges.
 
+A space may also have a *reduced* form (e.g. one state per orbit of a
+symmetry): ``solve_reduced(k, previous, start, stop)`` returns words in which
+only each class's representative carries bits, and per bit how many states
+those bits stand for; ``expand(k, reduced, start, stop)`` then gives every
+state its representative's bits, the full layer, which layer ``k + 1`` reads.
+The plan adds one fill stage (``fNN``) per reduced layer except the deepest.
+
 The driver here is what every job runs, on one machine or a cluster:
 
-- :func:`layer_plan`: one layer after another, each cut into word ranges
-  (plain data; the runtime turns it into stages of tasks);
-- :func:`solve_range`: one word range of one layer, reading the previous layer
-  through the per-process :class:`LayerCache` (a worker loads it once for all
-  its tasks of the layer);
+- :func:`layer_plan`: one layer after another, each cut into word ranges, with
+  a fill stage after each reduced layer but the deepest (plain data; the
+  runtime turns it into stages of tasks);
+- :func:`solve_part`: one word range of one stage, reading the layer it needs
+  (the previous full layer, or for a fill the reduced layer) through the
+  per-process :class:`LayerCache` (a worker loads it once for all its tasks
+  of the stage); :func:`solve_range` is its words for a layer stage;
 - :func:`summarize` and :func:`merge_layer`: per-range counts and checksums,
   and their exact, order-independent combination per layer;
 - :func:`solve_layers`: all of it in one process (notebooks and tests).
@@ -25,6 +34,8 @@ The driver here is what every job runs, on one machine or a cluster:
 [2, 4, 3, 1]
 >>> [(s.name, s.after, s.ranges) for s in layer_plan(space, chunk_words=1, last=2)]
 [('k01', (), ((0, 1),)), ('k02', ('k01',), ((0, 1),))]
+>>> [(s.name, s.after) for s in layer_plan(Line(6), chunk_words=1, last=3)]   # reduced: fill stages
+[('k01', ()), ('k02', ('k01',)), ('f02', ('k02',)), ('k03', ('f02',))]
 >>> a = np.arange(10, dtype=np.uint64)
 >>> layer_checksum(a, 0) == (layer_checksum(a[:3], 0) + layer_checksum(a[3:], 3)) % 2**64
 True
@@ -43,11 +54,14 @@ from numba import njit
 
 from epcg.combinatorics.bits import popcount_words
 
-__all__ = ["LayerCache", "LayerStage", "Layers", "RetrogradeSpace", "Subsets", "layer_checksum", "layer_name",
-           "layer_plan", "layer_words", "merge_layer", "solve_layers", "solve_range", "summarize", "word_ranges"]
+__all__ = ["LayerCache", "LayerStage", "Layers", "Line", "RetrogradeSpace", "Subsets", "fill_name", "is_reduced",
+           "layer_checksum", "layer_name", "layer_plan", "layer_words", "merge_layer", "parse_stage", "solve_layers", "solve_part",
+           "solve_range", "summarize", "word_ranges"]
 
 Words = tuple[np.ndarray, ...]
 """One uint64 word array per bit of the space (in the order of ``RetrogradeSpace.bits``)."""
+Counts = tuple[int, ...]
+"""Per bit of the space, how many states a range's words stand for (its set bits, unless reduced)."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +90,13 @@ class RetrogradeSpace:
     """Names of the bit arrays of every layer; stored as ``<bit>/<k>``."""
     describe: Callable[[int, int], str] | None = None
     """Optional ``describe(k, rank)``: a state as text, for reports."""
+    solve_reduced: Callable[[int, Words, int, int], tuple[Words, Counts]] | None = None
+    """Optional ``solve_reduced(k, previous, start, stop)``: words ``[start, stop)`` of the reduced layer ``k``
+    (only each class's representative carries bits) from all of the full layer ``k - 1``, and per bit the
+    number of states those bits stand for (e.g. orbit sizes summed); stored as ``orbits/<bit>/<k>``."""
+    expand: Callable[[int, Words, int, int], Words] | None = None
+    """``expand(k, reduced, start, stop)``: words ``[start, stop)`` of the full layer ``k`` from all of the
+    reduced one, every state getting its representative's bits; given exactly when ``solve_reduced`` is."""
     algorithm: ClassVar[str] = "retrograde"
     """The job kind that walks a retrograde space."""
 
@@ -84,10 +105,32 @@ class RetrogradeSpace:
             raise ValueError(f"bits must be distinct names, got {self.bits!r}")
         if self.last < self.first:
             raise ValueError(f"last layer {self.last} is before the first, {self.first}")
+        if (self.solve_reduced is None) != (self.expand is None):
+            raise ValueError(f"{self.name}: solve_reduced and expand come together, got only one")
+
+    @property
+    def reduced(self) -> bool:
+        """Layers after the first are solved in reduced form and filled for the next layer."""
+        return self.solve_reduced is not None
 
 
 def layer_name(level: int) -> str:
     return f"k{level:02d}"
+
+
+def fill_name(level: int) -> str:
+    return f"f{level:02d}"
+
+
+def parse_stage(name: str) -> tuple[int, bool]:
+    """A stage name's level and whether it is a fill stage.
+
+    >>> parse_stage("k07"), parse_stage("f12")
+    ((7, False), (12, True))
+    """
+    if len(name) < 3 or name[0] not in "kf" or not name[1:].isdigit():
+        raise ValueError(f"not a retrograde stage name: {name!r}")
+    return int(name[1:]), name[0] == "f"
 
 
 def layer_words(space: RetrogradeSpace, k: int) -> int:
@@ -108,7 +151,8 @@ def word_ranges(words: int, chunk_words: int) -> tuple[tuple[int, int], ...]:
 
 
 class LayerStage(NamedTuple):
-    """One layer of a plan: its stage name, level, size, the stage it waits for, its word ranges."""
+    """One stage of a plan: its name, level, size, the stage it waits for, its word ranges, and whether it
+    solves layer ``level`` or fills the full layer from the reduced one."""
 
     name: str
     level: int
@@ -116,17 +160,29 @@ class LayerStage(NamedTuple):
     words: int
     after: tuple[str, ...]
     ranges: tuple[tuple[int, int], ...]
+    fill: bool = False
 
 
 def layer_plan(space: RetrogradeSpace, chunk_words: int, last: int | None = None) -> tuple[LayerStage, ...]:
-    """Layers ``first .. last`` (default ``space.last``), each after the one before, in word ranges."""
+    """Layers ``first .. last`` (default ``space.last``), each after the one before, in word ranges.
+
+    A reduced space's layers ``first < k < last`` are each followed by their
+    fill stage, which the next layer waits for; the deepest layer stays reduced.
+    """
     last = space.last if last is None else last
-    out = []
+    out: list[LayerStage] = []
     for k in range(space.first, last + 1):
-        words = layer_words(space, k)
-        after = (layer_name(k - 1),) if k > space.first else ()
-        out.append(LayerStage(layer_name(k), k, space.layer_size(k), words, after, word_ranges(words, chunk_words)))
+        words, states = layer_words(space, k), space.layer_size(k)
+        ranges = word_ranges(words, chunk_words)
+        out.append(LayerStage(layer_name(k), k, states, words, (out[-1].name,) if out else (), ranges))
+        if space.reduced and space.first < k < last:
+            out.append(LayerStage(fill_name(k), k, states, words, (out[-1].name,), ranges, fill=True))
     return tuple(out)
+
+
+def is_reduced(space: RetrogradeSpace, k: int) -> bool:
+    """Layer ``k``'s solve stage writes the reduced form (every layer of a reduced space but the first)."""
+    return space.reduced and k > space.first
 
 
 class LayerCache:
@@ -158,32 +214,57 @@ PREVIOUS = LayerCache()
 """The previous layer of this process, shared by every retrograde job it runs."""
 
 
-def solve_range(space: RetrogradeSpace, k: int, start: int, stop: int,
-                load_previous: Callable[[], Words], key: Hashable = None) -> Words:
-    """Words ``[start, stop)`` of every bit array of layer ``k``.
+def solve_part(space: RetrogradeSpace, k: int, start: int, stop: int, load: Callable[[], Words],
+               key: Hashable = None, fill: bool = False) -> tuple[Words, Counts]:
+    """Words ``[start, stop)`` of every bit array of one stage of layer ``k``, and the states they stand for.
 
     Layer ``first`` comes from ``first_layer()``; a later layer from
-    ``space.solve`` on layer ``k - 1``, which ``load_previous()`` reads once
-    per process and ``key`` (e.g. the run directory) names in :data:`PREVIOUS`.
+    ``space.solve`` (or ``space.solve_reduced``) on the full layer ``k - 1``;
+    a fill (``fill=True``) from ``space.expand`` on the reduced layer ``k``.
+    ``load()`` reads that whole layer once per process and ``key`` (e.g. the
+    run directory) names it in :data:`PREVIOUS`. Counts are the set bits,
+    except those ``solve_reduced`` returns.
     """
     if not space.first <= k:
         raise ValueError(f"layer {k} is before the first layer, {space.first}")
-    if k == space.first:
+    counts = None
+    if fill:
+        if not is_reduced(space, k):
+            raise ValueError(f"{space.name}: layer {k} is not reduced, so it has no fill")
+        words = tuple(space.expand(k, PREVIOUS.get((key, space.name, "reduced", k), load), start, stop))
+    elif k == space.first:
         words = tuple(np.ascontiguousarray(w[start:stop], dtype=np.uint64) for w in space.first_layer())
     else:
-        previous = PREVIOUS.get((key, space.name, k - 1), load_previous)
-        words = tuple(space.solve(k, previous, start, stop))
+        previous = PREVIOUS.get((key, space.name, k - 1), load)
+        if space.reduced:
+            words, counts = space.solve_reduced(k, previous, start, stop)
+            words, counts = tuple(words), tuple(int(c) for c in counts)
+        else:
+            words = tuple(space.solve(k, previous, start, stop))
     if len(words) != len(space.bits) or any(w.shape != (stop - start,) or w.dtype != np.uint64 for w in words):
         raise ValueError(f"{space.name}: layer {k} words [{start}, {stop}) must be {len(space.bits)} uint64 "
                          f"arrays of {stop - start} words, got {[(w.dtype, w.shape) for w in words]}")
-    return words
+    if counts is None:
+        counts = tuple(popcount_words(w) for w in words)
+    elif len(counts) != len(space.bits):
+        raise ValueError(f"{space.name}: solve_reduced must count {len(space.bits)} bits, got {counts!r}")
+    return words, counts
 
 
-def summarize(space: RetrogradeSpace, words: Words, start: int) -> dict[str, int]:
-    """A word range's record: set bits and checksum of each bit array (``<bit>``, ``checksum_<bit>``)."""
+def solve_range(space: RetrogradeSpace, k: int, start: int, stop: int,
+                load_previous: Callable[[], Words], key: Hashable = None) -> Words:
+    """Words ``[start, stop)`` of every bit array of layer ``k`` (reduced if the space is), as :func:`solve_part`."""
+    return solve_part(space, k, start, stop, load_previous, key)[0]
+
+
+def summarize(space: RetrogradeSpace, words: Words, start: int, counts: Counts | None = None) -> dict[str, int]:
+    """A word range's record: states and checksum of each bit array (``<bit>``, ``checksum_<bit>``).
+
+    ``counts`` (default: the set bits) are the states the words stand for.
+    """
     out = {}
-    for bit, w in zip(space.bits, words):
-        out[bit] = popcount_words(w)
+    for i, (bit, w) in enumerate(zip(space.bits, words)):
+        out[bit] = popcount_words(w) if counts is None else counts[i]
         out[f"checksum_{bit}"] = layer_checksum(w, start)
     return out
 
@@ -204,31 +285,41 @@ def merge_layer(space: RetrogradeSpace, records: Iterable[dict[str, int]]) -> di
 
 @dataclass(frozen=True)
 class Layers:
-    """Every layer solved in one process: the rows of :func:`merge_layer`, and the words if kept."""
+    """Every layer solved in one process: the rows of :func:`merge_layer`, and the words if kept.
+
+    A reduced space's ``words`` are its reduced layers (the first is full);
+    ``filled`` holds the full layers its fill stages made. A filled layer's
+    row also has ``full_checksum``, the checksum of the full layer.
+    """
 
     rows: list[dict[str, Any]]
     words: dict[int, Words] = field(default_factory=dict)
+    filled: dict[int, Words] = field(default_factory=dict)
 
 
 def solve_layers(space: RetrogradeSpace, last: int | None = None, chunk_words: int = 1 << 16,
                  keep: bool = False) -> Layers:
     """Algorithm 5 in one process, range by range as a job does (for notebooks and tests).
 
-    ``keep`` keeps every layer's words; otherwise only the previous one is held.
+    ``keep`` keeps every layer's words; otherwise only the layer the next stage reads is held.
     """
-    rows, kept = [], {}
-    previous: Words = ()
+    rows: list[dict[str, Any]] = []
+    kept: dict[int, Words] = {}
+    filled: dict[int, Words] = {}
+    latest: Words = ()
     token = object()  # this call's own key in the process's layer cache
     for stage in layer_plan(space, chunk_words, last):
-        parts = [solve_range(space, stage.level, a, b, lambda: previous, key=token)
+        parts = [solve_part(space, stage.level, a, b, lambda: latest, key=token, fill=stage.fill)
                  for a, b in stage.ranges]
-        words = tuple(np.concatenate([p[i] for p in parts]) for i in range(len(space.bits)))
-        records = [summarize(space, p, a) for p, (a, _b) in zip(parts, stage.ranges)]
-        rows.append({"layer": stage.level, "states": stage.states, **merge_layer(space, records)})
-        previous = words
+        latest = tuple(np.concatenate([p[0][i] for p in parts]) for i in range(len(space.bits)))
+        merged = merge_layer(space, [summarize(space, p[0], a, p[1]) for p, (a, _b) in zip(parts, stage.ranges)])
+        if stage.fill:
+            rows[-1]["full_checksum"] = merged["checksum"]
+        else:
+            rows.append({"layer": stage.level, "states": stage.states, **merged})
         if keep:
-            kept[stage.level] = words
-    return Layers(rows, kept)
+            (filled if stage.fill else kept)[stage.level] = latest
+    return Layers(rows, kept, filled)
 
 
 @njit(cache=True, nogil=True)
@@ -277,6 +368,68 @@ def Subsets(n: int) -> RetrogradeSpace:
 
     return RetrogradeSpace(f"{n} items", lambda k: math.comb(n, k), first_layer, solve, last=n, bits=("even",),
                            describe=lambda k, r: str(subsets[k][r]))
+
+
+def Line(n: int, reduced: bool = True) -> RetrogradeSpace:
+    """A toy space with a 2-fold symmetry, for examples and tests of the reduced form.
+
+    Layer ``k`` is the k-subsets of ``n`` cells on a line in colex order; a
+    subset's children are it without one cell that lacks a neighbour in it on
+    some side (the end of a run). Layer 1: the two end
+    cells ``reach`` and are reached ``once``. Later: ``reach`` if some child
+    reaches, ``once`` if exactly one child reaches and that one is ``once``.
+    The mirror ``i -> n-1-i`` maps children to children, so mirror images have
+    the same bits: ``reduced`` solves only the representative of each pair
+    (the lower rank), counts both, and ``expand`` copies its bits to the other.
+
+    >>> full, halved = solve_layers(Line(6, reduced=False)), solve_layers(Line(6))
+    >>> [(r["reach"], r["once"]) for r in halved.rows]
+    [(2, 2), (9, 8), (16, 2), (14, 2), (6, 2), (1, 0)]
+    >>> [(r["reach"], r["once"]) for r in full.rows] == [(r["reach"], r["once"]) for r in halved.rows]
+    True
+    >>> [r.get("full_checksum") == f["checksum"] for r, f in zip(halved.rows, full.rows)]  # fills: layers 2..5
+    [False, True, True, True, True, False]
+    """
+    subsets = {k: sorted((c for c in _combinations(n, k)), key=lambda c: c[::-1]) for k in range(1, n + 1)}
+    index = {k: {c: r for r, c in enumerate(cs)} for k, cs in subsets.items()}
+
+    def mirror(k: int, r: int) -> int:
+        return index[k][tuple(sorted(n - 1 - i for i in subsets[k][r]))]
+
+    def first_layer() -> Words:
+        ends = _pack([c[0] in (0, n - 1) for c in subsets[1]])
+        return ends, ends.copy()
+
+    def bits_of(k: int, previous: Words, r: int) -> tuple[bool, bool]:
+        c = subsets[k][r]
+        children = [index[k - 1][c[:i] + c[i + 1:]] for i in range(k) if not {c[i] - 1, c[i] + 1} <= set(c)]
+        reaching = [q for q in children if _bit(previous[0], q)]
+        return bool(reaching), len(reaching) == 1 and _bit(previous[1], reaching[0])
+
+    def solve(k: int, previous: Words, start: int, stop: int) -> Words:
+        states = [bits_of(k, previous, r) for r in range(len(subsets[k]))]
+        return tuple(_pack([s[i] for s in states])[start:stop].copy() for i in range(2))
+
+    def solve_reduced(k: int, previous: Words, start: int, stop: int) -> tuple[Words, Counts]:
+        ranks = range(64 * start, min(64 * stop, len(subsets[k])))
+        states = {r: bits_of(k, previous, r) for r in ranks if r <= mirror(k, r)}
+        words = tuple(_pack([r in states and states[r][i] for r in range(64 * stop)])[start:stop].copy()
+                      for i in range(2))
+        counts = tuple(sum(2 - (mirror(k, r) == r) for r, s in states.items() if s[i]) for i in range(2))
+        return words, counts
+
+    def expand(k: int, reduced: Words, start: int, stop: int) -> Words:
+        ranks = range(64 * start, min(64 * stop, len(subsets[k])))
+        return tuple(_pack([r in ranks and _bit(w, min(r, mirror(k, r))) for r in range(64 * stop)])[start:stop].copy()
+                     for w in reduced)
+
+    return RetrogradeSpace(f"{n} cells on a line", lambda k: math.comb(n, k), first_layer, solve, last=n,
+                           bits=("reach", "once"), describe=lambda k, r: str(subsets[k][r]),
+                           solve_reduced=solve_reduced if reduced else None, expand=expand if reduced else None)
+
+
+def _bit(words: np.ndarray, r: int) -> bool:
+    return bool(words[r >> 6] >> np.uint64(r & 63) & np.uint64(1))
 
 
 def _combinations(n: int, k: int) -> Sequence[tuple[int, ...]]:

@@ -101,6 +101,9 @@ def _and_level(cur, span, i, table, q):
 
 _BLOCK = np.uint64(16)
 """Words ANDed and counted between two checks of the early exit (a block the compiler vectorises)."""
+_SMALL = 64
+"""Below this limit a minimum search checks the early exit after every non-zero word (the limit passes within a
+few words; blocks pay off when counting on)."""
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -151,11 +154,25 @@ def _cross_leaves(cur, span, i, table, q0, n, lo0, start, stop, lengths, acc, ra
             break
         evaluated += 1
         limit = acc[0]
-        if hist is None:
-            exact = limit
+        if hist is None and limit < _SMALL:
+            # a minimum search near its end: exit after the word that passes the limit (inline: a helper
+            # returning (count, first) compiles to a slower loop here)
+            count = 0
+            first = -1
+            w = lo
+            while w < hi:
+                x = cur[i, w] & table[q, w]
+                if x != 0:
+                    if first < 0:
+                        first = np.int64(w) * 64 + np.int64(_ctz(x))
+                    count += popcount(x)
+                    if count > limit:
+                        break
+                w += _ONE
+        elif hist is None:
+            count, first = _count_and(cur, i, table, q, lo, hi, limit)
         else:
-            exact = max(limit, hist.shape[0] - 1)
-        count, first = _count_and(cur, i, table, q, lo, hi, exact)
+            count, first = _count_and(cur, i, table, q, lo, hi, max(limit, hist.shape[0] - 1))
         if count > 0:
             solvable += 1
             if hist is not None:
@@ -338,6 +355,7 @@ def _scan_cross(cross, sep, pair_index, lengths, num_paths, n, kc, ncells, kr,
     if levels == 0:
         _cross_leaves(cur, span, 0, cross, 0, n, 0, start, stop, lengths, acc, ranks, longs, hist)
         return
+    nodes = 0  # kept local and added to acc[3] once: a store to acc in the loop would slow the walk
     i = 0
     item[0] = -1
     nextbase[0] = 0
@@ -354,9 +372,9 @@ def _scan_cross(cross, sep, pair_index, lengths, num_paths, n, kc, ncells, kr,
         if lo + size * mult <= start:
             continue
         if lo >= stop:
-            return
+            break
         c = _and_level(cur, span, i, cross, q)
-        acc[3] += 1
+        nodes += 1
         if c == 0:
             continue
         if i == levels - 1:
@@ -367,11 +385,12 @@ def _scan_cross(cross, sep, pair_index, lengths, num_paths, n, kc, ncells, kr,
                 more = _cross_leaves(cur, span, i + 1, cross, q + 1, n, lo, start, stop, lengths, acc, ranks, longs,
                                      hist)
             if not more:
-                return
+                break
             continue
         i += 1
         item[i] = q
         nextbase[i] = b
+    acc[3] += nodes
 
 
 @njit(cache=True, nogil=True)
