@@ -4,7 +4,9 @@ Runs `jobs/witness-must-cross.toml` (or another Witness job) restricted to a
 few rows on an embedded cluster, then reads each task's seconds from the run's
 manifest records (the kernel and the Zarr write, not the worker's warm-up) and
 prints, per row: tasks, the median, mean and slowest task seconds, the two
-ratios and the slowest task's index. The warm-up's seconds (slowest worker)
+ratios and the slowest task's index, once for wall seconds and once for the
+CPU seconds of the task's thread (on a shared machine the wall seconds also
+measure who else was running; the CPU seconds measure the task's work). The warm-up's seconds (slowest worker)
 and a digest of each row's results (minimum, puzzles there, their ranks) are
 printed too, so runs of two commits can be checked for identical results.
 
@@ -51,15 +53,16 @@ def main() -> None:
         ats = {stage.name: prepared.run.read_array(f"{stage.name}/at_min/ranks") for stage in prepared.plan.stages}
     print(f"{args.job} rows {args.rows} {' '.join(args.set)}: {args.workers} workers, "
           f"warm-up {results['warm_up_seconds']:.2f} s, wall {wall:.1f} s")
-    print(f"{'row':<8} {'tasks':>5} {'median s':>9} {'mean s':>8} {'max s':>7} {'max/median':>10} "
+    print(f"{'row':<8} {'time':<4} {'tasks':>5} {'median s':>9} {'mean s':>8} {'max s':>7} {'max/median':>10} "
           f"{'max/mean':>8} {'slowest':>7}  results digest")
     for stage, row in zip(prepared.plan.stages, results["rows"]):
-        seconds = [records[t.id]["seconds"] for t in stage.tasks]
-        median, mean, top = statistics.median(seconds), statistics.fmean(seconds), max(seconds)
         digest = hashlib.sha256(ats[stage.name].tobytes()).hexdigest()[:12]
-        print(f"{stage.name:<8} {len(seconds):>5} {median:>9.3f} {mean:>8.3f} {top:>7.3f} {top / median:>10.2f} "
-              f"{top / mean:>8.2f} {seconds.index(top):>7}  min {row['min_solutions']} "
-              f"at_min {row['puzzles_at_min']} ranks {digest}")
+        for key, label in (("seconds", "wall"), ("cpu_seconds", "cpu")):
+            seconds = [records[t.id][key] for t in stage.tasks]
+            median, mean, top = statistics.median(seconds), statistics.fmean(seconds), max(seconds)
+            print(f"{stage.name:<8} {label:<4} {len(seconds):>5} {median:>9.3f} {mean:>8.3f} {top:>7.3f} "
+                  f"{top / median:>10.2f} {top / mean:>8.2f} {seconds.index(top):>7}  min {row['min_solutions']} "
+                  f"at_min {row['puzzles_at_min']} ranks {digest}")
 
 
 if __name__ == "__main__":
