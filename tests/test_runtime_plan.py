@@ -49,3 +49,16 @@ def test_plan_matches_a_measured_run(tmp_path: Path, job_text: str, workers: int
         assert abs(got["rss"] - fig.peak_memory) <= 0.25 * fig.peak_memory, (fig, got)
     printed = epcg("plan", str(job_file), "--workers", str(workers))
     assert printed.returncode == 0 and f"{plan.num_tasks:,}" in printed.stdout and "run would accept" in printed.stdout
+
+
+def test_a_workers_setup_adds_to_the_wall_time_whole() -> None:
+    from types import SimpleNamespace
+
+    from epcg.runtime.estimate import TASK_OVERHEAD, StageCost
+    from epcg.runtime.plan import Plan, Stage, Task
+
+    plan = Plan((Stage("s", tuple(Task("s", i, i, i + 1) for i in range(4))),))
+    kind = SimpleNamespace(estimate=lambda config: {"s": StageCost(cpu_seconds=8.0, setup_seconds=3.0)})
+    wall = figures(kind, None, plan, workers=2)[0].wall_seconds
+    assert wall == pytest.approx((8.0 + 4 * TASK_OVERHEAD) / 2 + 3.0)
+    assert figures(kind, None, plan, workers=2, done={t.id for t in plan.tasks()})[0].wall_seconds == 0

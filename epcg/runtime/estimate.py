@@ -77,6 +77,9 @@ class StageCost:
     """Memory one worker process needs for the stage's data, beyond ``WORKER_BASE``."""
     cpu_seconds: float | None = None
     """Compute of the whole stage on one core (None: unknown)."""
+    setup_seconds: float = 0.0
+    """Seconds every worker spends once before the stage's tasks (tables built in its warm-up): they add to
+    the wall time whole, not shared among the workers."""
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,7 @@ def figures(kind: Any, config: Any, plan: Any, workers: int, done: set[str] = fr
         wall = None
         if cost.cpu_seconds is not None:
             parallel = max(1, min(workers, tasks))
-            wall = (cost.cpu_seconds + tasks * TASK_OVERHEAD) / parallel * left
+            wall = (cost.cpu_seconds + tasks * TASK_OVERHEAD) / parallel * left + (cost.setup_seconds if left else 0.0)
         out.append(StageFigures(stage.name, stage.label, tasks, cost.bytes_written,
                                 round((disk + tasks * RECORD_BYTES) * left),
                                 WORKER_BASE + cost.peak_memory, wall))
