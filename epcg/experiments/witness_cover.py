@@ -2,6 +2,7 @@
 
 A Witness job with ``kind = "unique-cover"`` (the ``witness`` job kind
 dispatches here, :mod:`epcg.experiments.witness_kinds`).
+
 One stage per board; its tasks are slices of the board's path list (longest
 paths first, so the slices are denser at the front where the search is
 hardest). Each task runs the branch and bound of
