@@ -62,3 +62,16 @@ def test_plan_for_threaded_workers_divides_compute_not_memory(tmp_path: Path) ->
     assert total(one.stdout)[:-2] == total(many.stdout)[:-2]  # tasks, bytes, disk and peak memory per worker process unchanged
     assert total(one.stdout)[-2:] != total(many.stdout)[-2:]  # the wall time is not
     assert not (tmp_path / "run").exists()
+
+
+def test_a_workers_setup_adds_to_the_wall_time_whole() -> None:
+    from types import SimpleNamespace
+
+    from epcg.runtime.estimate import TASK_OVERHEAD, StageCost
+    from epcg.runtime.plan import Plan, Stage, Task
+
+    plan = Plan((Stage("s", tuple(Task("s", i, i, i + 1) for i in range(4))),))
+    kind = SimpleNamespace(estimate=lambda config: {"s": StageCost(cpu_seconds=8.0, setup_seconds=3.0)})
+    wall = figures(kind, None, plan, workers=2)[0].wall_seconds
+    assert wall == pytest.approx((8.0 + 4 * TASK_OVERHEAD) / 2 + 3.0)
+    assert figures(kind, None, plan, workers=2, done={t.id for t in plan.tasks()})[0].wall_seconds == 0

@@ -35,3 +35,8 @@ def test_an_object_without_an_algorithm_is_not_a_space():
 def test_unknown_domain_lists_the_known_ones():
     with pytest.raises(UserError, match="'domain' must be one of .*fling.*got 'chess'"):
         validate({"name": "x", "domain": "chess"})
+
+
+def test_an_unknown_domain_close_to_a_known_one_names_it():
+    with pytest.raises(UserError, match="got 'witnes' \\(did you mean 'witness'\\?"):
+        validate({"name": "x", "domain": "witnes"})

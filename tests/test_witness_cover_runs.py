@@ -1,4 +1,4 @@
-"""The witness-cover job through the CLI: same panels for any split and worker count; bad boards refused."""
+"""The unique-cover Witness job through the CLI: same panels for any split and worker count; bad boards refused."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ from pathlib import Path
 import pydantic
 import pytest
 
+from epcg.experiments import witness_cover, witness_kinds
 from epcg.experiments.witness_cover import Config, plan
+from epcg.runtime.errors import UserError
+from epcg.runtime.jobs import validate
 
 from .conftest import JOBS, epcg
 
@@ -22,7 +25,7 @@ def answer(run: Path) -> list[dict]:
 
 
 def test_plan_covers_every_path_once() -> None:
-    config = Config(name="t", domain="witness-cover", boards=["3x3", "4x3"], tasks=7)
+    config = Config(name="t", domain="witness", kind="unique-cover", boards=["3x3", "4x3"], tasks=7)
     p = plan(config)
     for stage, n in zip(p.stages, (184, 976)):
         assert stage.size == n
@@ -31,10 +34,23 @@ def test_plan_covers_every_path_once() -> None:
         assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:]))
 
 
+def test_witness_kind_dispatches_unique_cover() -> None:
+    job = validate({"name": "t", "domain": "witness", "kind": "unique-cover", "boards": ["3x3"], "tasks": 2})
+    assert isinstance(job.config, witness_cover.Config)
+    assert [t.stop for t in witness_kinds.plan(job.config).tasks()][-1] == 184
+    assert witness_kinds.estimate(job.config) == {}
+
+
+def test_the_old_domain_name_is_one_line() -> None:
+    with pytest.raises(UserError) as info:
+        validate({"name": "t", "domain": "witness-cover", "boards": ["3x3"]})
+    assert "'witness'" in str(info.value) and "\n" not in str(info.value)
+
+
 @pytest.mark.parametrize("boards", [["3x"], ["6x6"], ["3x3", "3x3"], []])
 def test_bad_boards_fail_validation(boards: list[str]) -> None:
     with pytest.raises(pydantic.ValidationError):
-        Config(name="t", domain="witness-cover", boards=boards)
+        Config(name="t", domain="witness", kind="unique-cover", boards=boards)
 
 
 def test_bad_board_is_a_user_error(tmp_path: Path) -> None:

@@ -302,9 +302,10 @@ def _prefix_nodes(w: int, h: int, k: int) -> tuple[int, int]:
 @pytest.mark.parametrize(("w", "h", "k"), [(2, 2, 3), (2, 2, 5), (3, 2, 4), (3, 3, 3)])
 def test_walk_prunes_every_extension_of_an_empty_prefix(w: int, h: int, k: int) -> None:
     pruned, everything = _prefix_nodes(w, h, k)
-    assert scan_module.must_cross_nodes(w, h, k) == pruned < everything
     space = puzzle_space("must-cross", w, h, k)
     fused = scan_range(space, 0, space.max_rank, REDUCTIONS)
+    assert scan_module.walk("must-cross", w, h, k, 0, space.max_rank) == (fused.argmin.value, pruned)
+    assert pruned < everything
     plain = scan_range(replace(space, evaluate_range=None), 0, space.max_rank, REDUCTIONS)
     assert (fused.count, fused.ignored, fused.histogram) == (plain.count, plain.ignored, plain.histogram)
     assert (fused.argmin.value, fused.argmin.ranks.tolist()) == (plain.argmin.value, plain.argmin.ranks.tolist())
@@ -328,3 +329,20 @@ def test_cost_split_plans_contiguous_tasks() -> None:
     tasks = plan(config).stages[0].tasks
     assert len(tasks) == 9 and tasks[0].start == 0 and tasks[-1].stop == 8_259_888
     assert all(a.stop == b.start for a, b in zip(tasks, tasks[1:]))
+
+
+def test_estimate_charges_each_board_table_build_once_and_times_every_row() -> None:
+    from epcg.experiments.witness import Config, estimate
+
+    config = Config(name="t", domain="witness", kind="must-cross", rows=["3x3:3", "3x3:4", "4x3:3"])
+    costs = estimate(config)
+    assert costs["3x3-k3"].setup_seconds > 0 and costs["4x3-k3"].setup_seconds > 0
+    assert costs["3x3-k4"].setup_seconds == 0
+    assert all(c.cpu_seconds > 0 for c in costs.values())
+
+
+def test_a_walk_from_a_lower_minimum_meets_the_same_or_a_lower_one() -> None:
+    n = max_rank("must-cross", 4, 4, 4)
+    fresh, nodes = scan_module.walk("must-cross", 4, 4, 4, n // 3, n // 3 + 5000, cap=8)
+    assert scan_module.walk("must-cross", 4, 4, 4, n // 3, n // 3 + 5000, cap=8, best=1) == (1, nodes)
+    assert fresh >= 1 and scan_module.walk("regions", 3, 3, 3, 0, 100)[1] == 0

@@ -107,9 +107,11 @@ class Run:
 
     @property
     def domain(self) -> str:
-        """What the run explores: witness, triple (Witness triple panels), fling, dwp, or another job kind."""
-        if self.job.domain == "witness" and getattr(self.config, "kind", None) == "triple":
-            return "triple"
+        """What the run explores: witness, triple (Witness triple panels), unique-cover (Witness panels with one
+        solution, from the paths' side), fling, dwp, or another job kind."""
+        kind = getattr(self.config, "kind", None)
+        if self.job.domain == "witness" and kind in ("triple", "unique-cover"):
+            return kind
         return self.job.domain
 
     def __repr__(self) -> str:

@@ -17,6 +17,7 @@ import numpy as np
 import pydantic
 
 from epcg.domains.witness import scan
+from epcg.domains.witness.bitsets import bitsets_for, build_seconds
 from epcg.domains.witness.geometry import MAX_SIDE, Geometry
 from epcg.domains.witness.paths import paths_for
 from epcg.experiments import witness_paper as paper
@@ -147,36 +148,68 @@ def plan(config: Config) -> Plan:
     return Plan(tuple(stages))
 
 
-CALIBRATION_SLICES = 4
-"""Evenly spaced slices of a row's ranks timed by :func:`seconds_per_puzzle`."""
+CALIBRATION_SLICES = 16
+"""Evenly spaced slices of a row's ranks timed by :func:`task_seconds`."""
+CALIBRATION_WIDTH = 2048
+"""Puzzles per slice (fewer if a task is smaller)."""
 
 
-def seconds_per_puzzle(config: Config, row: Row) -> float:
-    """The scan's seconds per puzzle of ``row`` on this machine now, timed on a few slices of its ranks."""
+def task_seconds(config: Config, row: Row) -> tuple[float, float]:
+    """``(start, per_puzzle)``: CPU seconds of a task's first slice of ``row`` and of each puzzle after it.
+
+    A task's minimum starts above every count, so its first puzzles are counted
+    exactly; as it falls, each puzzle's count stops sooner (above the minimum or
+    the solution-count cap, whichever is higher). So each of a few slices spread
+    over the row is timed twice: a fresh walk of its first puzzles, as a task
+    starts, and a walk of the next ones from the lowest minimum the fresh walks
+    met, as the rest of a task runs. CPU seconds of this thread: other processes
+    on the machine do not inflate them.
+    """
     import time
 
     from epcg.runtime.estimate import calibrated
 
-    space = scan.puzzle_space(config.kind, row.width, row.height, row.kernel_k)
-    reductions = config.reductions()
-    total = space.max_rank
-    width = max(1, min(total // CALIBRATION_SLICES, 4096))
+    kind, k = config.kind, row.kernel_k
+    total = scan.max_rank(kind, row.width, row.height, k)
+    width = _slice_width(config, total)
+    cap = _cap(config, row)
+    starts = [total * i // CALIBRATION_SLICES for i in range(CALIBRATION_SLICES)]
+    met = [bitsets_for(row.width, row.height).num_paths + 1]
 
-    def measure() -> tuple[float, float]:
-        began = time.perf_counter()
-        for i in range(CALIBRATION_SLICES):
-            start = total * (2 * i + 1) // (2 * CALIBRATION_SLICES)
-            scan_range(space, start, min(start + width, total), reductions)
-        return CALIBRATION_SLICES * width, time.perf_counter() - began
+    def fresh() -> tuple[float, float]:
+        began = time.thread_time()
+        for a in starts:
+            met[0] = min(met[0], scan.walk(kind, row.width, row.height, k, a, a + width, cap)[0])
+        return CALIBRATION_SLICES, time.thread_time() - began
 
-    return calibrated(("witness", config.kind, row.name, config.solution_counts), measure, budget=0.03)
+    def steady() -> tuple[float, float]:
+        began = time.thread_time()
+        for a in starts:
+            scan.walk(kind, row.width, row.height, k, a + width, min(a + 2 * width, total), cap, met[0])
+        return CALIBRATION_SLICES * width, time.thread_time() - began
+
+    key = ("witness", kind, row.name, cap, width)
+    return calibrated((*key, "start"), fresh), calibrated((*key, "steady"), steady)
+
+
+def _slice_width(config: Config, total: int) -> int:
+    """Puzzles in each calibration slice of a row of ``total`` (two per slice fit in the row and one in a task)."""
+    return max(1, min(total // (2 * CALIBRATION_SLICES), config.chunk_size, CALIBRATION_WIDTH))
+
+
+def _cap(config: Config, row: Row) -> int:
+    """The kernel's histogram cap for ``row`` (0: no histogram)."""
+    paths = bitsets_for(row.width, row.height).num_paths
+    return paths if config.solution_counts == "all" else min(config.solution_counts, paths)
 
 
 def estimate(config: Config) -> dict:
-    """Per row: memory for the path bitsets (and the regions search's buffer), compute timed on a slice of it."""
+    """Per row: memory for the path bitsets (and the regions search's buffer); compute from the kernel timed on
+    slices of the row (:func:`task_seconds`) and the tables' build, which every worker does once per board."""
     from epcg.runtime.estimate import StageCost
 
-    out = {}
+    out, boards = {}, set()
+    bitsets_for(2, 2)  # load the table kernels first, as a worker's warm-up does, so they are not timed
     for row in config.parsed_rows():
         paths = len(paths_for(row.width, row.height))
         words = (paths + 63) // 64
@@ -184,19 +217,29 @@ def estimate(config: Config) -> dict:
         if config.kind == "paths":
             out[row.name] = StageCost(bytes_written=paths, peak_memory=paths * 32, cpu_seconds=paths * 1e-6)
             continue
+        board = (row.width, row.height)
+        setup = 0.0 if board in boards else build_seconds(*board)
+        boards.add(board)
         puzzles = scan.max_rank(config.kind, row.width, row.height, row.kernel_k)
+        tasks = -(-puzzles // config.chunk_size)
+        start, per_puzzle = task_seconds(config, row)
+        width = _slice_width(config, puzzles)
+        compute = tasks * start + max(puzzles - tasks * width, 0) * per_puzzle
         kr = row.k[-1] if config.kind in ("regions", "joint") else 0
         buffers = (kr * (1 << max(kr - 1, 0)) + g.num_positions + g.num_cells) * words * 8
-        out[row.name] = StageCost(peak_memory=paths * 32 + buffers, cpu_seconds=puzzles * seconds_per_puzzle(config, row))
+        out[row.name] = StageCost(peak_memory=paths * 32 + buffers, cpu_seconds=compute, setup_seconds=setup)
     return out
 
 
 def warm_up(config: Config) -> None:
-    """Compile the path and scan kernels on a tiny board (numba caches them on disk)."""
+    """Compile the path and scan kernels on a tiny board (numba caches them on disk), then build every row's
+    path bitsets, so that no scan task carries the tables' cost (a paths row's one task is that cost)."""
     paths_for(2, 2)
     if config.kind != "paths":
         k = (1, 1) if config.kind == "joint" else 1
         scan_range(scan.puzzle_space(config.kind, 2, 2, k), 0, 1, config.reductions())
+        for row in config.parsed_rows():
+            bitsets_for(row.width, row.height)
 
 
 def _row(config: Config, stage: str) -> Row:

@@ -1,5 +1,8 @@
 """Witness unique covers: the fewest must-cross hexagons that give a panel exactly one solution.
 
+A Witness job with ``kind = "unique-cover"`` (the ``witness`` job kind
+dispatches here, :mod:`epcg.experiments.witness_kinds`).
+
 One stage per board; its tasks are slices of the board's path list (longest
 paths first, so the slices are denser at the front where the search is
 hardest). Each task runs the branch and bound of
@@ -52,7 +55,8 @@ def parse_board(text: str) -> tuple[int, int]:
 class Config(JobConfig):
     """Boards to answer, and how to cut their path lists into tasks."""
 
-    domain: Literal["witness-cover"]
+    domain: Literal["witness"]
+    kind: Literal["unique-cover"]
     boards: list[str] = pydantic.Field(min_length=1)
     tasks: int = pydantic.Field(32, ge=1, le=100_000)
     """Tasks per board (slices of the path list, quadratically denser at the front)."""

@@ -1,11 +1,16 @@
-"""The ``witness`` job kind: the scans of :mod:`epcg.experiments.witness` and the triple panels of
-:mod:`epcg.experiments.witness_triple`, chosen by the job file's ``kind``.
+"""The ``witness`` job kind: the scans of :mod:`epcg.experiments.witness`, the triple panels of
+:mod:`epcg.experiments.witness_triple` and the unique covers of :mod:`epcg.experiments.witness_cover`,
+chosen by the job file's ``kind``.
 
 A job file with ``domain = "witness"`` and ``kind = "triple"`` is a triple-panel
-search (paper Algorithm 6); any other ``kind`` (paths, must-cross, regions,
-joint) a scan (Algorithm 1). Each module keeps its own schema; this one only
-picks the module, from the job's data when validating and from the config's
-type afterwards.
+search (paper Algorithm 6), ``kind = "unique-cover"`` a search for the fewest
+must-cross hexagons leaving one solution (branch and bound over paths); any
+other ``kind`` (paths, must-cross, regions, joint) a scan (Algorithm 1). Each
+module keeps its own schema; this one only picks the module, from the job's
+data when validating and from the config's type afterwards.
+
+>>> Config.model_validate({"name": "t", "domain": "witness", "kind": "unique-cover", "boards": ["3x3"]}).tasks
+32
 """
 
 from __future__ import annotations
@@ -16,24 +21,29 @@ from typing import Any
 
 import pydantic
 
-from epcg.experiments import witness, witness_triple
+from epcg.experiments import witness, witness_cover, witness_triple
 from epcg.runtime.plan import Plan, Task
 from epcg.runtime.store import RunDir
 
 
+_MODULES: dict[str, ModuleType] = {"triple": witness_triple, "unique-cover": witness_cover}
+"""The kinds that are not scans, and their modules."""
+
+
 def _schema(data: Any) -> type[pydantic.BaseModel]:
     kind = data.get("kind") if isinstance(data, dict) else None
-    return witness_triple.Config if kind == "triple" else witness.Config
+    return _MODULES.get(kind, witness).Config if isinstance(kind, str) else witness.Config
 
 
 def _module(config: pydantic.BaseModel) -> ModuleType:
-    return witness_triple if isinstance(config, witness_triple.Config) else witness
+    return next((m for m in _MODULES.values() if isinstance(config, m.Config)), witness)
 
 
 class Config:
-    """The schema of a Witness job: ``witness_triple.Config`` if ``kind = "triple"``, else ``witness.Config``."""
+    """The schema of a Witness job: that of the module its ``kind`` names (a scan's for every other kind)."""
 
-    model_fields = {**witness.Config.model_fields, **witness_triple.Config.model_fields}
+    model_fields = {**witness.Config.model_fields, **witness_triple.Config.model_fields,
+                    **witness_cover.Config.model_fields}
     """Every key either schema allows (for error messages)."""
 
     @staticmethod
@@ -42,11 +52,12 @@ class Config:
 
 
 COARSEN = witness.COARSEN
-"""Chunk keys the runtime may scale (the scans'; a triple job has none of them)."""
+"""Chunk keys the runtime may scale (the scans'; triple and unique-cover jobs have none of them)."""
 
 
 def estimate(config: Any) -> dict:
-    return _module(config).estimate(config)
+    known = getattr(_module(config), "estimate", None)
+    return {} if known is None else known(config)
 
 
 def cleanup(config: Any, run: RunDir) -> None:
@@ -60,7 +71,9 @@ def plan(config: Any) -> Plan:
 
 
 def warm_up(config: Any) -> None:
-    _module(config).warm_up(config)
+    warm = getattr(_module(config), "warm_up", None)
+    if warm is not None:
+        warm(config)
 
 
 def run_task(config: Any, task: Task, run: RunDir) -> dict[str, Any]:

@@ -71,13 +71,14 @@ def _attempt(domain: str, job_json: str, run_path: str, fence: str | None, task:
     config = _config(domain, job_json)
     run = RunDir(run_path, fence)
     run.check_fence()
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.thread_time()
     result = experiment.run_task(config, task, run)
     record = {
         "task": task.id,
         "start": task.start,
         "stop": task.stop,
         "seconds": round(time.perf_counter() - began, 6),
+        "cpu_seconds": round(time.thread_time() - cpu, 6),
         "ended_at": round(time.time(), 3),
         "fence": fence,
         "bytes": run.bytes_written(),

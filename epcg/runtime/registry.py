@@ -22,6 +22,7 @@ True
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from functools import cache
 from importlib.metadata import entry_points
@@ -78,7 +79,9 @@ def job_kind(name: str) -> JobKind:
     """The job kind registered as ``name``; a UserError if none is or it is broken."""
     entry = _entry_points().get(name)
     if entry is None:
-        raise UserError(f"'domain' must be one of {', '.join(known_kinds())}, got {name!r}")
+        close = difflib.get_close_matches(name, known_kinds(), n=1) if isinstance(name, str) else []
+        hint = f" (did you mean {close[0]!r}? a kind's variants are chosen by its own keys)" if close else ""
+        raise UserError(f"'domain' must be one of {', '.join(known_kinds())}, got {name!r}{hint}")
     try:
         kind = entry.load()
     except Exception as exc:  # noqa: BLE001 - a broken plugin is the user's to fix, in one line

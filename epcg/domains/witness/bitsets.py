@@ -20,12 +20,14 @@ Bit primitives (popcount, ctz) are those of :mod:`epcg.combinatorics.bits`.
 from __future__ import annotations
 
 import threading
+import time
 from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
+from epcg.domains.witness import paths as paths_module
 from epcg.domains.witness.paths import PathSet, paths_for
 
 _ONE = np.uint64(1)
@@ -74,6 +76,21 @@ class Bitsets(NamedTuple):
 _BUILD_LOCK = threading.Lock()
 
 
+BUILD_SECONDS: dict[tuple[int, int], float] = {}
+"""CPU seconds this process took to build each board's bitsets from its paths (set when first built)."""
+
+
+def build_seconds(width: int, height: int) -> float:
+    """CPU seconds this process spent on the board's tables: its paths listed and their bitsets built (now, if
+    not built yet). What a worker spends once per board before it scans.
+
+    >>> build_seconds(2, 2) >= 0.0
+    True
+    """
+    bitsets_for(width, height)
+    return paths_module.BUILD_SECONDS.get((width, height), 0.0) + BUILD_SECONDS[width, height]
+
+
 def bitsets_for(width: int, height: int) -> Bitsets:
     """The ``Bitsets`` of a ``width × height`` board, computed once per process (thread-safe)."""
     paths = paths_for(width, height)
@@ -83,6 +100,7 @@ def bitsets_for(width: int, height: int) -> Bitsets:
 
 @lru_cache(maxsize=None)
 def _build(paths: PathSet) -> Bitsets:
+    began = time.thread_time()
     g = paths.geometry
     words = (len(paths) + 63) // 64
     cross = np.zeros((g.num_positions, words), dtype=np.uint64)
@@ -98,4 +116,5 @@ def _build(paths: PathSet) -> Bitsets:
     lengths = paths.length.astype(np.int64)
     for a in (cross, separated, pair_index, pair_cells, lengths):
         a.flags.writeable = False
+    BUILD_SECONDS[g.width, g.height] = time.thread_time() - began
     return Bitsets(len(paths), words, cross, separated, pair_index, pair_cells, lengths)

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 import threading
+import time
 from functools import lru_cache
 
 import numpy as np
@@ -224,6 +225,8 @@ class PathSet:
 
 
 _BUILD_LOCK = threading.Lock()
+BUILD_SECONDS: dict[tuple[int, int], float] = {}
+"""CPU seconds this process took to list each board's paths (set when a board is first listed)."""
 
 
 def paths_for(width: int, height: int) -> PathSet:
@@ -235,6 +238,7 @@ def paths_for(width: int, height: int) -> PathSet:
 
 @lru_cache(maxsize=None)
 def _build(width: int, height: int) -> PathSet:
+    began = time.thread_time()
     g = Geometry(width, height)
     nb = np.ascontiguousarray(g.neighbours)
     me = _move_edges(g)
@@ -255,4 +259,5 @@ def _build(width: int, height: int) -> PathSet:
     _label_regions(cross_mask, V, _cell_adjacent(g), regions)
     for a in (vertices, length, vertex_mask, cross_mask, regions):
         a.flags.writeable = False
+    BUILD_SECONDS[width, height] = time.thread_time() - began
     return PathSet(g, vertices, length, vertex_mask, cross_mask, regions)

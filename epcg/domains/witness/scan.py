@@ -32,8 +32,8 @@ from epcg.domains.witness.paths import paths_for
 from epcg.domains.witness.puzzles import Puzzle, decode, max_rank, parse_k, solutions
 from epcg.search.scan import ArgMin, Histogram, Reductions, ScanPartial, ScanSpace
 
-__all__ = ["REDUCTIONS", "Puzzle", "cost_cuts", "decode", "max_rank", "must_cross_nodes", "puzzle_space", "render",
-           "solutions"]
+__all__ = ["REDUCTIONS", "Puzzle", "cost_cuts", "decode", "max_rank", "puzzle_space", "render", "solutions",
+           "walk"]
 
 REDUCTIONS = Reductions(min=True, ignore=0, histogram=True)
 """What the Witness jobs keep: fewest non-zero solutions (and every puzzle there), the histogram."""
@@ -109,20 +109,27 @@ def cost_cuts(width: int, height: int, k: int, tasks: int) -> list[int]:
     return sorted(cuts)
 
 
-def must_cross_nodes(width: int, height: int, k: int, start: int = 0, stop: int | None = None) -> int:
-    """Solution sets the fused must-cross walk computes over ``[start, stop)``: prefixes and puzzles.
+def walk(kind: str, width: int, height: int, k, start: int, stop: int, cap: int = 0,
+         best: int | None = None) -> tuple[int, int]:
+    """Run the fused kernel over ``[start, stop)`` for its cost; returns ``(minimum, nodes)``.
 
-    >>> must_cross_nodes(2, 2, 2) < 21 + 210  # every prefix and every pair
+    ``best`` is the minimum the walk starts from: by default above every count,
+    as a task starts, so its first puzzles are counted exactly; a lower one
+    makes each puzzle's count stop above ``max(best, cap)`` (``cap`` 0: no
+    histogram), as in a long task once its minimum has fallen. ``minimum`` is
+    the lowest non-zero count met (or where it started), ``nodes`` the solution
+    sets the must-cross walk computes, prefixes and puzzles (0 for regions).
+
+    >>> walk("must-cross", 2, 2, 2, 0, max_rank("must-cross", 2, 2, 2))[1] < 21 + 210  # every prefix and pair
     True
     """
-    g = Geometry(width, height)
     bits = bitsets_for(width, height)
-    stop = max_rank("must-cross", width, height, k) if stop is None else stop
-    acc = np.array([bits.num_paths + 1, 0, 0, 0], dtype=np.int64)
+    acc = np.array([bits.num_paths + 1 if best is None else best, 0, 0, 0], dtype=np.int64)
     room = np.zeros(1, dtype=np.int64)
-    _scan_cross(bits.cross, bits.separated, bits.pair_index, bits.lengths, bits.num_paths,
-                g.num_positions, k, g.num_cells, 0, start, stop, acc, room, room.copy(), None)
-    return int(acc[3])
+    hist = np.zeros(cap + 1, dtype=np.int64) if cap else None
+    if start < stop:
+        _kernel(kind, width, height, parse_k(kind, width, height, k), start, stop, acc, room, room.copy(), hist)
+    return int(acc[0]), int(acc[3])
 
 
 def render(puzzle: Puzzle):
@@ -141,8 +148,6 @@ def _fused(kind: str, width: int, height: int, ks: tuple[int, int], start: int, 
     """The partial of ``[start, stop)`` from the DFS kernels; None for reductions they do not compute."""
     if not (reductions.min and reductions.ignore == 0 and reductions.top == 0):
         return None
-    kc, kr = ks
-    g = Geometry(width, height)
     bits = bitsets_for(width, height)
     if not reductions.histogram:
         cap = 0
@@ -156,12 +161,7 @@ def _fused(kind: str, width: int, height: int, ks: tuple[int, int], start: int, 
         hist = np.zeros(cap + 1, dtype=np.int64) if cap else None
         if start == stop:
             break
-        if kind == "regions":
-            _scan_regions(bits.separated, bits.pair_index, bits.lengths, bits.num_paths,
-                          g.num_cells, kr, start, stop, acc, ranks, longs, hist)
-        else:
-            _scan_cross(bits.cross, bits.separated, bits.pair_index, bits.lengths, bits.num_paths,
-                        g.num_positions, kc, g.num_cells, kr, start, stop, acc, ranks, longs, hist)
+        _kernel(kind, width, height, ks, start, stop, acc, ranks, longs, hist)
         if acc[1] <= room:
             break
         room = int(acc[1])
@@ -178,3 +178,17 @@ def _fused(kind: str, width: int, height: int, ks: tuple[int, int], start: int, 
         histogram = Histogram(dict(zip(values.tolist(), tally[values].tolist())),
                               above=solvable - int(tally[1:].sum()), cap=reductions.cap)
     return ScanPartial(count=stop - start, ignored=(stop - start) - solvable, argmin=argmin, histogram=histogram)
+
+
+def _kernel(kind: str, width: int, height: int, ks: tuple[int, int], start: int, stop: int, acc: np.ndarray,
+            ranks: np.ndarray, longs: np.ndarray, hist: np.ndarray | None) -> None:
+    """The regions or must-cross/joint kernel over ``[start, stop)`` (``start < stop``) into ``acc``."""
+    kc, kr = ks
+    g = Geometry(width, height)
+    bits = bitsets_for(width, height)
+    if kind == "regions":
+        _scan_regions(bits.separated, bits.pair_index, bits.lengths, bits.num_paths,
+                      g.num_cells, kr, start, stop, acc, ranks, longs, hist)
+    else:
+        _scan_cross(bits.cross, bits.separated, bits.pair_index, bits.lengths, bits.num_paths,
+                    g.num_positions, kc, g.num_cells, kr, start, stop, acc, ranks, longs, hist)
