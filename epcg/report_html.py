@@ -281,7 +281,7 @@ def distribution_plots(run: Run, groups: list[Group]) -> list[tuple[str, bytes]]
             title = f"solution counts, {res['width']}x{res['height']} k={k}"
             if res.get("solution_counts_above"):
                 title += (f" ({res['solution_counts_above']:,} puzzles with more than "
-                          f"{run.config.solution_counts:,} not shown)")
+                          f"{res['solution_counts_cap']:,} not shown)")
             ax.set_title(title, fontsize=10)
             out.append((title, png_bytes(fig)))
     if run.domain == "fling":

@@ -88,3 +88,19 @@ def test_performance_report_and_live_status(tmp_path: Path, small_job: Path) -> 
     assert not (out / "live.json").exists()  # only while the run is live
     status = epcg("status", str(out))
     assert "finished" in status.stdout and "total" in status.stdout
+
+
+def test_solution_count_caps_by_board(tmp_path: Path) -> None:
+    """A table of caps applies to the boards it names; the other rows tally every count exactly."""
+    job = tmp_path / "caps.toml"
+    job.write_text('name = "caps"\ndomain = "witness"\nkind = "must-cross"\nrows = ["3x3:3", "3x4:3"]\n'
+                   'figures_per_row = 0\nsolution_counts = {"3x4" = 20}\n')
+    out = tmp_path / "run"
+    result = epcg("run", str(job), "--out", str(out), "--serial")
+    assert result.returncode == 0, result.stderr
+    whole, capped = load_results(out)["rows"]
+    assert whole["solution_counts_cap"] is None and whole["solution_counts_above"] == 0
+    assert sum(whole["solution_counts"].values()) == whole["examined"]
+    assert capped["solution_counts_cap"] == 20 and max(map(int, capped["solution_counts"])) <= 20
+    assert sum(capped["solution_counts"].values()) + capped["solution_counts_above"] == capped["examined"]
+    assert capped["solution_counts_above"] > 0

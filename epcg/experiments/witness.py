@@ -28,6 +28,8 @@ from epcg.runtime.store import RunDir
 from epcg.search.scan import Reductions, scan_range
 
 Kind = Literal["paths", "must-cross", "regions", "joint"]
+Cap = int | Literal["all"]
+"""A solution-count cap: exact counts up to it, or "all"."""
 _ROW = re.compile(r"^(\d+)x(\d+)(?::(\d+)(?:\+(\d+))?)?$")
 MAX_PUZZLES = 1 << 40
 """Largest puzzle space one row may scan (about 10^12 puzzles)."""
@@ -99,25 +101,35 @@ class Config(JobConfig):
     """Puzzles drawn per row (those at the row's minimum, longest solutions first)."""
     decoded_per_row: int = pydantic.Field(8, ge=0, le=10_000)
     """Puzzles written out decoded in results.json per row."""
-    solution_counts: int | Literal["all"] = "all"
+    solution_counts: Cap | dict[str, Cap] = "all"
     """Puzzles per solution count in results.json: exact for counts up to this many, ``"all"`` (the
-    default) for every count. A cap is cheaper where puzzles have many solutions (5x5: the kernel
-    stops counting a puzzle above the cap and the row's minimum)."""
+    default) for every count, or a table by board, e.g. ``{"5x5" = 1000}``: rows on a board it names
+    use that cap, the others count every solution. A cap is cheaper where puzzles have many
+    solutions (5x5: the kernel stops counting a puzzle above the cap and the row's minimum)."""
     split: Literal["cost", "ranks"] = "ranks"
     """How a must-cross row is cut into tasks: ranges of equal size, or of about equal estimated cost
     (``scan.cost_cuts``; measured no more even here, see docs/witness-beyond.md)."""
 
     @pydantic.field_validator("solution_counts")
     @classmethod
-    def _cap(cls, cap: int | str) -> int | str:
-        if cap != "all" and cap < 0:
-            raise ValueError("must be 'all' or a count >= 0")
-        return cap
+    def _cap(cls, caps: Cap | dict[str, Cap]) -> Cap | dict[str, Cap]:
+        for board, cap in (caps.items() if isinstance(caps, dict) else [("", caps)]):
+            if board and not re.fullmatch(r"[1-9][0-9]*x[1-9][0-9]*", board):
+                raise ValueError(f"a board is written like '5x5', got {board!r}")
+            if cap != "all" and cap < 0:
+                raise ValueError("must be 'all' or a count >= 0")
+        return caps
 
-    def reductions(self) -> Reductions:
-        """Fewest non-zero solutions, every puzzle there, and the solution-count histogram."""
-        return Reductions(min=True, ignore=0, histogram=True,
-                          cap=None if self.solution_counts == "all" else self.solution_counts)
+    def cap_for(self, row: Row) -> Cap:
+        """The solution-count cap of ``row``'s board."""
+        if isinstance(self.solution_counts, dict):
+            return self.solution_counts.get(f"{row.width}x{row.height}", "all")
+        return self.solution_counts
+
+    def reductions(self, row: Row) -> Reductions:
+        """Fewest non-zero solutions, every puzzle there, and the solution-count histogram of ``row``."""
+        cap = self.cap_for(row)
+        return Reductions(min=True, ignore=0, histogram=True, cap=None if cap == "all" else cap)
 
     @pydantic.field_validator("rows")
     @classmethod
@@ -200,7 +212,8 @@ def _slice_width(config: Config, total: int) -> int:
 def _cap(config: Config, row: Row) -> int:
     """The kernel's histogram cap for ``row`` (0: no histogram)."""
     paths = bitsets_for(row.width, row.height).num_paths
-    return paths if config.solution_counts == "all" else min(config.solution_counts, paths)
+    cap = config.cap_for(row)
+    return paths if cap == "all" else min(cap, paths)
 
 
 def estimate(config: Config) -> dict:
@@ -237,8 +250,8 @@ def warm_up(config: Config) -> None:
     paths_for(2, 2)
     if config.kind != "paths":
         k = (1, 1) if config.kind == "joint" else 1
-        scan_range(scan.puzzle_space(config.kind, 2, 2, k), 0, 1, config.reductions())
         for row in config.parsed_rows():
+            scan_range(scan.puzzle_space(config.kind, 2, 2, k), 0, 1, config.reductions(row))
             bitsets_for(row.width, row.height)
 
 
@@ -253,7 +266,7 @@ def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
         run.write_array(f"paths/{row.name}/length", paths.length)
         return {"paths": len(paths)}
     space = scan.puzzle_space(config.kind, row.width, row.height, row.kernel_k)
-    part = scan_range(space, task.start, task.stop, config.reductions())
+    part = scan_range(space, task.start, task.stop, config.reductions(row))
     return store_partial(run, f"{task.stage}/partial/{task.index:05d}", part)
 
 
@@ -306,6 +319,7 @@ def _reduce_scan(config: Config, plan: Plan, row: Row, records: dict, run: RunDi
         "first": [_decoded(config, row, int(ranks[i])) for i in order[: config.decoded_per_row]],
         "solution_counts": histogram_json(merged.histogram),
         "solution_counts_above": merged.histogram.above,
+        "solution_counts_cap": merged.histogram.cap,
     }
     out.update(_paper_columns(config.kind, row))
     return out
