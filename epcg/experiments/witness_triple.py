@@ -94,6 +94,10 @@ TASK_SECONDS = 0.05
 record, beyond the search (3×3, 16 tasks per variant on 2 workers: about 1 s for 0.1 s of search)."""
 GROUPING = 1.6
 """Building a problem over generating its panels' solution sets (4×4, 3 pieces: 26 s in all, 16 s generating)."""
+CALIBRATION_MEMORY = 1 << 30
+"""Largest buffer the calibration may allocate: generating one cell set's panels takes two bitsets per
+combination of pieces (``2·8·words·types^pieces`` bytes); a space beyond it gets no time estimate, and its memory
+figure refuses it anyway."""
 CALIBRATION_SETS = 4
 """Cell sets in each of four evenly spaced slices whose panels :func:`build_seconds` times."""
 
@@ -129,8 +133,11 @@ def estimate(config: Config) -> dict:
 
     panels = max_rank(config.width, config.height, config.pieces, len(config.library))
     words = (len(paths_for(config.width, config.height)) + 63) // 64
+    peak = panels * (BYTES_PER_PANEL + words)
+    if 2 * 8 * words * len(config.library) ** config.pieces > CALIBRATION_MEMORY:
+        return {variant: StageCost(peak_memory=peak) for variant in config.variants}
     build = build_seconds(config)
-    return {variant: StageCost(peak_memory=panels * (BYTES_PER_PANEL + words), setup_seconds=build,
+    return {variant: StageCost(peak_memory=peak, setup_seconds=build,
                                cpu_seconds=build * SEARCH_PER_BUILD + config.tasks * TASK_SECONDS)
             for variant in config.variants}
 
