@@ -199,8 +199,10 @@ COMPRESSED = (0.5, 0.03)
 """On-disk fraction of the raw solvable and unique arrays (measured, 7×8 layers 9 and 10: 0.40–0.54, 0.01–0.03)."""
 FILL_PER_SECOND = 60e6
 """Boards per second a fill task writes (one scattered read per board; benchmarks/fling_symmetry.py)."""
-EVALUATE_SECONDS = 3e-4 * 0.004
-"""Expert evaluation per board of the deepest layer: 0.3 ms per unique board, about 0.4 % of boards unique."""
+EVALUATE_SECONDS = 1.9e-7
+"""Expert evaluation per board of the deepest layer with symmetry (7×8, 8 pieces: 273 s for 1.42 G boards, 0.17 ms
+per evaluated unique board; ``epcg run jobs/fling.toml``, 2026-11-23); without symmetry every orbit's boards are
+evaluated."""
 
 
 def estimate(config: Config) -> dict:
@@ -226,7 +228,8 @@ def estimate(config: Config) -> dict:
     if config.top_puzzles or config.distributions:
         boards = kernels.layer_size(config.width, config.height, config.max_pieces)
         out[EVALUATE] = StageCost(peak_memory=8 * min(config.evaluate_chunk_words, config.words(config.max_pieces)),
-                                  cpu_seconds=boards * EVALUATE_SECONDS)
+                                  cpu_seconds=boards * EVALUATE_SECONDS *
+                                  (1 if config.symmetry else fling_evaluate.symmetries(config.width, config.height)))
     out.update(fling_evaluate.estimate(config))
     return out
 

@@ -46,6 +46,7 @@ import numpy as np
 from epcg.combinatorics.bits import popcount_words as popcount
 from epcg.domains.fling import distribution
 from epcg.domains.fling.layers import layer_size
+from epcg.domains.fling.symmetry import symmetry_maps
 from epcg.experiments.base import stage_records
 from epcg.runtime.plan import Plan, Stage, Task, split_range
 from epcg.runtime.store import RunDir
@@ -103,12 +104,15 @@ def stages(config: Any) -> list[Stage]:
     return out
 
 
-RATIO_SECONDS = 8e-7
-"""Compute per board of a layer in its ``rNN`` stage (measured, 7×8 layer 7 with symmetry, niced on a busy machine)."""
-EXACT_COUNT_SECONDS = 2.1e-6
-"""Compute per board of a layer counted whole (measured as above, 7×8 layer 5)."""
-DRAW_SECONDS = 5e-4
-"""Compute per drawn board of a sampled layer (measured as above, 7×8 layer 8; fewer pieces are cheaper)."""
+RATIO_SECONDS = 1.3e-7
+"""Compute per board of a layer in its ``rNN`` stage with symmetry (7×8 layer 7: 30.8 s; ``epcg run jobs/fling.toml``,
+2026-11-23); without symmetry every orbit's boards are evaluated, about as many times more as the board has
+symmetries."""
+EXACT_COUNT_SECONDS = 2.6e-7
+"""Compute per board of a layer counted whole (the same run, 7×8 layer 5: 1.0 s)."""
+DRAW_SECONDS = 8e-5
+"""Compute per drawn board of a sampled layer (the same run, 7×8 layer 8: 4.0 s for 50,000; fewer pieces are
+cheaper)."""
 
 
 def estimate(config: Any) -> dict[str, Any]:
@@ -122,13 +126,22 @@ def estimate(config: Any) -> dict[str, Any]:
         k = int(stage.name[1:])
         boards = layer_size(config.width, config.height, k)
         if stage.name.startswith("r"):
-            seconds = boards * RATIO_SECONDS
+            seconds = boards * RATIO_SECONDS * (1 if config.symmetry else symmetries(config.width, config.height))
         else:
             seconds = boards * EXACT_COUNT_SECONDS if exact(config, k) else config.count_sample * DRAW_SECONDS
         memory = 8 * config.evaluate_chunk_words * 6 if exact(config, k) or stage.name.startswith("r") else \
             8 * SAMPLE_CHUNK * 4
         out[stage.name] = StageCost(peak_memory=memory, cpu_seconds=seconds)
     return out
+
+
+def symmetries(width: int, height: int) -> int:
+    """How many symmetries the board has: the boards an orbit holds at most.
+
+    >>> symmetries(7, 8), symmetries(5, 5)
+    (4, 8)
+    """
+    return len(symmetry_maps(width, height)) + 1  # the maps leave out the identity
 
 
 def owns(stage: str) -> bool:
