@@ -245,6 +245,11 @@ class LayerCache:
                 self.loads += 1
             return self._value
 
+    def drop(self) -> None:
+        """Forget the cached layer (a task that reads its layer in parts needs the memory)."""
+        with self._lock:
+            self._key, self._value = None, None
+
 
 PREVIOUS = LayerCache()
 """The previous layer of this process, shared by every retrograde job it runs."""
@@ -272,6 +277,7 @@ def solve_part(space: RetrogradeSpace, k: int, start: int, stop: int, load: Call
     if partitions > 1 and not fill and k > space.first:
         if not space.partitioned or load_range is None:
             raise ValueError(f"{space.name}: partitions need the space's solve_partial and a load_range")
+        PREVIOUS.drop()
         merged = None
         for a, b in partition_ranges(layer_words(space, k - 1), partitions):
             piece = tuple(space.solve_partial(k, load_range(a, b), a, start, stop))
