@@ -405,9 +405,10 @@ def merge_parts(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarra
     A partial is ``(some, one)``: some successor in the parts is solvable;
     exactly one is, and it is unique. Associative and commutative.
 
-    >>> s, o = np.array([0b0011], dtype=np.uint64), np.array([0b0001], dtype=np.uint64)
-    >>> [bin(int(w[0])) for w in merge_parts((s, o), (np.array([0b0110], dtype=np.uint64), o * 0))]
-    ['0b111', '0b0']
+    >>> a = np.array([0b011], dtype=np.uint64), np.array([0b011], dtype=np.uint64)  # one unique for both boards
+    >>> b = np.array([0b110], dtype=np.uint64), np.array([0b000], dtype=np.uint64)  # boards 1 and 2: some
+    >>> [bin(int(w[0])) for w in merge_parts(a, b)]   # board 1 now has two: not one
+    ['0b111', '0b1']
     """
     return a[0] | b[0], (a[1] & ~b[0]) | (b[1] & ~a[0])
 
