@@ -43,6 +43,9 @@ def test_word_ranges_and_cache() -> None:
     for key in ("a", "a", "b", "a"):
         cache.get(key, lambda: calls.append(key))
     assert calls == ["a", "b", "a"] and cache.loads == 3
+    cache.drop()
+    cache.get("a", lambda: calls.append("again"))
+    assert calls[-1] == "again"
 
 
 def test_a_solve_of_the_wrong_shape_is_named() -> None:

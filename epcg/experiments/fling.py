@@ -27,7 +27,10 @@ being compressed. For 7×8 and k = 10: 2·C(56,9)/8 = 1.9 GB + 2·8·2^18 = 4 MB
 A fill task (stage ``fNN``) holds the whole orbit layer ``k`` instead,
 ``2·C(n,k)/8`` bytes. With ``shared_previous = true`` the layer a task reads
 is a read-only map of a raw file, so the processes of one machine share one
-copy in the page cache.
+copy in the page cache. With ``partitions = P`` a layer task reads the previous
+layer in P word ranges, one at a time, and holds ``2·C(n,k-1)/8/P`` bytes of
+it; every task then reads all of it (from the store) and ranks every
+successor P times (:mod:`epcg.search.retrograde`, solving in parts).
 """
 
 from __future__ import annotations
@@ -79,6 +82,17 @@ def fling_space(width: int, height: int, max_pieces: int, symmetric: bool = Fals
     def expand(k: int, orbits: Words, start: int, stop: int) -> Words:
         return symmetry.expand_words(width, height, k, *orbits, start, stop)
 
+    def solve_partial(k: int, part: Words, part_start: int, start: int, stop: int) -> Words:
+        if symmetric:
+            return symmetry.solve_words_symmetric(width, height, k, *part, start, stop, part_start=part_start)[:2]
+        return kernels.solve_words(width, height, k, *part, start, stop, part_start=part_start)
+
+    def finish_partial(k: int, merged: Words, start: int, stop: int) -> tuple[Words, tuple[int, ...]]:
+        words = kernels.finish_parts(k, merged)
+        if symmetric:
+            return words, tuple(symmetry.orbit_total(width, height, k, w, start) for w in words)
+        return words, tuple(popcount(w) for w in words)
+
     return RetrogradeSpace(
         f"Fling! {width}x{height}",
         layer_size=lambda k: kernels.layer_size(width, height, k),
@@ -88,6 +102,9 @@ def fling_space(width: int, height: int, max_pieces: int, symmetric: bool = Fals
         bits=("solvable", "unique"),
         solve_reduced=solve_reduced if symmetric else None,
         expand=expand if symmetric else None,
+        solve_partial=solve_partial,
+        merge_partial=kernels.merge_parts,
+        finish_partial=finish_partial,
     )
 
 
@@ -118,6 +135,9 @@ class Config(JobConfig):
     shared_previous: bool = False
     """Workers map one read-only copy per machine of the layer their tasks read (a raw file under the
     run directory's ``shared/``, so the page cache holds it once) instead of each loading its own."""
+    partitions: int = pydantic.Field(1, ge=1, le=1 << 16)
+    """A layer task reads the previous layer in this many parts, one at a time, so it holds 1/partitions
+    of it (every task reads all of it, and ranks every successor once per part)."""
 
     @pydantic.model_validator(mode="after")
     def _fits(self) -> Config:
@@ -214,7 +234,7 @@ def estimate(config: Config) -> dict:
     for k in range(1, config.max_pieces + 1):
         words = config.words(k)
         chunk = min(config.chunk_words, words)
-        previous = 2 * 8 * config.words(k - 1) if k > 1 else 0
+        previous = -(-2 * 8 * config.words(k - 1) // config.partitions) if k > 1 else 0
         out[layer_name(k)] = StageCost(
             bytes_written=2 * 8 * words,
             disk_bytes=round(8 * words * sum(COMPRESSED)),
@@ -275,9 +295,9 @@ def _drop_shared_before(directory: Path, name: str) -> None:
             old.unlink(missing_ok=True)
 
 
-def _map_shared(run: RunDir, names: tuple[str, ...]) -> Words:
-    """The arrays of a finished layer as read-only maps of one raw file each, written once per machine
-    (the driver's loader with ``shared_previous``)."""
+def _map_shared(run: RunDir, names: tuple[str, ...], span: tuple[int, int] | None = None) -> Words:
+    """The arrays of a finished layer (or words ``[a, b)`` of them) as read-only maps of one raw file each,
+    written once per machine (the driver's loader with ``shared_previous``)."""
     directory = run.path / SHARED
     directory.mkdir(exist_ok=True)
     maps = []
@@ -290,14 +310,15 @@ def _map_shared(run: RunDir, names: tuple[str, ...]) -> Words:
                 partial = path.with_suffix(".partial")
                 run.read_array(name).tofile(partial)
                 os.replace(partial, path)
-        maps.append(np.memmap(path, dtype=np.uint64, mode="r"))
+        words = np.memmap(path, dtype=np.uint64, mode="r")
+        maps.append(words if span is None else words[span[0]:span[1]])
     return tuple(maps)
 
 
 def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
     if fling_evaluate.owns(task.stage):
         return fling_evaluate.run_task(config, task, run, lambda k: _layer_arrays(config, k))
-    return retrograde.solve_task(config.space, task, run,
+    return retrograde.solve_task(config.space, task, run, partitions=config.partitions,
                                  load=_map_shared if config.shared_previous else retrograde.read_layer)
 
 

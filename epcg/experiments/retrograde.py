@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 import pydantic
 
 from epcg.experiments.base import JobConfig, stage_records
@@ -39,12 +40,16 @@ class Config(JobConfig):
     """Deepest layer to solve (default: the space's ``last``)."""
     chunk_words: int = pydantic.Field(1 << 16, ge=1, le=1 << 26)
     """uint64 words (64 states each) per task and per Zarr chunk."""
+    partitions: int = pydantic.Field(1, ge=1, le=1 << 16)
+    """A task reads the previous layer in this many parts, one at a time (needs the space's solve_partial)."""
 
     @pydantic.model_validator(mode="after")
     def _space(self) -> Config:
         space = self.retrograde_space()
         if self.last is not None and not space.first <= self.last <= space.last:
             raise ValueError(f"last must be {space.first}..{space.last} for {space.name}, got {self.last}")
+        if self.partitions > 1 and not space.partitioned:
+            raise ValueError(f"partitions > 1 needs a space with solve_partial; {space.name} has none")
         return self
 
     def retrograde_space(self) -> RetrogradeSpace:
@@ -94,25 +99,33 @@ def create_arrays(space: RetrogradeSpace, run: RunDir, chunk_words: int, last: i
                                        chunks=(max(1, min(chunk_words, layer.words)),), fill_value=0)
 
 
-Loader = Callable[[RunDir, tuple[str, ...]], Words]
-"""Reads whole arrays of a finished layer: ``load(run, names)``, one array per name."""
+Loader = Callable[[RunDir, tuple[str, ...], "tuple[int, int] | None"], Words]
+"""Reads arrays of a finished layer: ``load(run, names, span)``, one array per name, all of each or words
+``[a, b)`` if ``span = (a, b)``."""
 
 
-def read_layer(run: RunDir, names: tuple[str, ...]) -> Words:
-    """The default :data:`Loader`: a private in-memory copy of each array."""
-    return tuple(run.read_array(name) for name in names)
+def read_layer(run: RunDir, names: tuple[str, ...], span: tuple[int, int] | None = None) -> Words:
+    """The default :data:`Loader`: a private in-memory copy of each array (or of its span)."""
+    if span is None:
+        return tuple(run.read_array(name) for name in names)
+    return tuple(np.asarray(run.group[name][span[0]:span[1]]) for name in names)
 
 
-def solve_task(space: RetrogradeSpace, task: Task, run: RunDir, load: Loader = read_layer) -> dict[str, int]:
+def solve_task(space: RetrogradeSpace, task: Task, run: RunDir, load: Loader = read_layer,
+               partitions: int = 1) -> dict[str, int]:
     """Solve (or fill) one word range of one stage, store it, return its counts and checksums.
 
     ``load`` reads the layer the stage needs, once per worker process (the
     :class:`~epcg.search.retrograde.LayerCache` is keyed by the run's
-    ``cache_key``, so another run or epoch never sees it).
+    ``cache_key``, so another run or epoch never sees it); with ``partitions > 1``
+    a layer stage reads the previous layer one part at a time instead, each
+    task all of it, holding one part (1/partitions of it) at a time.
     """
     k, fill = parse_stage(task.stage)
-    words, counts = solve_part(space, k, task.start, task.stop, lambda: load(run, read_by(space, task.stage)),
-                               key=run.cache_key, fill=fill)
+    names = read_by(space, task.stage)
+    words, counts = solve_part(space, k, task.start, task.stop, lambda: load(run, names, None),
+                               key=run.cache_key, fill=fill, partitions=partitions,
+                               load_range=lambda a, b: load(run, names, (a, b)))
     for name, w in zip(written_by(space, task.stage), words):
         run.write_slice(name, task.start, w)
     return summarize(space, words, task.start, counts)
@@ -143,7 +156,7 @@ def prepare(config: Config, run: RunDir) -> None:
 
 
 def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
-    return solve_task(config.retrograde_space(), task, run)
+    return solve_task(config.retrograde_space(), task, run, partitions=config.partitions)
 
 
 def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) -> dict[str, Any]:

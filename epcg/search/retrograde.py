@@ -16,6 +16,13 @@ those bits stand for; ``expand(k, reduced, start, stop)`` then gives every
 state its representative's bits, the full layer, which layer ``k + 1`` reads.
 The plan adds one fill stage (``fNN``) per reduced layer except the deepest.
 
+A space may also be solved *in parts* of the previous layer, so no task
+holds all of it: ``solve_partial(k, part, part_start, start, stop)`` looks up
+only successors inside ``part`` (words ``part_start ..`` of layer ``k - 1``),
+``merge_partial`` combines the partials of disjoint parts (associative and
+commutative) and ``finish_partial`` turns the partial merged over every part
+into the layer's words and counts (:func:`solve_part` with ``partitions``).
+
 The driver here is what every job runs, on one machine or a cluster:
 
 - :func:`layer_plan`: one layer after another, each cut into word ranges, with
@@ -55,8 +62,8 @@ from numba import njit
 from epcg.combinatorics.bits import popcount_words
 
 __all__ = ["LayerCache", "LayerStage", "Layers", "Line", "RetrogradeSpace", "Subsets", "fill_name", "is_reduced",
-           "layer_checksum", "layer_name", "layer_plan", "layer_words", "merge_layer", "parse_stage", "solve_layers", "solve_part",
-           "solve_range", "summarize", "word_ranges"]
+           "layer_checksum", "layer_name", "layer_plan", "layer_words", "merge_layer", "parse_stage",
+           "partition_ranges", "solve_layers", "solve_part", "solve_range", "summarize", "word_ranges"]
 
 Words = tuple[np.ndarray, ...]
 """One uint64 word array per bit of the space (in the order of ``RetrogradeSpace.bits``)."""
@@ -97,6 +104,15 @@ class RetrogradeSpace:
     expand: Callable[[int, Words, int, int], Words] | None = None
     """``expand(k, reduced, start, stop)``: words ``[start, stop)`` of the full layer ``k`` from all of the
     reduced one, every state getting its representative's bits; given exactly when ``solve_reduced`` is."""
+    solve_partial: Callable[[int, Words, int, int, int], Words] | None = None
+    """Optional ``solve_partial(k, part, part_start, start, stop)``: words ``[start, stop)`` of layer ``k``
+    (reduced, if the space is) as a *partial*, from only ``part``, the words from ``part_start`` on of the
+    full layer ``k - 1``: what the successors inside it tell."""
+    merge_partial: Callable[[Words, Words], Words] | None = None
+    """``merge_partial(a, b)``: the partial of two disjoint parts together; associative and commutative."""
+    finish_partial: Callable[[int, Words, int, int], tuple[Words, Counts]] | None = None
+    """``finish_partial(k, merged, start, stop)``: the words ``[start, stop)`` of layer ``k`` and the states
+    they stand for, from the partial merged over parts covering layer ``k - 1``."""
     algorithm: ClassVar[str] = "retrograde"
     """The job kind that walks a retrograde space."""
 
@@ -107,6 +123,14 @@ class RetrogradeSpace:
             raise ValueError(f"last layer {self.last} is before the first, {self.first}")
         if (self.solve_reduced is None) != (self.expand is None):
             raise ValueError(f"{self.name}: solve_reduced and expand come together, got only one")
+        partial = (self.solve_partial, self.merge_partial, self.finish_partial)
+        if any(f is None for f in partial) and any(f is not None for f in partial):
+            raise ValueError(f"{self.name}: solve_partial, merge_partial and finish_partial come together")
+
+    @property
+    def partitioned(self) -> bool:
+        """Layers can be solved from parts of the previous layer (``solve_partial``)."""
+        return self.solve_partial is not None
 
     @property
     def reduced(self) -> bool:
@@ -180,6 +204,18 @@ def layer_plan(space: RetrogradeSpace, chunk_words: int, last: int | None = None
     return tuple(out)
 
 
+def partition_ranges(words: int, parts: int) -> tuple[tuple[int, int], ...]:
+    """``[0, words)`` cut into ``parts`` word ranges as equal as can be (no empty ones).
+
+    >>> partition_ranges(10, 3), partition_ranges(2, 4)
+    (((0, 3), (3, 6), (6, 10)), ((0, 1), (1, 2)))
+    """
+    if words < 0 or parts < 1:
+        raise ValueError(f"bad partition: words={words}, parts={parts}")
+    bounds = [words * i // parts for i in range(parts + 1)]
+    return tuple((a, b) for a, b in zip(bounds, bounds[1:]) if a < b)
+
+
 def is_reduced(space: RetrogradeSpace, k: int) -> bool:
     """Layer ``k``'s solve stage writes the reduced form (every layer of a reduced space but the first)."""
     return space.reduced and k > space.first
@@ -209,13 +245,19 @@ class LayerCache:
                 self.loads += 1
             return self._value
 
+    def drop(self) -> None:
+        """Forget the cached layer (a task that reads its layer in parts needs the memory)."""
+        with self._lock:
+            self._key, self._value = None, None
+
 
 PREVIOUS = LayerCache()
 """The previous layer of this process, shared by every retrograde job it runs."""
 
 
 def solve_part(space: RetrogradeSpace, k: int, start: int, stop: int, load: Callable[[], Words],
-               key: Hashable = None, fill: bool = False) -> tuple[Words, Counts]:
+               key: Hashable = None, fill: bool = False, partitions: int = 1,
+               load_range: Callable[[int, int], Words] | None = None) -> tuple[Words, Counts]:
     """Words ``[start, stop)`` of every bit array of one stage of layer ``k``, and the states they stand for.
 
     Layer ``first`` comes from ``first_layer()``; a later layer from
@@ -224,11 +266,25 @@ def solve_part(space: RetrogradeSpace, k: int, start: int, stop: int, load: Call
     ``load()`` reads that whole layer once per process and ``key`` (e.g. the
     run directory) names it in :data:`PREVIOUS`. Counts are the set bits,
     except those ``solve_reduced`` returns.
+
+    With ``partitions > 1`` a later layer is solved from the previous one in
+    that many parts (:func:`partition_ranges`), read one at a time by
+    ``load_range(a, b)`` (words ``[a, b)``), never all at once.
     """
     if not space.first <= k:
         raise ValueError(f"layer {k} is before the first layer, {space.first}")
     counts = None
-    if fill:
+    if partitions > 1 and not fill and k > space.first:
+        if not space.partitioned or load_range is None:
+            raise ValueError(f"{space.name}: partitions need the space's solve_partial and a load_range")
+        PREVIOUS.drop()
+        merged = None
+        for a, b in partition_ranges(layer_words(space, k - 1), partitions):
+            piece = tuple(space.solve_partial(k, load_range(a, b), a, start, stop))
+            merged = piece if merged is None else tuple(space.merge_partial(merged, piece))
+        words, counts = space.finish_partial(k, merged, start, stop)
+        words, counts = tuple(words), tuple(int(c) for c in counts)
+    elif fill:
         if not is_reduced(space, k):
             raise ValueError(f"{space.name}: layer {k} is not reduced, so it has no fill")
         words = tuple(space.expand(k, PREVIOUS.get((key, space.name, "reduced", k), load), start, stop))
@@ -298,10 +354,11 @@ class Layers:
 
 
 def solve_layers(space: RetrogradeSpace, last: int | None = None, chunk_words: int = 1 << 16,
-                 keep: bool = False) -> Layers:
+                 keep: bool = False, partitions: int = 1) -> Layers:
     """Algorithm 5 in one process, range by range as a job does (for notebooks and tests).
 
     ``keep`` keeps every layer's words; otherwise only the layer the next stage reads is held.
+    ``partitions``: solve each layer from that many parts of the previous one (:func:`solve_part`).
     """
     rows: list[dict[str, Any]] = []
     kept: dict[int, Words] = {}
@@ -309,7 +366,8 @@ def solve_layers(space: RetrogradeSpace, last: int | None = None, chunk_words: i
     latest: Words = ()
     token = object()  # this call's own key in the process's layer cache
     for stage in layer_plan(space, chunk_words, last):
-        parts = [solve_part(space, stage.level, a, b, lambda: latest, key=token, fill=stage.fill)
+        parts = [solve_part(space, stage.level, a, b, lambda: latest, key=token, fill=stage.fill,
+                            partitions=partitions, load_range=lambda lo, hi: tuple(w[lo:hi] for w in latest))
                  for a, b in stage.ranges]
         latest = tuple(np.concatenate([p[0][i] for p in parts]) for i in range(len(space.bits)))
         merged = merge_layer(space, [summarize(space, p[0], a, p[1]) for p, (a, _b) in zip(parts, stage.ranges)])

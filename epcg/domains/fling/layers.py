@@ -56,7 +56,8 @@ from epcg.combinatorics.bitboard import _rank_lex_bb, _unrank_lex_bb
 from epcg.combinatorics.bits import ctz, msb, popcount
 from epcg.domains.fling.moves import LINE_TABLE_MAX, _fling, line_table
 
-__all__ = ["first_layer", "layer_size", "layer_words", "solve_words"]
+__all__ = ["check_previous", "finish_parts", "first_layer", "layer_size", "layer_words", "merge_parts",
+           "solve_words"]
 
 _ONE = np.uint64(1)
 _BYTE = np.uint64(255)
@@ -182,12 +183,16 @@ def _bit(words, r):
 
 @njit(cache=True, nogil=True)
 def _solve_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
-                row_start, row_result, col_start, col_result, rank_t, cell_t, scatter):
+                row_start, row_result, col_start, col_result, rank_t, cell_t, scatter, part):
     """Fill ``out_s``/``out_u`` (word 0 = layer word ``w0``) for ranks ``r0 .. r1-1``.
 
+    ``part`` is None (the previous-layer words are complete) or the first
+    word of the previous layer they hold: then only successors inside that
+    part count, and the output is the part's partial (:func:`solve_words`).
+    Numba compiles the two cases apart, so the complete case pays nothing.
     Unchecked: ``k >= 2``, ``r0 < r1 <= C(n, k)``, ``64*w0 <= r0``, outputs
-    zeroed and long enough, previous-layer words complete, tables built for
-    this board and ``k - 1`` (rows and columns at most ``LINE_TABLE_MAX``).
+    zeroed and long enough, tables built for this board and ``k - 1`` (rows
+    and columns at most ``LINE_TABLE_MAX``).
     """
     n = width * height
     full = (_ONE << np.uint64(n)) - _ONE if n < 64 else ~np.uint64(0)
@@ -257,7 +262,13 @@ def _solve_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                     s += rank_t[t, a, b]
                     a += popcount(b)
                 cr = base - s
-                ok = np.int64((prev_s[cr >> 6] >> np.uint64(cr & 63)) & _ONE)
+                if part is None:
+                    ok = np.int64((prev_s[cr >> 6] >> np.uint64(cr & 63)) & _ONE)
+                else:  # prev_s holds words part.. of the layer: look up only ranks inside them
+                    cr -= part << 6
+                    inside = (cr >= 0) & ((cr >> 6) < prev_s.shape[0])
+                    q = cr if inside else 0
+                    ok = np.int64(inside) & np.int64((prev_s[q >> 6] >> np.uint64(q & 63)) & _ONE)
                 sc += ok
                 first = cr if ok else first
                 if sc > 1:
@@ -275,7 +286,7 @@ def _solve_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
 
 
 @njit(cache=True, nogil=True)
-def _solve_plain(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0):
+def _solve_plain(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0, part):
     """Same contract as ``_solve_fast`` for any board: moves by walking cells
     (``moves._fling``), successors ranked from scratch. Unchecked like ``_solve_fast``."""
     n = width * height
@@ -291,6 +302,10 @@ def _solve_plain(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0):
                 child = _fling(board, width, height, cell, d)
                 if child != 0:
                     cr = _rank_lex_bb(child, n, k - 1)
+                    if part is not None:
+                        cr -= part << 6
+                        if cr < 0 or (cr >> 6) >= prev_s.shape[0]:
+                            continue
                     if _bit(prev_s, cr):
                         sc += 1
                         first = cr
@@ -315,6 +330,18 @@ def _check_words(name: str, words: np.ndarray, expected: int) -> np.ndarray:
     return words
 
 
+def check_previous(width: int, height: int, k: int, solvable: np.ndarray, unique: np.ndarray,
+                   part_start: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """The previous layer's words checked: all of layer ``k - 1``, or one part of it from ``part_start``."""
+    total = layer_words(width, height, k - 1)
+    if part_start is None:
+        return _check_words("prev_solvable", solvable, total), _check_words("prev_unique", unique, total)
+    words = np.shape(solvable)[0] if np.ndim(solvable) == 1 else -1
+    if not isinstance(part_start, int) or part_start < 0 or words < 0 or part_start + words > total:
+        raise ValueError(f"a part of layer {k - 1} must lie within its {total} words, got {words} from {part_start!r}")
+    return _check_words("prev_solvable", solvable, words), _check_words("prev_unique", unique, words)
+
+
 def solve_words(
     width: int,
     height: int,
@@ -325,12 +352,19 @@ def solve_words(
     word_stop: int,
     *,
     kernel: str = "auto",
+    part_start: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Words ``[word_start, word_stop)`` of layer ``k`` (``solvable``, ``unique``).
 
     ``prev_solvable``/``prev_unique`` are the whole layer ``k - 1`` (uint64,
     ``layer_words(width, height, k - 1)`` words each). Any split of a layer
-    into word ranges gives the same words. Single-threaded and ``nogil``:
+    into word ranges gives the same words.
+
+    With ``part_start``, ``prev_*`` are only the words from ``part_start`` on
+    of layer ``k - 1``, and the result is a *partial*: only moves to boards
+    in them count; ``solvable``: one of them leads to a solvable board;
+    ``unique``: exactly one does, to a unique board. :func:`merge_parts` over
+    parts covering layer ``k - 1``, then :func:`finish_parts`, give the layer. Single-threaded and ``nogil``:
     run several calls on threads to use more cores. ``kernel`` is ``"auto"``
     (fast when every line is at most ``LINE_TABLE_MAX`` cells), ``"fast"`` or
     ``"plain"`` (the cell-walking kernel, for checks).
@@ -341,9 +375,7 @@ def solve_words(
     total = layer_words(width, height, k)
     if not (isinstance(word_start, int) and isinstance(word_stop, int)) or not 0 <= word_start <= word_stop <= total:
         raise ValueError(f"word range [{word_start!r}, {word_stop!r}) not within [0, {total}]")
-    prev_words = layer_words(width, height, k - 1)
-    prev_solvable = _check_words("prev_solvable", prev_solvable, prev_words)
-    prev_unique = _check_words("prev_unique", prev_unique, prev_words)
+    prev_solvable, prev_unique = check_previous(width, height, k, prev_solvable, prev_unique, part_start)
     if kernel == "auto":
         kernel = "fast" if max(width, height) <= LINE_TABLE_MAX else "plain"
     if kernel not in ("fast", "plain") or (kernel == "fast" and max(width, height) > LINE_TABLE_MAX):
@@ -358,9 +390,29 @@ def solve_words(
             cell_t, scatter = _column_tables(width, height)
             _solve_fast(width, height, k, r0, r1, prev_solvable, prev_unique, out_s, out_u, word_start,
                         rows.start, rows.result, cols.start, cols.result,
-                        _rank_table(n, k - 1), cell_t, scatter)
+                        _rank_table(n, k - 1), cell_t, scatter, part_start)
         else:
-            _solve_plain(width, height, k, r0, r1, prev_solvable, prev_unique, out_s, out_u, word_start)
-    if k == 2:
+            _solve_plain(width, height, k, r0, r1, prev_solvable, prev_unique, out_s, out_u, word_start, part_start)
+    if k == 2 and part_start is None:
         out_u[:] = out_s
     return out_s, out_u
+
+
+def merge_parts(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Two partials of the same words over disjoint parts of the previous layer, as one partial.
+
+    A partial is ``(some, one)``: some successor in the parts is solvable;
+    exactly one is, and it is unique. Associative and commutative.
+
+    >>> a = np.array([0b011], dtype=np.uint64), np.array([0b011], dtype=np.uint64)  # one unique for both boards
+    >>> b = np.array([0b110], dtype=np.uint64), np.array([0b000], dtype=np.uint64)  # boards 1 and 2: some
+    >>> [bin(int(w[0])) for w in merge_parts(a, b)]   # board 1 now has two: not one
+    ['0b111', '0b1']
+    """
+    return a[0] | b[0], (a[1] & ~b[0]) | (b[1] & ~a[0])
+
+
+def finish_parts(k: int, merged: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The layer's ``(solvable, unique)`` from the partial merged over every part of layer ``k - 1``."""
+    return (merged[0], merged[0].copy()) if k == 2 else merged

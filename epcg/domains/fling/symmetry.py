@@ -49,6 +49,7 @@ from epcg.domains.fling.layers import (
     _column_tables,
     _increment,
     _rank_table,
+    check_previous,
     layer_size,
     layer_words,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "canonical_words",
     "expand_layer",
     "expand_words",
+    "orbit_total",
     "first_layer_symmetric",
     "orbit_size",
     "solve_words_symmetric",
@@ -222,7 +224,7 @@ def _expand(n, k, r0, r1, src_s, src_u, out_s, out_u, w0, maps):
 
 @njit(cache=True, nogil=True)
 def _solve_sym_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
-                    row_start, row_result, col_start, col_result, rank_t, cell_t, scatter, maps, counts):
+                    row_start, row_result, col_start, col_result, rank_t, cell_t, scatter, maps, counts, part):
     """``retrograde._solve_fast`` for the canonical boards of ranks ``r0 .. r1-1`` only; each solved
     board adds its orbit size to ``counts[0]`` (solvable) and ``counts[1]`` (unique).
 
@@ -231,7 +233,8 @@ def _solve_sym_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
     board's images under each symmetry are updated where the increment changed
     bits, so a non-canonical board costs a few compares; the transposed board
     and the chunk sums catch up, at the next canonical board, with every bit
-    changed since the last one. Unchecked like ``_solve_fast``.
+    changed since the last one. ``part`` as in ``_solve_fast`` (then ``counts``
+    mean nothing). Unchecked like ``_solve_fast``.
     """
     n = width * height
     full = (_ONE << np.uint64(n)) - _ONE if n < 64 else ~np.uint64(0)
@@ -318,7 +321,13 @@ def _solve_sym_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                         s += rank_t[t, a, b]
                         a += popcount(b)
                     cr = base - s
-                    ok = np.int64((prev_s[cr >> 6] >> np.uint64(cr & 63)) & _ONE)
+                    if part is None:
+                        ok = np.int64((prev_s[cr >> 6] >> np.uint64(cr & 63)) & _ONE)
+                    else:  # prev_s holds words part.. of the layer: look up only ranks inside them
+                        cr -= part << 6
+                        inside = (cr >= 0) & ((cr >> 6) < prev_s.shape[0])
+                        q = cr if inside else 0
+                        ok = np.int64(inside) & np.int64((prev_s[q >> 6] >> np.uint64(q & 63)) & _ONE)
                     sc += ok
                     first = cr if ok else first
                     if sc > 1:
@@ -341,7 +350,7 @@ def _solve_sym_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
 
 
 @njit(cache=True, nogil=True)
-def _solve_sym_plain(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0, maps, counts):
+def _solve_sym_plain(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0, maps, counts, part):
     """Same contract as ``_solve_sym_fast`` for any board: every board tested with ``canonical``,
     moves by walking cells (``moves._fling``), successors ranked from scratch."""
     n = width * height
@@ -359,6 +368,10 @@ def _solve_sym_plain(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                     child = _fling(board, width, height, cell, d)
                     if child != 0:
                         cr = _rank_lex_bb(child, n, k - 1)
+                        if part is not None:
+                            cr -= part << 6
+                            if cr < 0 or (cr >> 6) >= prev_s.shape[0]:
+                                continue
                         if (prev_s[cr >> 6] >> np.uint64(cr & 63)) & _ONE:
                             sc += 1
                             first = cr
@@ -435,13 +448,16 @@ def solve_words_symmetric(
     word_stop: int,
     *,
     kernel: str = "auto",
+    part_start: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int, int]:
     """Words ``[word_start, word_stop)`` of symmetric layer ``k`` and the boards they represent.
 
     Returns ``(solvable, unique, solvable boards, unique boards)``; the counts
     include every member of each orbit, so summed over a layer they are the
     unreduced layer's popcounts. ``prev_*`` is the whole layer ``k - 1``
-    expanded (:func:`expand_layer`). ``kernel`` as in :func:`~epcg.domains.fling.layers.solve_words`.
+    expanded (:func:`expand_layer`). ``kernel`` and ``part_start`` (then the
+    words are the canonical boards' partials and the counts 0; count with
+    :func:`orbit_total`) as in :func:`~epcg.domains.fling.layers.solve_words`.
     """
     n = _check_board(width, height)
     if not isinstance(k, int) or not 2 <= k <= n:
@@ -449,9 +465,7 @@ def solve_words_symmetric(
     total = layer_words(width, height, k)
     if not (isinstance(word_start, int) and isinstance(word_stop, int)) or not 0 <= word_start <= word_stop <= total:
         raise ValueError(f"word range [{word_start!r}, {word_stop!r}) not within [0, {total}]")
-    prev_words = layer_words(width, height, k - 1)
-    prev_solvable = _check_words("prev_solvable", prev_solvable, prev_words)
-    prev_unique = _check_words("prev_unique", prev_unique, prev_words)
+    prev_solvable, prev_unique = check_previous(width, height, k, prev_solvable, prev_unique, part_start)
     if kernel == "auto":
         kernel = "fast" if max(width, height) <= LINE_TABLE_MAX else "plain"
     if kernel not in ("fast", "plain") or (kernel == "fast" and max(width, height) > LINE_TABLE_MAX):
@@ -468,8 +482,35 @@ def solve_words_symmetric(
             cell_t, scatter = _column_tables(width, height)
             _solve_sym_fast(width, height, k, r0, r1, prev_solvable, prev_unique, out_s, out_u, word_start,
                             rows.start, rows.result, cols.start, cols.result,
-                            _rank_table(n, k - 1), cell_t, scatter, maps, counts)
+                            _rank_table(n, k - 1), cell_t, scatter, maps, counts, part_start)
         else:
             _solve_sym_plain(width, height, k, r0, r1, prev_solvable, prev_unique, out_s, out_u, word_start,
-                             maps, counts)
+                             maps, counts, part_start)
+    if part_start is not None:
+        counts[:] = 0
     return out_s, out_u, int(counts[0]), int(counts[1])
+
+
+@njit(cache=True, nogil=True)
+def _orbit_total(n, k, words, w0, maps):
+    total = 0
+    for i in range(words.shape[0]):
+        x = words[i]
+        while x:
+            total += orbit_size(_unrank_lex_bb(64 * (w0 + i) + ctz(x), n, k), maps)
+            x &= x - _ONE
+    return total
+
+
+def orbit_total(width: int, height: int, k: int, words: np.ndarray, word_start: int) -> int:
+    """Boards represented by the canonical boards set in ``words`` (from word ``word_start`` of layer ``k``).
+
+    >>> words, boards = canonical_words(7, 8, 2, 0, 4)
+    >>> orbit_total(7, 8, 2, words, 0) == boards
+    True
+    """
+    n = _check_board(width, height)
+    words = np.ascontiguousarray(words, dtype=np.uint64)
+    if not 0 <= word_start <= word_start + words.shape[0] <= layer_words(width, height, k):
+        raise ValueError(f"{words.shape[0]} words from {word_start} are not within layer {k}")
+    return int(_orbit_total(n, k, words, word_start, symmetry_maps(width, height)))
