@@ -47,6 +47,7 @@ import pydantic
 
 from epcg.combinatorics.binomial import binomial
 from epcg.combinatorics.bits import check_board
+from epcg.combinatorics.bits import popcount_words as popcount
 from epcg.domains.fling import evaluate, symmetry
 from epcg.domains.fling import layers as kernels
 from epcg.domains.fling.rules import Board
