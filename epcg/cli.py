@@ -97,16 +97,19 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
     from epcg.runtime.estimate import MAX_TASKS, Limits, check, figures, free_disk, table
     from epcg.runtime.jobs import load_job
     from epcg.runtime.registry import job_kind
-    from epcg.runtime.session import plan_job, run_directory
+    from epcg.runtime.session import Prepared, fit_memory, plan_job, run_directory
+    from epcg.runtime.store import RunDir
 
     job = load_job(job_file, list(overrides))
     where = run_directory(out if out is not None else Path("runs") / job.name)
-    job, job_plan, notes = plan_job(job, max_tasks or MAX_TASKS)
     n = workers or default_workers()
     try:
         memory = parse_bytes(memory_limit) if memory_limit else local_memory(LocalSpec(workers=n))
     except ValueError:
         raise UserError(f"--memory-limit {memory_limit!r} is not a size like '64GiB'") from None
+    job, job_plan, notes = plan_job(job, max_tasks or MAX_TASKS)
+    fitted = fit_memory(Prepared(job, job_plan, RunDir(where), notes), memory, n)
+    job, job_plan, notes = fitted.job, fitted.plan, fitted.notes
     limits = Limits(workers=n, memory_per_worker=memory, free_disk=free_disk(where), max_tasks=max_tasks or MAX_TASKS,
                     threads=threads_per_worker)
     figs = figures(job_kind(job.domain), job.config, job_plan, n * threads_per_worker)
@@ -264,7 +267,7 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
     with _signals() as stop:
         try:
             if serial:
-                _check_plan(prepared, None, None, done, max_tasks, force)
+                prepared = _check_plan(prepared, None, None, done, max_tasks, force)
                 _announce(prepared, done)
                 with claimed(prepared, new):
                     if not new:
@@ -275,10 +278,10 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
                 from epcg.runtime.dask_executor import DaskExecutor
 
                 if isinstance(spec, LocalSpec):
-                    _check_plan(prepared, spec, None, done, max_tasks, force)
+                    prepared = _check_plan(prepared, spec, None, done, max_tasks, force)
                 with connect(spec) as client:
                     if not isinstance(spec, LocalSpec):
-                        _check_plan(prepared, spec, client, done, max_tasks, force)
+                        prepared = _check_plan(prepared, spec, client, done, max_tasks, force)
                     if not (scheduler or scheduler_file or cluster_file or isinstance(spec, LocalSpec)):
                         click.echo(f"using the scheduler at {spec.address} (DASK_SCHEDULER_ADDRESS)")
                     _announce(prepared, done)
@@ -306,13 +309,15 @@ def _announce(prepared, done) -> None:
                f"in {len(plan.stages)} stages -> {prepared.run.path}")
 
 
-def _check_plan(prepared, spec, client, done, max_tasks: int, force: bool) -> None:
-    """Refuse (one line) a job whose memory, disk or task count the workers cannot take."""
+def _check_plan(prepared, spec, client, done, max_tasks: int, force: bool):
+    """The prepared job, fitted to the workers' memory if it is new (:func:`~epcg.runtime.session.fit_memory`);
+    refuse (one line) a job whose memory, disk or task count the workers cannot take."""
     from epcg.runtime.cluster import LocalSpec, default_workers, local_memory, worker_memory
     from epcg.runtime.estimate import Limits, check, figures, free_disk, machine_memory
     from epcg.runtime.registry import job_kind
+    from epcg.runtime.session import fit_memory
 
-    job, plan, run = prepared
+    run = prepared.run
     if spec is None:
         workers, memory = 1, machine_memory()
     elif isinstance(spec, LocalSpec):
@@ -320,8 +325,12 @@ def _check_plan(prepared, spec, client, done, max_tasks: int, force: bool) -> No
     else:
         workers = max(1, len(client.scheduler_info(n_workers=-1)["workers"]))
         memory = worker_memory(client, spec)
+    if not run.exists():
+        prepared = fit_memory(prepared, memory, workers)
+    job, plan, _ = prepared
     limits = Limits(workers=workers, memory_per_worker=memory, free_disk=free_disk(run.path), max_tasks=max_tasks)
     check(figures(job_kind(job.domain), job.config, plan, workers, set(done)), limits, force)
+    return prepared
 
 
 @contextlib.contextmanager

@@ -43,6 +43,31 @@ def test_partials_merged_equal_the_whole_layer(width: int, height: int, top: int
         s, u = whole
 
 
+@pytest.mark.parametrize("width, height, k", [(4, 4, 5), (7, 8, 3), (5, 3, 4)])
+def test_fill_in_parts_equals_the_whole_fill(width: int, height: int, k: int) -> None:
+    """Each part fills the boards whose canonical image it holds; ORed, the parts give the whole fill."""
+    words = kernels.layer_words(width, height, k)
+    orbits = symmetry.solve_words_symmetric(width, height, k, *first_layers(width, height, k - 1), 0, words)[:2]
+    whole = symmetry.expand_words(width, height, k, *orbits, 0, words)
+    for parts in (2, 5, words):  # canonical boards have low ranks: only many parts split them
+        got = [np.zeros(words, dtype=np.uint64) for _ in range(2)]
+        filling = 0
+        for a, b in partition_ranges(words, parts):
+            piece = symmetry.expand_words(width, height, k, orbits[0][a:b], orbits[1][a:b], 0, words, part_start=a)
+            filling += bool(piece[0].any())
+            got = [g | p for g, p in zip(got, piece)]
+        assert all(np.array_equal(g, w) for g, w in zip(got, whole))
+    assert filling > 1
+
+
+def first_layers(width: int, height: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Layer ``k`` solved without symmetry from layer 1."""
+    s, u = kernels.first_layer(width, height)
+    for j in range(2, k + 1):
+        s, u = kernels.solve_words(width, height, j, s, u, 0, kernels.layer_words(width, height, j))
+    return s, u
+
+
 def test_one_part_alone_is_not_the_layer() -> None:
     """A partial sees only its part's successors (so the test above can fail)."""
     s, u = kernels.first_layer(4, 4)

@@ -75,3 +75,37 @@ def test_a_workers_setup_adds_to_the_wall_time_whole() -> None:
     wall = figures(kind, None, plan, workers=2)[0].wall_seconds
     assert wall == pytest.approx((8.0 + 4 * TASK_OVERHEAD) / 2 + 3.0)
     assert figures(kind, None, plan, workers=2, done={t.id for t in plan.tasks()})[0].wall_seconds == 0
+
+
+def test_plan_raises_partitions_until_the_workers_memory_holds_every_stage(tmp_path: Path) -> None:
+    """7×8 to 10 pieces needs about 2 GiB per worker in one part; under a 1 GiB limit the plan takes more parts."""
+    job_file = tmp_path / "job.toml"
+    job_file.write_text('name = "f"\ndomain = "fling"\nwidth = 7\nheight = 8\nmax_pieces = 10\ntop_puzzles = 0\n')
+    roomy, tight = (epcg("plan", str(job_file), "--workers", "2", "--memory-limit", limit, "--out", str(tmp_path / "r"))
+                    for limit in ("16GiB", "1GiB"))
+    assert roomy.returncode == 0 and tight.returncode == 0, roomy.stderr + tight.stderr
+    assert "note:" not in roomy.stdout and "run would accept" in roomy.stdout
+    note = next(line for line in tight.stdout.splitlines() if line.startswith("note:"))
+    assert "partitions=1 needs about" in note and "using partitions=4" in note, note
+    assert "run would accept" in tight.stdout
+    value, unit = next(line for line in tight.stdout.splitlines() if line.startswith("total")).split()[-4:-2]
+    assert unit == "MiB" and float(value) < 1024, (value, unit)
+    hopeless = epcg("plan", str(job_file), "--workers", "2", "--memory-limit", "100MiB")
+    assert "note:" not in hopeless.stdout and "run would refuse" in hopeless.stdout
+
+
+def test_fit_memory_keeps_a_job_that_fits_or_cannot_split(tmp_path: Path) -> None:
+    from epcg.runtime.session import Prepared, fit_memory
+    from epcg.runtime.store import RunDir
+
+    job_file = tmp_path / "job.toml"
+    job_file.write_text('name = "f"\ndomain = "fling"\nwidth = 7\nheight = 8\nmax_pieces = 9\ntop_puzzles = 0\n')
+    prepared = Prepared(*plan_job(load_job(job_file))[:2], RunDir(tmp_path / "run"))
+    assert fit_memory(prepared, 64 << 30, 2) is prepared
+    assert fit_memory(prepared, None, 2) is prepared
+    split = fit_memory(prepared, 400 << 20, 2)
+    assert split.job.config.partitions > 1 and split.notes and split.plan.num_tasks == prepared.plan.num_tasks
+    witness = tmp_path / "w.toml"
+    witness.write_text('name = "w"\ndomain = "witness"\nkind = "must-cross"\nrows = ["3x3:3"]\n')
+    small = Prepared(*plan_job(load_job(witness))[:2], RunDir(tmp_path / "w"))
+    assert fit_memory(small, 1, 2) is small

@@ -28,9 +28,12 @@ A fill task (stage ``fNN``) holds the whole orbit layer ``k`` instead,
 ``2·C(n,k)/8`` bytes. With ``shared_previous = true`` the layer a task reads
 is a read-only map of a raw file, so the processes of one machine share one
 copy in the page cache. With ``partitions = P`` a layer task reads the previous
-layer in P word ranges, one at a time, and holds ``2·C(n,k-1)/8/P`` bytes of
-it; every task then reads all of it (from the store) and ranks every
-successor P times (:mod:`epcg.search.retrograde`, solving in parts).
+layer (a fill task the orbit layer) in P word ranges, one at a time, and holds
+1/P of it; every task then reads all of it (from the store) and ranks every
+successor (a fill task every board's canonical image) P times
+(:mod:`epcg.search.retrograde`, solving in parts). ``epcg run`` and ``epcg
+plan`` raise ``partitions`` (``SPLIT_FOR_MEMORY``) until each stage fits the
+workers' memory.
 """
 
 from __future__ import annotations
@@ -83,6 +86,9 @@ def fling_space(width: int, height: int, max_pieces: int, symmetric: bool = Fals
     def expand(k: int, orbits: Words, start: int, stop: int) -> Words:
         return symmetry.expand_words(width, height, k, *orbits, start, stop)
 
+    def expand_partial(k: int, part: Words, part_start: int, start: int, stop: int) -> Words:
+        return symmetry.expand_words(width, height, k, *part, start, stop, part_start=part_start)
+
     def solve_partial(k: int, part: Words, part_start: int, start: int, stop: int) -> Words:
         if symmetric:
             return symmetry.solve_words_symmetric(width, height, k, *part, start, stop, part_start=part_start)[:2]
@@ -103,6 +109,7 @@ def fling_space(width: int, height: int, max_pieces: int, symmetric: bool = Fals
         bits=("solvable", "unique"),
         solve_reduced=solve_reduced if symmetric else None,
         expand=expand if symmetric else None,
+        expand_partial=expand_partial if symmetric else None,
         solve_partial=solve_partial,
         merge_partial=kernels.merge_parts,
         finish_partial=finish_partial,
@@ -172,6 +179,8 @@ def _layer_arrays(config: Config, k: int) -> tuple[str, ...]:
 
 COARSEN = ("chunk_words", "evaluate_chunk_words")
 """Keys the runtime may scale up to bound the task count: results do not depend on them."""
+SPLIT_FOR_MEMORY = ("partitions",)
+"""Keys the runtime may double until the workers' memory holds every stage: results do not depend on them."""
 CALIBRATION_LAYER = 8
 """Deepest layer whose kernel :func:`seconds_per_board` times (its previous layer, 58 MB on 7×8, is made up)."""
 CALIBRATION_DENSITY = (2, 6)
@@ -226,6 +235,16 @@ per evaluated unique board; ``epcg run jobs/fling.toml``, 2026-11-23); without s
 evaluated."""
 
 
+PART_COST = 0.39
+"""Compute of each part beyond the first, as a fraction of a whole pass: every part ranks every successor again
+but looks up only its own (7×8 to 7 pieces in 8 parts took 3.7× as long as in one; tests/test_fling_partitions.py)."""
+
+
+def parts_cost(config: Config, k: int) -> float:
+    """How many times a whole pass a stage reading layer ``k - 1`` in ``config.partitions`` parts costs."""
+    return 1.0 + PART_COST * (min(config.partitions, config.words(k - 1)) - 1) if k > 1 else 1.0
+
+
 def estimate(config: Config) -> dict:
     """Per stage: bytes written, memory per worker beyond its base, compute (see the module docstring)."""
     from epcg.runtime.estimate import StageCost
@@ -240,12 +259,13 @@ def estimate(config: Config) -> dict:
             bytes_written=2 * 8 * words,
             disk_bytes=round(8 * words * sum(COMPRESSED)),
             peak_memory=previous + 4 * 8 * chunk,
-            cpu_seconds=kernels.layer_size(config.width, config.height, k) * per_board,
+            cpu_seconds=kernels.layer_size(config.width, config.height, k) * per_board * parts_cost(config, k),
         )
         if config.symmetry and 1 < k < config.max_pieces:
             out[fill_name(k)] = StageCost(bytes_written=2 * 8 * words, disk_bytes=round(8 * words * sum(COMPRESSED)),
-                                          peak_memory=2 * 8 * words + 4 * 8 * chunk,
-                                          cpu_seconds=kernels.layer_size(config.width, config.height, k) / FILL_PER_SECOND)
+                                          peak_memory=-(-2 * 8 * words // config.partitions) + 4 * 8 * chunk,
+                                          cpu_seconds=kernels.layer_size(config.width, config.height, k) / FILL_PER_SECOND
+                                          * parts_cost(config, k + 1))
     if config.top_puzzles or config.distributions:
         boards = kernels.layer_size(config.width, config.height, config.max_pieces)
         out[EVALUATE] = StageCost(peak_memory=8 * min(config.evaluate_chunk_words, config.words(config.max_pieces)),

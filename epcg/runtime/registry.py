@@ -61,7 +61,8 @@ class JobKind(Protocol):
     # ``cleanup(config, run)`` runs in the client when the session's tasks end or stop
     # (e.g. to delete shared state named by ``run.cache_key``);
     # ``estimate(config)`` gives ``epcg plan`` its figures (:class:`epcg.runtime.estimate.StageCost`);
-    # ``COARSEN`` names the keys the runtime may scale up to bound the task count.
+    # ``COARSEN`` names the keys the runtime may scale up to bound the task count;
+    # ``SPLIT_FOR_MEMORY`` the keys it may double until every stage fits the workers' memory.
 
 
 @cache

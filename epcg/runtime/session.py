@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from epcg.runtime.errors import UserError
-from epcg.runtime.estimate import MAX_TASKS, coarsen_factor
+from epcg.runtime.estimate import MAX_TASKS, coarsen_factor, figures, size
 from epcg.runtime.execute import Executor, SerialExecutor, execute
 from epcg.runtime.jobs import Job, read_toml, validate
 from epcg.runtime.plan import Plan, TooManyTasks
@@ -158,6 +158,49 @@ def _coarsened(job: Job, keys: tuple[str, ...], factor: int, max_tasks: int) -> 
         except (UserError, ValueError):
             continue
     return None
+
+
+MAX_SPLIT = 1 << 16
+"""Largest factor :func:`fit_memory` scales a job's ``SPLIT_FOR_MEMORY`` keys by."""
+
+
+def fit_memory(prepared: Prepared, memory_per_worker: int | None, workers: int) -> Prepared:
+    """``prepared`` with its memory-splitting keys doubled until every stage fits ``memory_per_worker``.
+
+    A job kind names in ``SPLIT_FOR_MEMORY`` the keys that lower the memory a
+    worker needs without changing any result (Fling!'s ``partitions``: a layer
+    task reads the previous layer in that many parts). They are doubled while
+    the worst stage's estimated peak exceeds the limit and still falls; the
+    first factor that fits is taken and said in a note. When none fits, the
+    job is returned as it was, for the memory check to refuse in its words.
+    """
+    job, plan, run = prepared
+    kind = job_kind(job.domain)
+    keys = tuple(key for key in getattr(kind, "SPLIT_FOR_MEMORY", ()) if key in type(job.config).model_fields)
+    if not keys or not memory_per_worker:
+        return prepared
+
+    def peak(candidate: Job, candidate_plan: Plan) -> int:
+        return max((f.peak_memory or 0 for f in figures(kind, candidate.config, candidate_plan, workers)), default=0)
+
+    first = last = peak(job, plan)
+    data, factor = job.to_dict(), 2
+    while last > memory_per_worker and factor <= MAX_SPLIT:
+        try:
+            scaled = validate({**data, **{k: data[k] * factor for k in keys}}, source=f"job {job.name}")
+            scaled_plan = kind.plan(scaled.config)
+        except (UserError, ValueError):
+            break
+        now = peak(scaled, scaled_plan)
+        if now >= last:
+            break
+        if now <= memory_per_worker:
+            note = (f"{', '.join(f'{k}={data[k]}' for k in keys)} needs about {size(first)} per worker process, "
+                    f"more than its memory limit {size(memory_per_worker)}; using "
+                    f"{', '.join(f'{k}={data[k] * factor}' for k in keys)} ({size(now)}, identical results)")
+            return Prepared(scaled, scaled_plan, run, prepared.notes + (note,))
+        last, factor = now, factor * 2
+    return prepared
 
 
 @contextlib.contextmanager

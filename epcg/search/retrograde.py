@@ -22,6 +22,9 @@ only successors inside ``part`` (words ``part_start ..`` of layer ``k - 1``),
 ``merge_partial`` combines the partials of disjoint parts (associative and
 commutative) and ``finish_partial`` turns the partial merged over every part
 into the layer's words and counts (:func:`solve_part` with ``partitions``).
+A reduced space may fill in parts too: ``expand_partial(k, part, part_start,
+start, stop)`` gives only the states whose representative lies in ``part`` of
+the reduced layer their bits, and the parts' words ORed are the full layer's.
 
 The driver here is what every job runs, on one machine or a cluster:
 
@@ -113,6 +116,10 @@ class RetrogradeSpace:
     finish_partial: Callable[[int, Words, int, int], tuple[Words, Counts]] | None = None
     """``finish_partial(k, merged, start, stop)``: the words ``[start, stop)`` of layer ``k`` and the states
     they stand for, from the partial merged over parts covering layer ``k - 1``."""
+    expand_partial: Callable[[int, Words, int, int, int], Words] | None = None
+    """Optional ``expand_partial(k, part, part_start, start, stop)``: ``expand`` from only ``part``, the words
+    from ``part_start`` on of the reduced layer ``k``: the states whose representative lies inside get its bits,
+    the others 0, so ORing over parts covering the layer gives ``expand``'s words."""
     algorithm: ClassVar[str] = "retrograde"
     """The job kind that walks a retrograde space."""
 
@@ -126,6 +133,8 @@ class RetrogradeSpace:
         partial = (self.solve_partial, self.merge_partial, self.finish_partial)
         if any(f is None for f in partial) and any(f is not None for f in partial):
             raise ValueError(f"{self.name}: solve_partial, merge_partial and finish_partial come together")
+        if self.expand_partial is not None and self.expand is None:
+            raise ValueError(f"{self.name}: expand_partial needs expand")
 
     @property
     def partitioned(self) -> bool:
@@ -269,7 +278,8 @@ def solve_part(space: RetrogradeSpace, k: int, start: int, stop: int, load: Call
 
     With ``partitions > 1`` a later layer is solved from the previous one in
     that many parts (:func:`partition_ranges`), read one at a time by
-    ``load_range(a, b)`` (words ``[a, b)``), never all at once.
+    ``load_range(a, b)`` (words ``[a, b)``), never all at once; so is a fill
+    from the reduced layer, if the space has ``expand_partial``.
     """
     if not space.first <= k:
         raise ValueError(f"layer {k} is before the first layer, {space.first}")
@@ -287,7 +297,14 @@ def solve_part(space: RetrogradeSpace, k: int, start: int, stop: int, load: Call
     elif fill:
         if not is_reduced(space, k):
             raise ValueError(f"{space.name}: layer {k} is not reduced, so it has no fill")
-        words = tuple(space.expand(k, PREVIOUS.get((key, space.name, "reduced", k), load), start, stop))
+        if partitions > 1 and space.expand_partial is not None and load_range is not None:
+            PREVIOUS.drop()
+            words = None
+            for a, b in partition_ranges(layer_words(space, k), partitions):
+                piece = tuple(space.expand_partial(k, load_range(a, b), a, start, stop))
+                words = piece if words is None else tuple(x | y for x, y in zip(words, piece))
+        else:
+            words = tuple(space.expand(k, PREVIOUS.get((key, space.name, "reduced", k), load), start, stop))
     elif k == space.first:
         words = tuple(np.ascontiguousarray(w[start:stop], dtype=np.uint64) for w in space.first_layer())
     else:

@@ -176,15 +176,18 @@ def _canonical_words(n, k, r0, r1, maps, out, w0):
 
 
 @njit(cache=True, nogil=True)
-def _expand(n, k, r0, r1, src_s, src_u, out_s, out_u, w0, maps):
+def _expand(n, k, r0, r1, src_s, src_u, out_s, out_u, w0, maps, part):
     """Bits of ranks ``r0 .. r1-1`` of the unreduced layer (word 0 of ``out_*`` = ``w0``), each read
-    from the whole symmetric layer ``src_*`` at the rank of the board's canonical image.
+    from the symmetric layer ``src_*`` at the rank of the board's canonical image.
 
     Boards come in lex order with their images updated where the increment
     changed bits. The canonical ranks of up to 64 boards (one output word) are
     found first and then read together, so the scattered reads overlap;
-    ``unique`` is read only where ``solvable`` is set. Unchecked: ``r0`` is a
-    multiple of 64, ``r0 < r1 <= C(n, k)``, outputs zeroed and long enough.
+    ``unique`` is read only where ``solvable`` is set. ``part`` is None
+    (``src_*`` is the whole layer) or the first word of the layer ``src_*``
+    holds: then only boards whose canonical image lies inside get bits.
+    Unchecked: ``r0`` is a multiple of 64, ``r0 < r1 <= C(n, k)``, outputs
+    zeroed and long enough.
     """
     full = (_ONE << np.uint64(n)) - _ONE if n < 64 else ~np.uint64(0)
     nmaps = maps.shape[0]
@@ -212,7 +215,14 @@ def _expand(n, k, r0, r1, src_s, src_u, out_s, out_u, w0, maps):
         got = np.uint64(0)
         for i in range(m):
             cr = ranks[i]
-            got |= ((src_s[cr >> 6] >> np.uint64(cr & 63)) & _ONE) << np.uint64(i)
+            if part is None:
+                got |= ((src_s[cr >> 6] >> np.uint64(cr & 63)) & _ONE) << np.uint64(i)
+            else:
+                cr -= part << 6
+                inside = (cr >= 0) & ((cr >> 6) < src_s.shape[0])
+                q = cr if inside else 0
+                ranks[i] = q
+                got |= (np.uint64(inside) & (src_s[q >> 6] >> np.uint64(q & 63)) & _ONE) << np.uint64(i)
         out_s[w - w0] = got
         x = got
         while x:
@@ -415,20 +425,29 @@ def first_layer_symmetric(width: int, height: int) -> tuple[np.ndarray, np.ndarr
 
 
 def expand_words(width: int, height: int, k: int, solvable: np.ndarray, unique: np.ndarray,
-                 word_start: int, word_stop: int) -> tuple[np.ndarray, np.ndarray]:
+                 word_start: int, word_stop: int, *, part_start: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Words ``[word_start, word_stop)`` of the unreduced layer ``k`` from the whole symmetric one:
-    each board gets its canonical image's bits. Any split into word ranges gives the same words."""
+    each board gets its canonical image's bits. Any split into word ranges gives the same words.
+
+    With ``part_start``, ``solvable``/``unique`` are only the words from
+    ``part_start`` on of the symmetric layer, and only boards whose canonical
+    image lies in them get bits: ORed over parts covering the layer, the
+    results are the words from the whole of it.
+
+    >>> s1, u1, _, _ = first_layer_symmetric(3, 1)        # orbits {0, 2} and {1}
+    >>> bin(int(expand_words(3, 1, 1, s1[:1], u1[:1], 0, 1, part_start=0)[0][0]))
+    '0b111'
+    """
     n = _check_board(width, height)
     words = layer_words(width, height, k)
     if not (isinstance(word_start, int) and isinstance(word_stop, int)) or not 0 <= word_start <= word_stop <= words:
         raise ValueError(f"word range [{word_start!r}, {word_stop!r}) not within [0, {words}]")
-    solvable = _check_words("solvable", solvable, words)
-    unique = _check_words("unique", unique, words)
+    solvable, unique = check_previous(width, height, k + 1, solvable, unique, part_start)
     out_s = np.zeros(word_stop - word_start, dtype=np.uint64)
     out_u = np.zeros(word_stop - word_start, dtype=np.uint64)
     r0, r1 = 64 * word_start, min(64 * word_stop, layer_size(width, height, k))
     if r0 < r1:
-        _expand(n, k, r0, r1, solvable, unique, out_s, out_u, word_start, symmetry_maps(width, height))
+        _expand(n, k, r0, r1, solvable, unique, out_s, out_u, word_start, symmetry_maps(width, height), part_start)
     return out_s, out_u
 
 
