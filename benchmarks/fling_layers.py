@@ -1,7 +1,7 @@
 """Fling! retrograde layers end to end (Dask, Zarr, manifest included): boards/s, unreduced vs symmetric.
 
-Runs ``jobs/fling.toml`` on the embedded cluster up to ``--max-pieces``
-(default 8) once per path (``symmetry = false``: every board, the baseline;
+Runs ``jobs/fling.toml`` (layers only: no evaluation, no distributions) on
+the embedded cluster up to ``--max-pieces`` (default 8) once per path (``symmetry = false``: every board, the baseline;
 ``symmetry = true``: one board per orbit, then the fill of the unreduced layer
 for the next one) and per worker count in ``--workers`` (default 1,2). It
 prints per layer boards represented per wall second (a symmetric layer's wall
@@ -47,6 +47,7 @@ def run_once(max_pieces: int, chunk_words: int, workers: int, path: str) -> tupl
     ``path``: ``unreduced`` or ``symmetric``, with ``+shared`` for one mapped copy of the previous layer."""
     mode, _, shared = path.partition("+")
     job = load_job(JOBS / "fling.toml", [f"max_pieces={max_pieces}", f"chunk_words={chunk_words}", "top_puzzles=0",
+                                         "distributions=false",
                                          f"symmetry={'true' if mode == 'symmetric' else 'false'}",
                                          f"shared_previous={'true' if shared else 'false'}"])
     tmp = Path(tempfile.mkdtemp(prefix="fling-bench-"))
