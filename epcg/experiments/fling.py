@@ -235,9 +235,11 @@ per evaluated unique board; ``epcg run jobs/fling.toml``, 2026-11-23); without s
 evaluated."""
 
 
-PART_COST = 0.39
-"""Compute of each part beyond the first, as a fraction of a whole pass: every part ranks every successor again
-but looks up only its own (7×8 to 7 pieces in 8 parts took 3.7× as long as in one; tests/test_fling_partitions.py)."""
+PART_COST = 1.3
+"""Compute of each part beyond the first, as a fraction of a whole pass. Every part ranks every successor again,
+and within one part a board rarely meets the second solvable successor that ends its search early, so a part costs
+about a whole pass: in 8 parts on 2 workers the task CPU of 7×8 layer 7 was 10.0×, its fill 9.1× and layer 8
+13.2× that in one (a run to 9 pieces, 2026-11-23)."""
 
 
 def parts_cost(config: Config, k: int) -> float:
