@@ -23,7 +23,8 @@ CASES: list[tuple[list[str], dict[str, str], str]] = [
     (["run", "jobs/witness-paths.toml", "--out", "dangling/x"], {}, "symbolic link"),
     (["run", "jobs/witness-must-cross.toml", "--set", f"rows={DEEP}"], {}, "more than 16 deep"),
     (["run", "jobs/witness-triple-4x4.toml", "--set", "pieces=6"], {}, "memory limit"),
-    (["run", "jobs/fling.toml", "--set", "max_pieces=12"], {}, "GiB per worker process, more than"),
+    (["run", "jobs/fling.toml", "--set", "max_pieces=12", "--set", "partitions=1"], {},
+     "GiB per worker process, more than"),
     (["run", "jobs/dwp-study.toml", "--set", "only=[]"], {}, "only"),
     (["run", "jobs/dwp-study.toml", "--set", "experiments=[{id=1,population=32,mnm=1,states=12,grid=[1000000,1000000]}]"],
      {}, "grid sides"),
@@ -39,7 +40,8 @@ CASES: list[tuple[list[str], dict[str, str], str]] = [
 """The inputs the issue lists, and the options and paths next to them."""
 
 MORE_CASES: list[tuple[list[str], dict[str, str], str]] = [
-    (["run", "jobs/fling.toml", "--set", "max_pieces=12", "--serial"], {}, "GiB per worker process, more than"),
+    (["run", "jobs/fling.toml", "--set", "max_pieces=12", "--set", "partitions=1", "--serial"], {},
+     "GiB per worker process, more than"),
     (["run", "jobs/witness-paths.toml", "--workers", "0"], {}, "--workers"),
     (["run", "jobs/witness-paths.toml", "--bogus"], {}, "No such option"),
     (["run", "jobs"], {}, "does not exist"),
@@ -108,12 +110,13 @@ def test_more_bad_inputs(project: Path) -> None:
 
 @pytest.mark.parametrize("pieces", [12, pytest.param(13, marks=pytest.mark.slow), pytest.param(14, marks=pytest.mark.slow)])
 def test_plan_estimates_what_run_refuses(project: Path, pieces: int) -> None:
-    for pieces in (pieces,):
-        result = run_cli(["plan", "jobs/fling.toml", "--set", f"max_pieces={pieces}"], {}, project)
-        assert result.returncode == 0, result.stderr
-        assert f"k{pieces}" in result.stdout and "run would refuse" in result.stdout
+    whole = run_cli(["plan", "jobs/fling.toml", "--set", f"max_pieces={pieces}", "--set", "partitions=1"], {}, project)
+    assert whole.returncode == 0, whole.stderr
+    assert f"k{pieces}" in whole.stdout and "run would refuse" in whole.stdout
     if pieces != 12:
         return
+    parts = run_cli(["plan", "jobs/fling.toml", "--set", "max_pieces=12"], {}, project)  # 8.9 GiB in 4 parts
+    assert parts.returncode == 0 and "using partitions=" in parts.stdout, parts.stdout + parts.stderr
     big = run_cli(["plan", "jobs/witness-must-cross.toml", "--set", "chunk_size=1", "--set", 'rows=["4x4:6"]'],
                   {}, project)
     assert big.returncode == 0 and "82,598,880 tasks" in big.stdout and "run would accept" in big.stdout

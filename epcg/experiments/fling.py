@@ -31,9 +31,9 @@ copy in the page cache. With ``partitions = P`` a layer task reads the previous
 layer (a fill task the orbit layer) in P word ranges, one at a time, and holds
 1/P of it; every task then reads all of it (from the store) and ranks every
 successor (a fill task every board's canonical image) P times
-(:mod:`epcg.search.retrograde`, solving in parts). ``epcg run`` and ``epcg
-plan`` raise ``partitions`` (``SPLIT_FOR_MEMORY``) until each stage fits the
-workers' memory.
+(:mod:`epcg.search.retrograde`, solving in parts). When a job leaves
+``partitions`` unset, ``epcg run`` and ``epcg plan`` choose it
+(``SPLIT_FOR_MEMORY``) so that each stage fits the workers' memory.
 """
 
 from __future__ import annotations
@@ -143,9 +143,10 @@ class Config(JobConfig):
     shared_previous: bool = False
     """Workers map one read-only copy per machine of the layer their tasks read (a raw file under the
     run directory's ``shared/``, so the page cache holds it once) instead of each loading its own."""
-    partitions: int = pydantic.Field(1, ge=1, le=1 << 16)
-    """A layer task reads the previous layer in this many parts, one at a time, so it holds 1/partitions
-    of it (every task reads all of it, and ranks every successor once per part)."""
+    partitions: int | None = pydantic.Field(None, ge=1, le=1 << 16)
+    """A layer (or fill) task reads the layer it needs in this many parts, one at a time, so it holds 1/partitions
+    of it (every task reads all of it, and ranks every successor once per part). Unset: ``epcg run`` and ``epcg
+    plan`` take the fewest (a power of two) with which every stage fits the workers' memory, 1 if it fits whole."""
 
     @pydantic.model_validator(mode="after")
     def _fits(self) -> Config:
@@ -161,6 +162,11 @@ class Config(JobConfig):
 
     def words(self, k: int) -> int:
         return kernels.layer_words(self.width, self.height, k)
+
+    @property
+    def parts(self) -> int:
+        """Parts a task reads the layer it needs in (``partitions``, 1 when unset)."""
+        return self.partitions or 1
 
     @property
     def space(self) -> RetrogradeSpace:
@@ -180,7 +186,8 @@ def _layer_arrays(config: Config, k: int) -> tuple[str, ...]:
 COARSEN = ("chunk_words", "evaluate_chunk_words")
 """Keys the runtime may scale up to bound the task count: results do not depend on them."""
 SPLIT_FOR_MEMORY = ("partitions",)
-"""Keys the runtime may double until the workers' memory holds every stage: results do not depend on them."""
+"""Keys the runtime sets, when a job leaves them unset, so that the workers' memory holds every stage: results do
+not depend on them."""
 CALIBRATION_LAYER = 8
 """Deepest layer whose kernel :func:`seconds_per_board` times (its previous layer, 58 MB on 7×8, is made up)."""
 CALIBRATION_DENSITY = (2, 6)
@@ -243,8 +250,8 @@ about a whole pass: in 8 parts on 2 workers the task CPU of 7×8 layer 7 was 10.
 
 
 def parts_cost(config: Config, k: int) -> float:
-    """How many times a whole pass a stage reading layer ``k - 1`` in ``config.partitions`` parts costs."""
-    return 1.0 + PART_COST * (min(config.partitions, config.words(k - 1)) - 1) if k > 1 else 1.0
+    """How many times a whole pass a stage reading layer ``k - 1`` in ``config.parts`` parts costs."""
+    return 1.0 + PART_COST * (min(config.parts, config.words(k - 1)) - 1) if k > 1 else 1.0
 
 
 def estimate(config: Config) -> dict:
@@ -256,7 +263,7 @@ def estimate(config: Config) -> dict:
     for k in range(1, config.max_pieces + 1):
         words = config.words(k)
         chunk = min(config.chunk_words, words)
-        previous = -(-2 * 8 * config.words(k - 1) // config.partitions) if k > 1 else 0
+        previous = -(-2 * 8 * config.words(k - 1) // config.parts) if k > 1 else 0
         out[layer_name(k)] = StageCost(
             bytes_written=2 * 8 * words,
             disk_bytes=round(8 * words * sum(COMPRESSED)),
@@ -265,7 +272,7 @@ def estimate(config: Config) -> dict:
         )
         if config.symmetry and 1 < k < config.max_pieces:
             out[fill_name(k)] = StageCost(bytes_written=2 * 8 * words, disk_bytes=round(8 * words * sum(COMPRESSED)),
-                                          peak_memory=-(-2 * 8 * words // config.partitions) + 4 * 8 * chunk,
+                                          peak_memory=-(-2 * 8 * words // config.parts) + 4 * 8 * chunk,
                                           cpu_seconds=kernels.layer_size(config.width, config.height, k) / FILL_PER_SECOND
                                           * parts_cost(config, k + 1))
     if config.top_puzzles or config.distributions:
@@ -341,7 +348,7 @@ def _map_shared(run: RunDir, names: tuple[str, ...], span: tuple[int, int] | Non
 def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
     if fling_evaluate.owns(task.stage):
         return fling_evaluate.run_task(config, task, run, lambda k: _layer_arrays(config, k))
-    return retrograde.solve_task(config.space, task, run, partitions=config.partitions,
+    return retrograde.solve_task(config.space, task, run, partitions=config.parts,
                                  load=_map_shared if config.shared_previous else retrograde.read_layer)
 
 

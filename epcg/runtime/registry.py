@@ -62,7 +62,7 @@ class JobKind(Protocol):
     # (e.g. to delete shared state named by ``run.cache_key``);
     # ``estimate(config)`` gives ``epcg plan`` its figures (:class:`epcg.runtime.estimate.StageCost`);
     # ``COARSEN`` names the keys the runtime may scale up to bound the task count;
-    # ``SPLIT_FOR_MEMORY`` the keys it may double until every stage fits the workers' memory.
+    # ``SPLIT_FOR_MEMORY`` the keys it sets, when a job leaves them unset, so every stage fits the memory.
 
 
 @cache

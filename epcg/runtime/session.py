@@ -161,22 +161,26 @@ def _coarsened(job: Job, keys: tuple[str, ...], factor: int, max_tasks: int) -> 
 
 
 MAX_SPLIT = 1 << 16
-"""Largest factor :func:`fit_memory` scales a job's ``SPLIT_FOR_MEMORY`` keys by."""
+"""Largest value :func:`fit_memory` gives a job's ``SPLIT_FOR_MEMORY`` keys."""
 
 
 def fit_memory(prepared: Prepared, memory_per_worker: int | None, workers: int) -> Prepared:
-    """``prepared`` with its memory-splitting keys doubled until every stage fits ``memory_per_worker``.
+    """``prepared`` with its unset memory-splitting keys chosen so that every stage fits ``memory_per_worker``.
 
     A job kind names in ``SPLIT_FOR_MEMORY`` the keys that lower the memory a
-    worker needs without changing any result (Fling!'s ``partitions``: a layer
-    task reads the previous layer in that many parts). They are doubled while
-    the worst stage's estimated peak exceeds the limit and still falls; the
-    first factor that fits is taken and said in a note. When none fits, the
-    job is returned as it was, for the memory check to refuse in its words.
+    worker needs without changing any result (Fling!'s ``partitions``: a task
+    reads the layer it needs in that many parts). Those the job leaves unset
+    (None) stay so if the job fits; otherwise they are set to 2, 4, 8, …
+    while the worst stage's estimated peak still falls, and the first value
+    that fits is taken and said in a note. A key the job sets is its own
+    choice, and a job that fits no value is returned as it was: the memory
+    check refuses it in its words.
     """
     job, plan, run = prepared
     kind = job_kind(job.domain)
-    keys = tuple(key for key in getattr(kind, "SPLIT_FOR_MEMORY", ()) if key in type(job.config).model_fields)
+    data = job.to_dict()
+    keys = tuple(key for key in getattr(kind, "SPLIT_FOR_MEMORY", ())
+                 if key in type(job.config).model_fields and data.get(key) is None)
     if not keys or not memory_per_worker:
         return prepared
 
@@ -184,10 +188,10 @@ def fit_memory(prepared: Prepared, memory_per_worker: int | None, workers: int) 
         return max((f.peak_memory or 0 for f in figures(kind, candidate.config, candidate_plan, workers)), default=0)
 
     first = last = peak(job, plan)
-    data, factor = job.to_dict(), 2
-    while last > memory_per_worker and factor <= MAX_SPLIT:
+    value = 2
+    while last > memory_per_worker and value <= MAX_SPLIT:
         try:
-            scaled = validate({**data, **{k: data[k] * factor for k in keys}}, source=f"job {job.name}")
+            scaled = validate({**data, **{k: value for k in keys}}, source=f"job {job.name}")
             scaled_plan = kind.plan(scaled.config)
         except (UserError, ValueError):
             break
@@ -195,11 +199,11 @@ def fit_memory(prepared: Prepared, memory_per_worker: int | None, workers: int) 
         if now >= last:
             break
         if now <= memory_per_worker:
-            note = (f"{', '.join(f'{k}={data[k]}' for k in keys)} needs about {size(first)} per worker process, "
-                    f"more than its memory limit {size(memory_per_worker)}; using "
-                    f"{', '.join(f'{k}={data[k] * factor}' for k in keys)} ({size(now)}, identical results)")
+            note = (f"the whole layers need about {size(first)} per worker process, more than its memory limit "
+                    f"{size(memory_per_worker)}; using {', '.join(f'{k}={value}' for k in keys)} "
+                    f"({size(now)}, identical results)")
             return Prepared(scaled, scaled_plan, run, prepared.notes + (note,))
-        last, factor = now, factor * 2
+        last, value = now, value * 2
     return prepared
 
 
