@@ -45,7 +45,6 @@ from epcg.combinatorics.bits import ctz, msb, popcount
 from epcg.domains.fling.moves import LINE_TABLE_MAX, _fling, line_table
 from epcg.domains.fling.layers import (
     _check_board,
-    _check_words,
     _column_tables,
     _increment,
     _rank_table,
