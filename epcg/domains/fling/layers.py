@@ -181,6 +181,16 @@ def _bit(words, r):
     return (words[r >> 6] >> np.uint64(r & 63)) & _ONE
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _bit_in_part(words, r, part):
+    """Bit of rank ``r`` of a layer whose words from ``part`` on are ``words``, and ``r`` within them
+    (0 and 0 for a rank outside them): branch-free, so the kernels' lookups still overlap."""
+    r -= part << 6
+    inside = (r >= 0) & ((r >> 6) < words.shape[0])
+    q = r if inside else 0
+    return np.int64(inside) & np.int64((words[q >> 6] >> np.uint64(q & 63)) & _ONE), q
+
+
 @njit(cache=True, nogil=True)
 def _solve_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                 row_start, row_result, col_start, col_result, rank_t, cell_t, scatter, part):
@@ -265,10 +275,7 @@ def _solve_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                 if part is None:
                     ok = np.int64((prev_s[cr >> 6] >> np.uint64(cr & 63)) & _ONE)
                 else:  # prev_s holds words part.. of the layer: look up only ranks inside them
-                    cr -= part << 6
-                    inside = (cr >= 0) & ((cr >> 6) < prev_s.shape[0])
-                    q = cr if inside else 0
-                    ok = np.int64(inside) & np.int64((prev_s[q >> 6] >> np.uint64(q & 63)) & _ONE)
+                    ok, cr = _bit_in_part(prev_s, cr, part)
                 sc += ok
                 first = cr if ok else first
                 if sc > 1:

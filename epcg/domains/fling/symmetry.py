@@ -44,6 +44,7 @@ from epcg.combinatorics.bitboard import _rank_lex_bb, _unrank_lex_bb
 from epcg.combinatorics.bits import ctz, msb, popcount
 from epcg.domains.fling.moves import LINE_TABLE_MAX, _fling, line_table
 from epcg.domains.fling.layers import (
+    _bit_in_part,
     _check_board,
     _column_tables,
     _increment,
@@ -217,11 +218,9 @@ def _expand(n, k, r0, r1, src_s, src_u, out_s, out_u, w0, maps, part):
             if part is None:
                 got |= ((src_s[cr >> 6] >> np.uint64(cr & 63)) & _ONE) << np.uint64(i)
             else:
-                cr -= part << 6
-                inside = (cr >= 0) & ((cr >> 6) < src_s.shape[0])
-                q = cr if inside else 0
+                ok, q = _bit_in_part(src_s, cr, part)
                 ranks[i] = q
-                got |= (np.uint64(inside) & (src_s[q >> 6] >> np.uint64(q & 63)) & _ONE) << np.uint64(i)
+                got |= np.uint64(ok) << np.uint64(i)
         out_s[w - w0] = got
         x = got
         while x:
@@ -333,10 +332,7 @@ def _solve_sym_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                     if part is None:
                         ok = np.int64((prev_s[cr >> 6] >> np.uint64(cr & 63)) & _ONE)
                     else:  # prev_s holds words part.. of the layer: look up only ranks inside them
-                        cr -= part << 6
-                        inside = (cr >= 0) & ((cr >> 6) < prev_s.shape[0])
-                        q = cr if inside else 0
-                        ok = np.int64(inside) & np.int64((prev_s[q >> 6] >> np.uint64(q & 63)) & _ONE)
+                        ok, cr = _bit_in_part(prev_s, cr, part)
                     sc += ok
                     first = cr if ok else first
                     if sc > 1:
