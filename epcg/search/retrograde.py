@@ -287,22 +287,17 @@ def solve_part(space: RetrogradeSpace, k: int, start: int, stop: int, load: Call
     if partitions > 1 and not fill and k > space.first:
         if not space.partitioned or load_range is None:
             raise ValueError(f"{space.name}: partitions need the space's solve_partial and a load_range")
-        PREVIOUS.drop()
-        merged = None
-        for a, b in partition_ranges(layer_words(space, k - 1), partitions):
-            piece = tuple(space.solve_partial(k, load_range(a, b), a, start, stop))
-            merged = piece if merged is None else tuple(space.merge_partial(merged, piece))
+        merged = _over_parts(layer_words(space, k - 1), partitions, load_range,
+                             lambda part, a: space.solve_partial(k, part, a, start, stop), space.merge_partial)
         words, counts = space.finish_partial(k, merged, start, stop)
         words, counts = tuple(words), tuple(int(c) for c in counts)
     elif fill:
         if not is_reduced(space, k):
             raise ValueError(f"{space.name}: layer {k} is not reduced, so it has no fill")
         if partitions > 1 and space.expand_partial is not None and load_range is not None:
-            PREVIOUS.drop()
-            words = None
-            for a, b in partition_ranges(layer_words(space, k), partitions):
-                piece = tuple(space.expand_partial(k, load_range(a, b), a, start, stop))
-                words = piece if words is None else tuple(x | y for x, y in zip(words, piece))
+            words = _over_parts(layer_words(space, k), partitions, load_range,
+                                lambda part, a: space.expand_partial(k, part, a, start, stop),
+                                lambda x, y: tuple(p | q for p, q in zip(x, y)))
         else:
             words = tuple(space.expand(k, PREVIOUS.get((key, space.name, "reduced", k), load), start, stop))
     elif k == space.first:
@@ -322,6 +317,21 @@ def solve_part(space: RetrogradeSpace, k: int, start: int, stop: int, load: Call
     elif len(counts) != len(space.bits):
         raise ValueError(f"{space.name}: solve_reduced must count {len(space.bits)} bits, got {counts!r}")
     return words, counts
+
+
+def _over_parts(words: int, partitions: int, load_range: Callable[[int, int], Words],
+                one: Callable[[Words, int], Words], merge: Callable[[Words, Words], Words]) -> Words:
+    """``one(part, first word)`` over the parts of a layer of ``words`` words, read one at a time and merged.
+
+    The process's cached layer is dropped first: reading in parts is for when it does not fit beside one.
+    """
+    PREVIOUS.drop()
+    merged: Words | None = None
+    for a, b in partition_ranges(words, partitions):
+        piece = tuple(one(load_range(a, b), a))
+        merged = piece if merged is None else tuple(merge(merged, piece))
+    assert merged is not None
+    return merged
 
 
 def solve_range(space: RetrogradeSpace, k: int, start: int, stop: int,
