@@ -45,6 +45,7 @@ def test_published_counts(reference: Path) -> None:
     assert counts[5] == (481_048, 103_324)
 
 
+@pytest.mark.slow  # 33 s; the 8-part and fault tests run shared and multi-worker layers by default
 def test_two_workers_other_chunks_same_layers(reference: Path, tmp_path: Path) -> None:
     """Two workers mapping one shared copy of the previous layer, other chunks: the same layers."""
     out = tmp_path / "two"

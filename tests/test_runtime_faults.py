@@ -109,6 +109,7 @@ def soak(fling_job: Path, reference: Path, out: Path, kills: int, seed: int, pau
     return tally
 
 
+@pytest.mark.slow  # 18 s; the single-kill resume tests run by default, 20 kills with -m slow
 def test_soak_short(fling_job: Path, reference: Path, tmp_path: Path) -> None:
     tally = soak(fling_job, reference, tmp_path / "run", kills=3, seed=1, pause=0.3)
     assert tally["kills"] >= 2
