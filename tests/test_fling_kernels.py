@@ -69,7 +69,7 @@ def test_bit_layout_and_rank_order(board_7x8) -> None:
 
 
 @pytest.mark.parametrize(("width", "height"), [(3, 3), (4, 3), (2, 5), (5, 1)])
-@pytest.mark.parametrize("kernel", ["fast", "plain"])
+@pytest.mark.parametrize("kernel", ["block", "fast", "plain"])
 def test_every_board_matches_slow_solver(width: int, height: int, kernel: str) -> None:
     got = layers(width, height, width * height, kernel)
     for k in range(1, width * height + 1):

@@ -75,7 +75,7 @@ def reference_layer(width: int, height: int, k: int) -> tuple[list[bool], list[b
 
 
 @pytest.mark.parametrize(("width", "height", "kmax"), [(3, 3, 9), (3, 4, 12), (4, 4, 5), (2, 5, 10), (5, 1, 5)])
-@pytest.mark.parametrize("kernel", ["fast", "plain"])
+@pytest.mark.parametrize("kernel", ["block", "fast", "plain"])
 def test_every_board_matches_slow_solver(width: int, height: int, kmax: int, kernel: str) -> None:
     """Orbit layers = the slow solver's layers at canonical ranks (0 elsewhere), counts over every board,
     and the expanded layers = the slow solver's layers."""

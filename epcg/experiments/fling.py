@@ -53,6 +53,7 @@ from epcg.combinatorics.bits import check_board
 from epcg.combinatorics.bits import popcount_words as popcount
 from epcg.domains.fling import evaluate, symmetry
 from epcg.domains.fling import layers as kernels
+from epcg.domains.fling.moves import LINE_TABLE_MAX
 from epcg.domains.fling.rules import Board
 from epcg.experiments import fling_evaluate, retrograde
 from epcg.experiments.base import JobConfig, stage_records
@@ -65,11 +66,13 @@ MAX_BOARDS = 1 << 43
 
 
 @lru_cache(maxsize=8)
-def fling_space(width: int, height: int, max_pieces: int, symmetric: bool = False) -> RetrogradeSpace:
+def fling_space(width: int, height: int, max_pieces: int, symmetric: bool = False,
+                kernel: str = "auto") -> RetrogradeSpace:
     """Fling! on a ``width × height`` board as a retrograde space: layer ``k`` = boards of ``k`` pieces.
 
     ``symmetric``: reduced to one board per orbit of the board's symmetries
-    (:mod:`~epcg.domains.fling.symmetry`), filled for the next layer.
+    (:mod:`~epcg.domains.fling.symmetry`), filled for the next layer. ``kernel``:
+    as in :func:`~epcg.domains.fling.layers.solve_words`.
 
     >>> s = fling_space(3, 1, 3)
     >>> [s.layer_size(k) for k in (1, 2, 3)], s.bits, s.reduced, fling_space(3, 1, 3, True).reduced
@@ -77,10 +80,11 @@ def fling_space(width: int, height: int, max_pieces: int, symmetric: bool = Fals
     """
 
     def solve(k: int, previous: Words, start: int, stop: int) -> Words:
-        return kernels.solve_words(width, height, k, previous[0], previous[1], start, stop)
+        return kernels.solve_words(width, height, k, previous[0], previous[1], start, stop, kernel=kernel)
 
     def solve_reduced(k: int, previous: Words, start: int, stop: int) -> tuple[Words, tuple[int, int]]:
-        s, u, solvable, unique = symmetry.solve_words_symmetric(width, height, k, *previous, start, stop)
+        s, u, solvable, unique = symmetry.solve_words_symmetric(width, height, k, *previous, start, stop,
+                                                                kernel=kernel)
         return (s, u), (solvable, unique)
 
     def expand(k: int, orbits: Words, start: int, stop: int) -> Words:
@@ -91,8 +95,9 @@ def fling_space(width: int, height: int, max_pieces: int, symmetric: bool = Fals
 
     def solve_partial(k: int, part: Words, part_start: int, start: int, stop: int) -> Words:
         if symmetric:
-            return symmetry.solve_words_symmetric(width, height, k, *part, start, stop, part_start=part_start)[:2]
-        return kernels.solve_words(width, height, k, *part, start, stop, part_start=part_start)
+            return symmetry.solve_words_symmetric(width, height, k, *part, start, stop, kernel=kernel,
+                                                  part_start=part_start)[:2]
+        return kernels.solve_words(width, height, k, *part, start, stop, kernel=kernel, part_start=part_start)
 
     def finish_partial(k: int, merged: Words, start: int, stop: int) -> tuple[Words, tuple[int, ...]]:
         words = kernels.finish_parts(k, merged)
@@ -139,7 +144,11 @@ class Config(JobConfig):
     evaluate_chunk_words: int = pydantic.Field(1 << 15, ge=1, le=1 << 26)
     """Words of the deepest layer per evaluation task (evaluating is slower than solving)."""
     symmetry: bool = True
-    """Solve one board per orbit of the board's symmetries (false: every board, the baseline)."""
+    """Solve one board per orbit of the board's symmetries (false: every board)."""
+    kernel: Literal["auto", "block", "fast"] = "auto"
+    """Layer kernel (:func:`~epcg.domains.fling.layers.solve_words`): ``block`` solves the boards that share their
+    lowest ``max_pieces - 1`` pieces together (``auto`` on boards with lines of at most 16 cells); ``fast``, one
+    board at a time, is the baseline the benchmarks compare with."""
     shared_previous: bool = False
     """Workers map one read-only copy per machine of the layer their tasks read (a raw file under the
     run directory's ``shared/``, so the page cache holds it once) instead of each loading its own."""
@@ -151,6 +160,9 @@ class Config(JobConfig):
     @pydantic.model_validator(mode="after")
     def _fits(self) -> Config:
         cells = check_board(self.width, self.height)
+        if self.kernel != "auto" and max(self.width, self.height) > LINE_TABLE_MAX:
+            raise ValueError(f"kernel={self.kernel!r} needs rows and columns of at most {LINE_TABLE_MAX} cells, "
+                             f"got {self.width}x{self.height} (use kernel='auto')")
         if self.max_pieces > cells:
             raise ValueError(f"max_pieces must be 1..{cells} on a {self.width}x{self.height} board, got {self.max_pieces}")
         if binomial(cells, self.max_pieces) > MAX_BOARDS:
@@ -170,7 +182,7 @@ class Config(JobConfig):
 
     @property
     def space(self) -> RetrogradeSpace:
-        return fling_space(self.width, self.height, self.max_pieces, self.symmetry)
+        return fling_space(self.width, self.height, self.max_pieces, self.symmetry, self.kernel)
 
 
 EVALUATE = fling_evaluate.EVALUATE
@@ -224,12 +236,12 @@ def seconds_per_board(config: Config) -> float:
         for i in range(4):
             start = total * (2 * i + 1) // 8
             if config.symmetry:
-                symmetry.solve_words_symmetric(w, h, top, *prev, start, min(start + width, total))
+                symmetry.solve_words_symmetric(w, h, top, *prev, start, min(start + width, total), kernel=config.kernel)
             else:
-                kernels.solve_words(w, h, top, *prev, start, min(start + width, total))
+                kernels.solve_words(w, h, top, *prev, start, min(start + width, total), kernel=config.kernel)
         return 4 * width * 64, time.perf_counter() - began
 
-    return calibrated(("fling", w, h, top, config.symmetry), measure, budget=0.03)
+    return calibrated(("fling", w, h, top, config.symmetry, config.kernel), measure, budget=0.03)
 
 
 COMPRESSED = (0.5, 0.03)
@@ -307,9 +319,10 @@ def warm_up(config: Config) -> None:
     s, u = read_only(*kernels.first_layer(3, 3))
     for k in (2, 3):
         if config.symmetry:
-            orbits = symmetry.solve_words_symmetric(3, 3, k, s, u, 0, kernels.layer_words(3, 3, k))[:2]
+            orbits = symmetry.solve_words_symmetric(3, 3, k, s, u, 0, kernels.layer_words(3, 3, k),
+                                                    kernel=config.kernel)[:2]
             symmetry.expand_words(3, 3, k, *read_only(*orbits), 0, 1)
-        s, u = read_only(*kernels.solve_words(3, 3, k, s, u, 0, kernels.layer_words(3, 3, k)))
+        s, u = read_only(*kernels.solve_words(3, 3, k, s, u, 0, kernels.layer_words(3, 3, k), kernel=config.kernel))
     layer_checksum(s, 0)
 
 

@@ -292,6 +292,260 @@ def _solve_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
         board = nxt
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _window(words, start, length, part):
+    """Bits ``start .. start+length-1`` (``1 <= length <= 64``) of a layer as the low bits of a word;
+    ``part`` as in ``_bit_in_part`` (ranks outside the words held read 0). Branch-free."""
+    if part is not None:
+        start -= part << 6
+    w = start >> 6
+    sh = np.uint64(start & 63)
+    last = words.shape[0] - 1
+    lo = words[min(max(w, 0), last)] if 0 <= w <= last else np.uint64(0)
+    hi = words[min(max(w + 1, 0), last)] if 0 <= w + 1 <= last else np.uint64(0)
+    x = (lo >> sh) | ((hi << (np.uint64(64) - sh)) if sh else np.uint64(0))
+    return x & (~np.uint64(0) >> np.uint64(64 - length))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rank_near(child, diff, base, total_hi, p_hi, lo, above, rank_t):
+    """Rank of ``child`` (one piece fewer than the board whose chunk sums are given) that differs from that
+    board only in the chunks ``diff`` spans: the board's sums outside them, a table lookup per chunk inside."""
+    tlo = ctz(diff) >> 3
+    thi = msb(diff) >> 3
+    s = total_hi - p_hi[thi] + lo[tlo]
+    a = above[thi]
+    for t in range(thi, tlo - 1, -1):
+        b = (child >> np.uint64(8 * t)) & _BYTE
+        s += rank_t[t, a, b]
+        a += popcount(b)
+    return base - s
+
+
+@njit(cache=True, nogil=True)
+def _canonical_in_block(prefix, m, valid, images, maps, fixed):
+    """The boards ``prefix + {m + 1 + j}`` of ``valid`` that are canonical (the lowest lex rank of their
+    orbit), as bits ``j``; ``fixed[j]``: how many symmetries, the identity included, fix board ``j``.
+    ``images[g]``: the prefix's image under ``maps[g]``."""
+    canon = np.uint64(0)
+    x = valid
+    while x:
+        j = ctz(x)
+        x &= x - _ONE
+        c = m + 1 + j
+        board = prefix | (_ONE << np.uint64(c))
+        f = 1
+        for g in range(maps.shape[0]):
+            image = images[g] | maps[g, c]
+            d = image ^ board
+            f += d == 0
+            if image & d & (~d + _ONE):
+                break
+        else:
+            canon |= _ONE << np.uint64(j)
+            fixed[j] = f
+    return canon
+
+
+@njit(cache=True, nogil=True)
+def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
+                  row_start, row_result, row_frm, row_step, col_start, col_result, col_frm, col_step,
+                  rank_t, cell_t, scatter, part, maps, counts):
+    """``_solve_fast``'s contract, 64 boards at a time: the boards that share their lowest ``k - 1`` pieces.
+
+    In lex order the boards ``P + {c}`` with prefix ``P`` (``k - 1`` pieces,
+    highest ``m``) and ``c`` from ``m + 1`` to ``n - 1`` are consecutive ranks,
+    a *block*. A move of ``P`` on a line (row or column) without ``c`` is a
+    move of every such board, and its result ``Q + {c}`` keeps ``c`` as its
+    highest piece (a move only puts pieces between pieces of its line), so the
+    results over the block are consecutive ranks of layer ``k - 1`` too: one
+    rank and one window of up to 64 bits serve the whole block. So is a move
+    of ``P`` towards lower cells on ``c``'s row or column (``c`` lies behind
+    it). Per board are left only the moves towards higher cells on ``c``'s row
+    and column (``c`` leaves the board) and ``c``'s own, for boards with fewer
+    than two solvable results from the rest. Counts per board are kept bitwise
+    (``ones``: one solvable result so far, ``twos``: two, ``first``: the first
+    one was unique). ``part`` as in ``_solve_fast``.
+
+    ``maps`` None: every board. Otherwise the symmetries (``symmetry.symmetry_maps``):
+    only canonical boards get bits, each adding its orbit size to ``counts[0]``
+    (solvable) and ``counts[1]`` (unique); a block without a canonical board,
+    the common case (the prefix mostly decides), costs a few compares a board.
+    Unchecked like ``_solve_fast``.
+    """
+    n = width * height
+    row_mask = np.uint64((1 << width) - 1)
+    col_mask = np.uint64((1 << height) - 1)
+    prefixes = (_ONE << np.uint64(n - 1)) - _ONE
+    nchunks = (n + 7) // 8
+    base = BINOMIAL[n, k - 1] - 1
+    above = np.zeros(nchunks, dtype=np.int64)
+    c_hi = np.zeros(nchunks, dtype=np.int64)
+    c_lo = np.zeros(nchunks, dtype=np.int64)
+    p_hi = np.zeros(nchunks, dtype=np.int64)
+    lo = np.zeros(nchunks, dtype=np.int64)
+    diffs = np.empty(4 * k, dtype=np.uint64)
+    lines = np.empty(4 * k, dtype=np.uint64)  # cells of a move's line if it moves towards higher cells
+    column_cells = scatter[col_mask]
+    board = _unrank_lex_bb(r0, n, k)
+    top = msb(board)
+    prefix = board ^ (_ONE << np.uint64(top))
+    block = r0 - (top - msb(prefix) - 1)  # rank of the block's first board
+    anchor = np.uint64(0)  # prefix + {m + 1} of the last block solved
+    tb = np.uint64(0)  # its prefix, transposed
+    solved = np.uint64(0)  # its prefix
+    images = np.zeros(0 if maps is None else maps.shape[0], dtype=np.uint64)  # of the prefix
+    fixed = np.ones(64, dtype=np.int64)
+    if maps is not None:
+        x = prefix
+        while x:
+            c = ctz(x)
+            for g in range(images.shape[0]):
+                images[g] ^= maps[g, c]
+            x &= x - _ONE
+    n_s = 0
+    n_u = 0
+    while block < r1:
+        m = msb(prefix)
+        length = n - 1 - m
+        # boards of this block inside [r0, r1), as bits j (board prefix + {m + 1 + j})
+        j0 = max(r0 - block, 0)
+        j1 = min(r1 - block, length)
+        valid = (~np.uint64(0) >> np.uint64(64 - j1)) & ~((_ONE << np.uint64(j0)) - _ONE)
+        if maps is not None:
+            valid = _canonical_in_block(prefix, m, valid, images, maps, fixed)
+        if valid:
+            x = prefix ^ solved
+            while x:
+                tb ^= cell_t[ctz(x)]
+                x &= x - _ONE
+            solved = prefix
+            nxt_anchor = prefix | (_ONE << np.uint64(m + 1))
+            tc = ctz(anchor ^ nxt_anchor) >> 3
+            anchor = nxt_anchor
+            a = 0
+            for t in range(nchunks - 1, tc - 1, -1):
+                above[t] = a
+                b = (anchor >> np.uint64(8 * t)) & _BYTE
+                c_hi[t] = rank_t[t, a, b]
+                c_lo[t] = rank_t[t, max(a - 1, 0), b]
+                a += popcount(b)
+            for t in range(tc, nchunks):
+                p_hi[t] = c_hi[t] + (p_hi[t - 1] if t > 0 else 0)
+                if t > tc:
+                    lo[t] = lo[t - 1] + c_lo[t - 1]
+            total_hi = p_hi[nchunks - 1]
+            ones = np.uint64(0)
+            twos = np.uint64(0)
+            first = np.uint64(0)
+            # the prefix's moves: rows, then columns
+            mv = 0
+            for y in range((m // width) + 1):
+                shift = np.uint64(y * width)
+                v = (prefix >> shift) & row_mask
+                for i in range(row_start[v], row_start[v + 1]):
+                    diffs[mv] = (v ^ np.uint64(row_result[i])) << shift
+                    lines[mv] = (row_mask << shift) if row_step[i] == 0 else np.uint64(0)
+                    mv += 1
+            for cx in range(width):
+                v = (tb >> np.uint64(cx * height)) & col_mask
+                for i in range(col_start[v], col_start[v + 1]):
+                    diffs[mv] = scatter[v ^ np.uint64(col_result[i])] << np.uint64(cx)
+                    lines[mv] = (column_cells << np.uint64(cx)) if col_step[i] == 0 else np.uint64(0)
+                    mv += 1
+            for i in range(mv):
+                cr = _rank_near(anchor ^ diffs[i], diffs[i], base, total_hi, p_hi, lo, above, rank_t)
+                hit = _window(prev_s, cr, length, part) & valid & ~(lines[i] >> np.uint64(m + 1))
+                new = hit & ~ones
+                if new:
+                    first |= new & _window(prev_u, cr, length, part)
+                twos |= ones & hit
+                ones |= hit
+                if twos == valid:
+                    break
+            # moves on c's own row and column, board by board
+            need = valid & ~twos
+            while need:
+                j = ctz(need)
+                need &= need - _ONE
+                c = m + 1 + j
+                here = prefix | (_ONE << np.uint64(c))
+                sc = np.int64((ones >> np.uint64(j)) & _ONE)
+                unique_first = (first >> np.uint64(j)) & _ONE
+                cy = c // width
+                cx = c - cy * width
+                for phase in range(2):
+                    if phase == 0:
+                        shift = np.uint64(cy * width)
+                        v = (here >> shift) & row_mask
+                        i0, i1 = row_start[v], row_start[v + 1]
+                    else:
+                        v = ((tb | cell_t[c]) >> np.uint64(cx * height)) & col_mask
+                        i0, i1 = col_start[v], col_start[v + 1]
+                    for i in range(i0, i1):
+                        if phase == 0:
+                            if row_step[i] != 0 and row_frm[i] != cx:
+                                continue  # a move of the prefix: counted for the whole block
+                            diff = (v ^ np.uint64(row_result[i])) << shift
+                        else:
+                            if col_step[i] != 0 and col_frm[i] != cy:
+                                continue
+                            diff = scatter[v ^ np.uint64(col_result[i])] << np.uint64(cx)
+                        child = here ^ diff
+                        cr = _rank_near(child, anchor ^ child, base, total_hi, p_hi, lo, above, rank_t)
+                        if part is None:
+                            ok = np.int64((prev_s[cr >> 6] >> np.uint64(cr & 63)) & _ONE)
+                        else:
+                            ok, cr = _bit_in_part(prev_s, cr, part)
+                        if ok:
+                            if sc == 0:
+                                unique_first = (prev_u[cr >> 6] >> np.uint64(cr & 63)) & _ONE
+                            sc += 1
+                            if sc > 1:
+                                break
+                    if sc > 1:
+                        break
+                bit = _ONE << np.uint64(j)
+                if sc > 0:
+                    ones |= bit
+                if sc > 1:
+                    twos |= bit
+                first = (first & ~bit) | (unique_first << np.uint64(j))
+            unique = ones if k == 2 and part is None else first & ones & ~twos
+            if maps is not None:
+                x = ones
+                while x:
+                    j = ctz(x)
+                    weight = (maps.shape[0] + 1) // fixed[j]
+                    n_s += weight
+                    n_u += weight * np.int64((unique >> np.uint64(j)) & _ONE)
+                    x &= x - _ONE
+            # the block's bits j land on ranks block + j
+            q = block - 64 * w0
+            w = q >> 6
+            sh = np.uint64(q & 63)
+            if w >= 0:
+                out_s[w] |= ones << sh
+                out_u[w] |= unique << sh
+            if sh and w + 1 < out_s.shape[0]:
+                out_s[w + 1] |= ones >> (np.uint64(64) - sh)
+                out_u[w + 1] |= unique >> (np.uint64(64) - sh)
+        block += length
+        nxt = _increment(prefix, prefixes, n - 1)
+        if nxt == 0:
+            break
+        if maps is not None:
+            x = prefix ^ nxt
+            while x:
+                c = ctz(x)
+                for g in range(images.shape[0]):
+                    images[g] ^= maps[g, c]
+                x &= x - _ONE
+        prefix = nxt
+    counts[0] += n_s
+    counts[1] += n_u
+
+
 @njit(cache=True, nogil=True)
 def _solve_plain(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0, part):
     """Same contract as ``_solve_fast`` for any board: moves by walking cells
@@ -384,20 +638,27 @@ def solve_words(
         raise ValueError(f"word range [{word_start!r}, {word_stop!r}) not within [0, {total}]")
     prev_solvable, prev_unique = check_previous(width, height, k, prev_solvable, prev_unique, part_start)
     if kernel == "auto":
-        kernel = "fast" if max(width, height) <= LINE_TABLE_MAX else "plain"
-    if kernel not in ("fast", "plain") or (kernel == "fast" and max(width, height) > LINE_TABLE_MAX):
-        raise ValueError(f"kernel must be 'auto', 'plain' or (lines <= {LINE_TABLE_MAX}) 'fast', got {kernel!r}")
+        kernel = "block" if max(width, height) <= LINE_TABLE_MAX else "plain"
+    if kernel not in ("fast", "block", "plain") or (kernel != "plain" and max(width, height) > LINE_TABLE_MAX):
+        raise ValueError(f"kernel must be 'auto', 'plain' or (lines <= {LINE_TABLE_MAX}) 'fast' or 'block', "
+                         f"got {kernel!r}")
     out_s = np.zeros(word_stop - word_start, dtype=np.uint64)
     out_u = np.zeros(word_stop - word_start, dtype=np.uint64)
     r0 = 64 * word_start
     r1 = min(64 * word_stop, layer_size(width, height, k))
     if r0 < r1:
-        if kernel == "fast":
+        if kernel in ("fast", "block"):
             rows, cols = line_table(width), line_table(height)
             cell_t, scatter = _column_tables(width, height)
-            _solve_fast(width, height, k, r0, r1, prev_solvable, prev_unique, out_s, out_u, word_start,
-                        rows.start, rows.result, cols.start, cols.result,
-                        _rank_table(n, k - 1), cell_t, scatter, part_start)
+            if kernel == "block":
+                _solve_blocks(width, height, k, r0, r1, prev_solvable, prev_unique, out_s, out_u, word_start,
+                              rows.start, rows.result, rows.frm, rows.step, cols.start, cols.result, cols.frm,
+                              cols.step, _rank_table(n, k - 1), cell_t, scatter, part_start, None,
+                              np.zeros(2, dtype=np.int64))
+            else:
+                _solve_fast(width, height, k, r0, r1, prev_solvable, prev_unique, out_s, out_u, word_start,
+                            rows.start, rows.result, cols.start, cols.result,
+                            _rank_table(n, k - 1), cell_t, scatter, part_start)
         else:
             _solve_plain(width, height, k, r0, r1, prev_solvable, prev_unique, out_s, out_u, word_start, part_start)
     if k == 2 and part_start is None:

@@ -49,6 +49,7 @@ from epcg.domains.fling.layers import (
     _column_tables,
     _increment,
     _rank_table,
+    _solve_blocks,
     check_previous,
     layer_size,
     layer_words,
@@ -175,59 +176,123 @@ def _canonical_words(n, k, r0, r1, maps, out, w0):
     return total
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _image_sums(image, n, k, low, high, g):
+    """Sums for ranking ``image + {x}`` (``image``: ``k - 1`` pieces) in layer ``k``, by the number ``p``
+    of pieces of ``image`` below ``x``: the rank is ``C(n, k) - 1 - low[p] - C(n - 1 - x, k - p) - high[p]``
+    (``bitboard._rank_lex_bb``: the ``i``-th lowest piece adds ``C(n - 1 - cell, k - i)``, and ``x`` pushes
+    the pieces above it one place up); written to row ``g`` of ``low`` and ``high``."""
+    x = image
+    i = 0
+    while x:
+        cell = ctz(x)
+        low[g, i + 1] = low[g, i] + BINOMIAL[n - 1 - cell, k - i]
+        high[g, i] = BINOMIAL[n - 1 - cell, k - i - 1]
+        i += 1
+        x &= x - _ONE
+    high[g, k - 1] = 0
+    for i in range(k - 2, -1, -1):
+        high[g, i] += high[g, i + 1]
+
+
+@njit(cache=True, nogil=True)
+def _read_bits(src_s, src_u, ranks, where, count, out_s, out_u, part):
+    """Set bit ``where[i]`` of ``out_*`` to the bits of rank ``ranks[i]`` in ``src_*``, for ``i < count``:
+    all ``solvable`` reads first, then ``unique`` where ``solvable`` is set, so the scattered reads overlap.
+    ``part`` as in ``_expand``."""
+    for i in range(count):
+        cr = ranks[i]
+        if part is None:
+            ok = (src_s[cr >> 6] >> np.uint64(cr & 63)) & _ONE
+        else:
+            bit, q = _bit_in_part(src_s, cr, part)
+            ranks[i] = q
+            ok = np.uint64(bit)
+        out_s[where[i] >> 6] |= ok << np.uint64(where[i] & 63)
+        where[i] = where[i] if ok else -1
+    for i in range(count):
+        if where[i] >= 0:
+            cr = ranks[i]
+            out_u[where[i] >> 6] |= ((src_u[cr >> 6] >> np.uint64(cr & 63)) & _ONE) << np.uint64(where[i] & 63)
+
+
 @njit(cache=True, nogil=True)
 def _expand(n, k, r0, r1, src_s, src_u, out_s, out_u, w0, maps, part):
     """Bits of ranks ``r0 .. r1-1`` of the unreduced layer (word 0 of ``out_*`` = ``w0``), each read
     from the symmetric layer ``src_*`` at the rank of the board's canonical image.
 
-    Boards come in lex order with their images updated where the increment
-    changed bits. The canonical ranks of up to 64 boards (one output word) are
-    found first and then read together, so the scattered reads overlap;
-    ``unique`` is read only where ``solvable`` is set. ``part`` is None
+    Boards go block by block as in ``layers._solve_blocks``: the boards
+    ``P + {c}`` sharing their lowest ``k - 1`` pieces ``P``. A board's images
+    are ``g(P) + {g(c)}``, so the images of ``P`` are kept current and each
+    canonical image is ranked from sums over its prefix's image (computed once
+    per block and symmetry, :func:`_image_sums`) with one popcount and lookup. A block's canonical ranks are
+    found first and then read a few hundred at a time (:func:`_read_bits`). ``part`` is None
     (``src_*`` is the whole layer) or the first word of the layer ``src_*``
     holds: then only boards whose canonical image lies inside get bits.
-    Unchecked: ``r0`` is a multiple of 64, ``r0 < r1 <= C(n, k)``, outputs
-    zeroed and long enough.
+    Unchecked: ``r0 < r1 <= C(n, k)``, outputs zeroed and long enough.
     """
-    full = (_ONE << np.uint64(n)) - _ONE if n < 64 else ~np.uint64(0)
     nmaps = maps.shape[0]
-    images = np.zeros(nmaps, dtype=np.uint64)
-    ranks = np.empty(64, dtype=np.int64)
+    last_rank = BINOMIAL[n, k] - 1
+    prefixes = (_ONE << np.uint64(n - 1)) - _ONE
+    images = np.zeros(nmaps, dtype=np.uint64)  # of the prefix
+    low = np.zeros((nmaps, k + 1), dtype=np.int64)
+    high = np.zeros((nmaps, k + 1), dtype=np.int64)
+    summed = np.zeros(nmaps, dtype=np.uint64)  # the image each symmetry's sums are for
+    batch = 256
+    ranks = np.empty(batch, dtype=np.int64)
+    where = np.empty(batch, dtype=np.int64)  # bit of out_* each rank's bits go to
+    count = 0
     board = _unrank_lex_bb(r0, n, k)
-    changed = board
-    for w in range(r0 >> 6, ((r1 - 1) >> 6) + 1):
-        m = min(64, r1 - 64 * w)
-        for i in range(m):
-            x = changed
-            while x:
-                c = ctz(x)
-                for g in range(nmaps):
-                    images[g] ^= maps[g, c]
-                x &= x - _ONE
-            best = board
+    top = msb(board)
+    prefix = board ^ (_ONE << np.uint64(top))
+    block = r0 - (top - msb(prefix) - 1)
+    x = prefix
+    while x:
+        c = ctz(x)
+        for g in range(nmaps):
+            images[g] ^= maps[g, c]
+        x &= x - _ONE
+    while block < r1:
+        m = msb(prefix)
+        length = n - 1 - m
+        j0 = max(r0 - block, 0)
+        j1 = min(r1 - block, length)
+        for j in range(j0, j1):
+            c = m + 1 + j
+            best = prefix | (_ONE << np.uint64(c))
+            by = -1
             for g in range(nmaps):
-                d = images[g] ^ best
-                best = images[g] if images[g] & d & (~d + _ONE) else best
-            ranks[i] = 64 * w + i if best == board else _rank_lex_bb(best, n, k)
-            nxt = _increment(board, full, n)
-            changed = board ^ nxt
-            board = nxt
-        got = np.uint64(0)
-        for i in range(m):
-            cr = ranks[i]
-            if part is None:
-                got |= ((src_s[cr >> 6] >> np.uint64(cr & 63)) & _ONE) << np.uint64(i)
+                image = images[g] | maps[g, c]
+                d = image ^ best
+                if image & d & (~d + _ONE):
+                    best = image
+                    by = g
+            where[count] = block + j - 64 * w0
+            if by < 0:
+                ranks[count] = block + j
             else:
-                ok, q = _bit_in_part(src_s, cr, part)
-                ranks[i] = q
-                got |= np.uint64(ok) << np.uint64(i)
-        out_s[w - w0] = got
-        x = got
+                if summed[by] != images[by]:
+                    _image_sums(images[by], n, k, low, high, by)
+                    summed[by] = images[by]
+                cell = maps[by, c]
+                p = popcount(images[by] & (cell - _ONE))
+                ranks[count] = last_rank - (low[by, p] + BINOMIAL[n - 1 - ctz(cell), k - p] + high[by, p])
+            count += 1
+        if count > batch - 64:
+            _read_bits(src_s, src_u, ranks, where, count, out_s, out_u, part)
+            count = 0
+        block += length
+        nxt = _increment(prefix, prefixes, n - 1)
+        if nxt == 0:
+            break
+        x = prefix ^ nxt
         while x:
-            i = ctz(x)
-            cr = ranks[i]
-            out_u[w - w0] |= ((src_u[cr >> 6] >> np.uint64(cr & 63)) & _ONE) << np.uint64(i)
+            c = ctz(x)
+            for g in range(nmaps):
+                images[g] ^= maps[g, c]
             x &= x - _ONE
+        prefix = nxt
+    _read_bits(src_s, src_u, ranks, where, count, out_s, out_u, part)
 
 
 @njit(cache=True, nogil=True)
@@ -481,9 +546,10 @@ def solve_words_symmetric(
         raise ValueError(f"word range [{word_start!r}, {word_stop!r}) not within [0, {total}]")
     prev_solvable, prev_unique = check_previous(width, height, k, prev_solvable, prev_unique, part_start)
     if kernel == "auto":
-        kernel = "fast" if max(width, height) <= LINE_TABLE_MAX else "plain"
-    if kernel not in ("fast", "plain") or (kernel == "fast" and max(width, height) > LINE_TABLE_MAX):
-        raise ValueError(f"kernel must be 'auto', 'plain' or (lines <= {LINE_TABLE_MAX}) 'fast', got {kernel!r}")
+        kernel = "block" if max(width, height) <= LINE_TABLE_MAX else "plain"
+    if kernel not in ("fast", "block", "plain") or (kernel != "plain" and max(width, height) > LINE_TABLE_MAX):
+        raise ValueError(f"kernel must be 'auto', 'plain' or (lines <= {LINE_TABLE_MAX}) 'fast' or 'block', "
+                         f"got {kernel!r}")
     out_s = np.zeros(word_stop - word_start, dtype=np.uint64)
     out_u = np.zeros(word_stop - word_start, dtype=np.uint64)
     counts = np.zeros(2, dtype=np.int64)
@@ -491,7 +557,13 @@ def solve_words_symmetric(
     r0 = 64 * word_start
     r1 = min(64 * word_stop, layer_size(width, height, k))
     if r0 < r1:
-        if kernel == "fast":
+        if kernel == "block":
+            rows, cols = line_table(width), line_table(height)
+            cell_t, scatter = _column_tables(width, height)
+            _solve_blocks(width, height, k, r0, r1, prev_solvable, prev_unique, out_s, out_u, word_start,
+                          rows.start, rows.result, rows.frm, rows.step, cols.start, cols.result, cols.frm,
+                          cols.step, _rank_table(n, k - 1), cell_t, scatter, part_start, maps, counts)
+        elif kernel == "fast":
             rows, cols = line_table(width), line_table(height)
             cell_t, scatter = _column_tables(width, height)
             _solve_sym_fast(width, height, k, r0, r1, prev_solvable, prev_unique, out_s, out_u, word_start,
