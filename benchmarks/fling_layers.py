@@ -1,22 +1,25 @@
 """Fling! retrograde layers end to end (Dask, Zarr, manifest included): boards/s, unreduced vs symmetric.
 
 Runs ``jobs/fling.toml`` (layers only: no evaluation, no distributions) on
-the embedded cluster up to ``--max-pieces`` (default 8) once per path (``symmetry = false``: every board, the baseline;
-``symmetry = true``: one board per orbit, then the fill of the unreduced layer
-for the next one) and per worker count in ``--workers`` (default 1,2). It
-prints per layer boards represented per wall second (a symmetric layer's wall
-time runs from the fill of the layer before it to its last task), the workers'
-peak memory, the deepest layer's symmetric/unreduced ratio for each worker
-count, the scaling from the first worker count to the last, and projections
-for 10 and 11 pieces from the deepest layer's rate per worker.
+the embedded cluster up to ``--max-pieces`` (default 8) once per path and per
+worker count in ``--workers`` (default 1,2). A path is ``unreduced`` (every
+board) or ``symmetric`` (one board per orbit, then the fill of the unreduced
+layer for the next one), then optionally ``:fast`` or ``:block`` (the job's
+``kernel``; default ``auto``, the block kernel) and ``+shared`` (one mapped
+copy of the previous layer per machine, ``shared_previous = true``). The
+default compares ``unreduced:fast``, the code before the block kernel and the
+baseline, with ``symmetric``, the default job.
 
-Both paths run in the same invocation one after another, so on a shared
+It prints per layer boards represented per wall second (a symmetric layer's
+wall time runs from the fill of the layer before it to its last task), the
+workers' peak memory, the deepest layer's ratio of each path to the first one
+for each worker count, the scaling from the first worker count to the last,
+and projections for 10 and 11 pieces from the deepest layer's rate per worker.
+
+The paths run in the same invocation one after another, so on a shared
 machine compare their ratio rather than the absolute rates.
 
-``+shared`` after a path maps one read-only copy of the previous layer per
-machine (``shared_previous = true``) instead of one private copy per worker.
-
-    python benchmarks/fling_layers.py [--max-pieces 8] [--workers 1,2] [--paths unreduced,symmetric,symmetric+shared]
+    python benchmarks/fling_layers.py [--max-pieces 8] [--workers 1,2] [--paths unreduced:fast,symmetric]
 """
 
 from __future__ import annotations
@@ -44,10 +47,11 @@ def peak_rss_mb() -> float:
 def run_once(max_pieces: int, chunk_words: int, workers: int, path: str) -> tuple[dict, list[float]]:
     """Results of one whole job and each worker's peak RSS (MB); the run directory is removed.
 
-    ``path``: ``unreduced`` or ``symmetric``, with ``+shared`` for one mapped copy of the previous layer."""
+    ``path``: ``unreduced`` or ``symmetric``, then ``:kernel`` and ``+shared`` (the module docstring)."""
     mode, _, shared = path.partition("+")
+    mode, _, kernel = mode.partition(":")
     job = load_job(JOBS / "fling.toml", [f"max_pieces={max_pieces}", f"chunk_words={chunk_words}", "top_puzzles=0",
-                                         "distributions=false",
+                                         "distributions=false", f"kernel={kernel or 'auto'!r}",
                                          f"symmetry={'true' if mode == 'symmetric' else 'false'}",
                                          f"shared_previous={'true' if shared else 'false'}"])
     tmp = Path(tempfile.mkdtemp(prefix="fling-bench-"))
@@ -66,8 +70,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-pieces", type=int, default=8)
     parser.add_argument("--workers", default="1,2", help="comma-separated worker counts")
-    parser.add_argument("--paths", default="unreduced,symmetric",
-                        help="comma-separated: unreduced, symmetric, each optionally +shared")
+    parser.add_argument("--paths", default="unreduced:fast,symmetric",
+                        help="comma-separated: unreduced or symmetric, each optionally :fast or :block, then +shared; "
+                             "ratios are against the first")
     parser.add_argument("--chunk-words", type=int, default=1 << 18)
     args = parser.parse_args()
     counts = [int(w) for w in args.workers.split(",")]
@@ -96,8 +101,8 @@ def main() -> None:
     print(f"\nlayer {k}, boards represented per wall second:")
     for workers in counts:
         line = ", ".join(f"{path} {rates[path, workers] / 1e6:.1f} M/s" for path in paths)
-        ratio = "".join(f"; {path} / unreduced x{rates[path, workers] / rates['unreduced', workers]:.2f}"
-                        for path in paths if path != "unreduced" and "unreduced" in paths)
+        ratio = "".join(f"; {path} / {paths[0]} x{rates[path, workers] / rates[paths[0], workers]:.2f}"
+                        for path in paths[1:])
         print(f"  {workers} worker(s): {line}{ratio}")
     if len(counts) > 1:
         lo, hi = counts[0], counts[-1]

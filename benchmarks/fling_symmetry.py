@@ -1,13 +1,15 @@
-"""CPU cost of a Fling! layer on 7x8, unreduced vs symmetric, per board represented.
+"""CPU cost of a Fling! layer on 7x8, per kernel, unreduced vs symmetric, per board represented.
 
-Builds layers 1 .. K-1 both ways on two threads (symmetric: orbit layers, each
-filled for the next), then times one thread (``time.thread_time``, so other
-processes on a shared machine distort it less than wall time) on the same
-random word ranges of layer K: the unreduced kernel, the symmetric kernel,
-and the fill of layer K-1 that the symmetric layer K needs (timed on random
-ranges of layer K-1, scaled to the whole layer). Prints boards represented per
-CPU second of each and the ratio. ``--full`` also builds the whole symmetric
-layer K on two threads and prints its counts.
+Builds layers 1 .. K-1 both ways on two threads (unreduced with the one-board
+``fast`` kernel; symmetric with the ``block`` kernel: orbit layers, each filled
+for the next, and checked equal to the unreduced ones), then times one thread
+(``time.thread_time``, so other processes on a shared machine distort it less
+than wall time) on the same random word ranges of layer K: both kernels
+unreduced and symmetric, and the fill of layer K-1 that a symmetric layer K
+needs (timed on random ranges of layer K-1, scaled to the whole layer).
+Prints boards represented per CPU second of each and its ratio to the
+unreduced ``fast`` kernel, the baseline. ``--full`` also builds the whole
+symmetric layer K on two threads and prints its counts.
 
     python benchmarks/fling_symmetry.py [--pieces 8] [--ranges 200] [--range-words 256] [--full]
 """
@@ -40,7 +42,7 @@ def build(kmax: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     full = first_layer(WIDTH, HEIGHT)
     filled = orbits = first_layer_symmetric(WIDTH, HEIGHT)[:2]
     for k in range(2, kmax + 1):
-        parts = on_threads(k, lambda a, b, k=k, prev=full: solve_words(WIDTH, HEIGHT, k, *prev, a, b))
+        parts = on_threads(k, lambda a, b, k=k, prev=full: solve_words(WIDTH, HEIGHT, k, *prev, a, b, kernel="fast"))
         full = tuple(np.concatenate([p[i] for p in parts]) for i in range(2))
         parts = on_threads(k, lambda a, b, k=k, prev=filled: solve_words_symmetric(WIDTH, HEIGHT, k, *prev, a, b))
         orbits = tuple(np.concatenate([p[i] for p in parts]) for i in range(2))
@@ -80,21 +82,27 @@ def main() -> None:
     full, orbits, filled = build(k - 1)
     print(f"layers 1..{k - 1} built both ways in {time.perf_counter() - began:.1f} s wall")
     ranges = sample(k, args.ranges, args.range_words, rng)
-    unreduced = cpu_rate(k, ranges, lambda a, b: solve_words(WIDTH, HEIGHT, k, *full, a, b))
-    symmetric = cpu_rate(k, ranges, lambda a, b: solve_words_symmetric(WIDTH, HEIGHT, k, *filled, a, b))
+    rates = {}
+    for kernel in ("fast", "block"):
+        rates[f"unreduced {kernel}"] = cpu_rate(
+            k, ranges, lambda a, b, kernel=kernel: solve_words(WIDTH, HEIGHT, k, *full, a, b, kernel=kernel))
+        rates[f"symmetric {kernel}"] = cpu_rate(
+            k, ranges, lambda a, b, kernel=kernel: solve_words_symmetric(WIDTH, HEIGHT, k, *filled, a, b, kernel=kernel))
     fill = cpu_rate(k - 1, sample(k - 1, args.ranges, args.range_words, rng),
                     lambda a, b: expand_words(WIDTH, HEIGHT, k - 1, *orbits, a, b))
     boards, prev_boards = layer_size(WIDTH, HEIGHT, k), layer_size(WIDTH, HEIGHT, k - 1)
-    seconds_sym = boards / symmetric + prev_boards / fill
+    baseline = rates["unreduced fast"]
     print(f"layer {k}, one thread, boards represented per CPU second ({len(ranges)} random ranges of "
-          f"{args.range_words} words):")
-    print(f"  unreduced kernel        {unreduced / 1e6:8.2f} M/s")
-    print(f"  symmetric kernel        {symmetric / 1e6:8.2f} M/s   x{symmetric / unreduced:.2f}")
+          f"{args.range_words} words), and the ratio to the unreduced fast kernel:")
+    for name, rate in rates.items():
+        print(f"  {name:<24}{rate / 1e6:8.2f} M/s   x{rate / baseline:.2f}")
     print(f"  fill of layer {k - 1}         {fill / 1e6:8.2f} M boards of layer {k - 1}/s "
           f"({prev_boards / fill:.1f} CPU s for the layer)")
-    print(f"  symmetric incl. fill    {boards / seconds_sym / 1e6:8.2f} M/s   "
-          f"x{boards / seconds_sym / unreduced:.2f}  (whole layer {k}: unreduced {boards / unreduced:.0f} CPU s, "
-          f"symmetric {seconds_sym:.0f} CPU s)")
+    for kernel in ("fast", "block"):
+        seconds_sym = boards / rates[f"symmetric {kernel}"] + prev_boards / fill
+        print(f"  symmetric {kernel} + fill  {boards / seconds_sym / 1e6:8.2f} M/s   "
+              f"x{boards / seconds_sym / baseline:.2f}  (whole layer {k}: {seconds_sym:.0f} CPU s, "
+              f"unreduced fast {boards / baseline:.0f} CPU s)")
     if args.full:
         t = time.perf_counter()
         parts = on_threads(k, lambda a, b: solve_words_symmetric(WIDTH, HEIGHT, k, *filled, a, b))

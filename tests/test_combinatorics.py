@@ -180,6 +180,23 @@ def _bits_jit(word, n):
     return tuple(int(v) for v in _bits_kernel(word, n))
 
 
+@njit
+def _sum_prefetched(words, order):
+    total = np.uint64(0)
+    for i in order:
+        bits.prefetch(words, i)
+    for i in order:
+        total += words[i]
+    return total
+
+
+def test_prefetch_is_only_a_hint():
+    words = np.arange(1 << 16, dtype=np.uint64)
+    order = np.random.default_rng(0).integers(0, words.shape[0], 1000)
+    assert int(_sum_prefetched(words, order)) == int(words[order].sum())
+    assert bits.prefetch(words, 3) is None  # plain Python: nothing happens
+
+
 # --- the kernels other modules import ----------------------------------------------
 
 @fast

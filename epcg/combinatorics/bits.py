@@ -18,9 +18,10 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
+from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-__all__ = ["WORD_BITS", "check_board", "ctz", "low_mask", "msb", "popcount", "popcount_words", "reverse_bits"]
+__all__ = ["WORD_BITS", "check_board", "ctz", "low_mask", "msb", "popcount", "popcount_words", "prefetch", "reverse_bits"]
 
 _WORD = (1 << 64) - 1
 WORD_BITS = 64
@@ -123,3 +124,36 @@ def low_mask(m):
 def reverse_bits(x, n):
     """The low ``n`` bits of ``x`` in reverse order: bit ``i`` moves to bit ``n-1-i`` (``1 <= n <= 64``)."""
     return np.uint64(_bitreverse64(x)) >> np.uint64(64 - n)
+
+
+def prefetch(words, index) -> None:
+    """Hint that ``words[index]`` will be read soon (a no-op in plain Python).
+
+    In ``@njit`` code it is LLVM's ``prefetch`` (read, keep in all cache
+    levels): a kernel that knows the scattered indices it will read a few
+    hundred steps ahead issues them early, so the reads find their cache lines
+    instead of each waiting for memory. The index is not checked.
+    """
+
+
+@intrinsic
+def _llvm_prefetch(typingctx, words, index):
+    if not isinstance(words, types.Array) or not isinstance(index, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        array = context.make_array(signature.args[0])(context, builder, args[0])
+        pointer = builder.gep(array.data, [args[1]])
+        i32 = ir.IntType(32)
+        kind = ir.FunctionType(ir.VoidType(), [pointer.type, i32, i32, i32])
+        function = cgutils.get_or_insert_function(builder.module, kind, "llvm.prefetch.p0")
+        builder.call(function, [pointer, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return types.void(words, index), codegen
+
+
+@overload(prefetch)
+def _prefetch_jit(words, index):
+    if isinstance(words, types.Array) and isinstance(index, types.Integer):
+        return lambda words, index: _llvm_prefetch(words, index)

@@ -20,11 +20,19 @@ are 0.
 >>> bin(int(s2[0]))                      # only o.o (rank 1) has a move
 '0b10'
 
-The fast kernel (``_solve_fast``) handles boards whose rows and columns are
-at most ``LINE_TABLE_MAX`` cells long; longer lines use ``_solve_plain``,
+Three kernels compute the same words. On boards whose rows and columns are
+at most ``LINE_TABLE_MAX`` cells long, the block kernel (``_solve_blocks``)
+solves the boards that share their lowest ``k - 1`` pieces together: a move
+of those pieces is a move of each such board, and its results for all of them
+are consecutive ranks of layer ``k - 1``, so one rank and one 64-bit window
+of ``prev_solvable`` serve a few dozen boards; only moves on the last
+piece's row and column are ranked board by board. The fast kernel
+(``_solve_fast``, one board at a time, the baseline the benchmarks compare
+with) ranks every move of every board. Longer lines use ``_solve_plain``,
 which walks cells and ranks every successor from scratch.
 
-How the fast kernel spends its time, per board of the range:
+How the fast kernel spends its time, per board of the range (the block
+kernel does the same per block of boards):
 
 * boards are enumerated by a bit-trick lex increment, not unranked; the
   transposed board and the per-chunk rank sums (below) are updated only where
@@ -39,8 +47,8 @@ How the fast kernel spends its time, per board of the range:
   branches (so lookups overlap) until two are solvable; ``prev_unique`` is
   read at most once per board, for the only solvable successor.
 
-About 13 M boards per CPU second at 8 pieces on 7×8
-(``benchmarks/fling_kernel.py``).
+On random slices of 7×8 layer 8, the block kernel solves about 2.1× the
+boards per CPU second of the fast one (``benchmarks/fling_symmetry.py``).
 """
 
 from __future__ import annotations
@@ -351,7 +359,7 @@ def _canonical_in_block(prefix, m, valid, images, maps, fixed):
 def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                   row_start, row_result, row_frm, row_step, col_start, col_result, col_frm, col_step,
                   rank_t, cell_t, scatter, part, maps, counts):
-    """``_solve_fast``'s contract, 64 boards at a time: the boards that share their lowest ``k - 1`` pieces.
+    """``_solve_fast``'s contract, a block at a time: the boards that share their lowest ``k - 1`` pieces.
 
     In lex order the boards ``P + {c}`` with prefix ``P`` (``k - 1`` pieces,
     highest ``m``) and ``c`` from ``m + 1`` to ``n - 1`` are consecutive ranks,
@@ -627,8 +635,9 @@ def solve_words(
     ``unique``: exactly one does, to a unique board. :func:`merge_parts` over
     parts covering layer ``k - 1``, then :func:`finish_parts`, give the layer. Single-threaded and ``nogil``:
     run several calls on threads to use more cores. ``kernel`` is ``"auto"``
-    (fast when every line is at most ``LINE_TABLE_MAX`` cells), ``"fast"`` or
-    ``"plain"`` (the cell-walking kernel, for checks).
+    (``"block"`` when every line is at most ``LINE_TABLE_MAX`` cells, else
+    ``"plain"``), ``"block"``, ``"fast"`` (one board at a time, the baseline)
+    or ``"plain"`` (the cell-walking kernel, for checks).
     """
     n = _check_board(width, height)
     if not isinstance(k, int) or not 2 <= k <= n:
