@@ -199,6 +199,39 @@ def _bit_in_part(words, r, part):
     return np.int64(inside) & np.int64((words[q >> 6] >> np.uint64(q & 63)) & _ONE), q
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _flip_images(images, maps, cells):
+    """Toggle ``cells`` (a bitboard) in each board image: ``images[g]`` is a board's image under ``maps[g]``
+    (``symmetry.symmetry_maps``), kept current by XOR-ing in the images of the cells that changed."""
+    x = cells
+    while x:
+        c = ctz(x)
+        for g in range(images.shape[0]):
+            images[g] ^= maps[g, c]
+        x &= x - _ONE
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _chunk_sums(board, tc, rank_t, above, c_hi, c_lo, p_hi, lo):
+    """Update the chunk sums of ``board`` (see ``_build_rank_table``) from chunk ``tc`` up, the lowest
+    that changed, and return the sum over every chunk. ``above[t]``: pieces in higher chunks; ``p_hi[t]``:
+    the sum over chunks up to ``t``; ``lo[t]``: over chunks below ``t`` with one piece fewer above (a
+    successor's chunks below its changes)."""
+    nchunks = above.shape[0]
+    a = 0
+    for t in range(nchunks - 1, tc - 1, -1):
+        above[t] = a
+        b = (board >> np.uint64(8 * t)) & _BYTE
+        c_hi[t] = rank_t[t, a, b]
+        c_lo[t] = rank_t[t, max(a - 1, 0), b]
+        a += popcount(b)
+    for t in range(tc, nchunks):
+        p_hi[t] = c_hi[t] + (p_hi[t - 1] if t > 0 else 0)
+        if t > tc:
+            lo[t] = lo[t - 1] + c_lo[t - 1]
+    return p_hi[nchunks - 1]
+
+
 @njit(cache=True, nogil=True)
 def _solve_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                 row_start, row_result, col_start, col_result, rank_t, cell_t, scatter, part):
@@ -233,20 +266,7 @@ def _solve_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
         while x:
             tb ^= cell_t[ctz(x)]
             x &= x - _ONE
-        # (c_lo: with one piece fewer above, for chunks below a successor's changes)
-        tc = ctz(changed) >> 3
-        a = 0
-        for t in range(nchunks - 1, tc - 1, -1):
-            above[t] = a
-            b = (board >> np.uint64(8 * t)) & _BYTE
-            c_hi[t] = rank_t[t, a, b]
-            c_lo[t] = rank_t[t, max(a - 1, 0), b]
-            a += popcount(b)
-        for t in range(tc, nchunks):
-            p_hi[t] = c_hi[t] + (p_hi[t - 1] if t > 0 else 0)
-            if t > tc:
-                lo[t] = lo[t - 1] + c_lo[t - 1]
-        total_hi = p_hi[nchunks - 1]
+        total_hi = _chunk_sums(board, ctz(changed) >> 3, rank_t, above, c_hi, c_lo, p_hi, lo)
         # successors as the cells they flip: rows, then (unless two are solvable
         # already) columns of the transposed board
         sc = np.int64(0)
@@ -405,12 +425,7 @@ def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
     images = np.zeros(0 if maps is None else maps.shape[0], dtype=np.uint64)  # of the prefix
     fixed = np.ones(64, dtype=np.int64)
     if maps is not None:
-        x = prefix
-        while x:
-            c = ctz(x)
-            for g in range(images.shape[0]):
-                images[g] ^= maps[g, c]
-            x &= x - _ONE
+        _flip_images(images, maps, prefix)
     n_s = 0
     n_u = 0
     while block < r1:
@@ -431,18 +446,7 @@ def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
             nxt_anchor = prefix | (_ONE << np.uint64(m + 1))
             tc = ctz(anchor ^ nxt_anchor) >> 3
             anchor = nxt_anchor
-            a = 0
-            for t in range(nchunks - 1, tc - 1, -1):
-                above[t] = a
-                b = (anchor >> np.uint64(8 * t)) & _BYTE
-                c_hi[t] = rank_t[t, a, b]
-                c_lo[t] = rank_t[t, max(a - 1, 0), b]
-                a += popcount(b)
-            for t in range(tc, nchunks):
-                p_hi[t] = c_hi[t] + (p_hi[t - 1] if t > 0 else 0)
-                if t > tc:
-                    lo[t] = lo[t - 1] + c_lo[t - 1]
-            total_hi = p_hi[nchunks - 1]
+            total_hi = _chunk_sums(anchor, tc, rank_t, above, c_hi, c_lo, p_hi, lo)
             ones = np.uint64(0)
             twos = np.uint64(0)
             first = np.uint64(0)
@@ -543,12 +547,7 @@ def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
         if nxt == 0:
             break
         if maps is not None:
-            x = prefix ^ nxt
-            while x:
-                c = ctz(x)
-                for g in range(images.shape[0]):
-                    images[g] ^= maps[g, c]
-                x &= x - _ONE
+            _flip_images(images, maps, prefix ^ nxt)
         prefix = nxt
     counts[0] += n_s
     counts[1] += n_u

@@ -50,6 +50,8 @@ from epcg.domains.fling.moves import LINE_TABLE_MAX, _fling, line_table
 from epcg.domains.fling.layers import (
     _bit_in_part,
     _check_board,
+    _chunk_sums,
+    _flip_images,
     _column_tables,
     _increment,
     _rank_table,
@@ -157,12 +159,7 @@ def _canonical_words(n, k, r0, r1, maps, out, w0):
     changed = board
     total = 0
     for r in range(r0, r1):
-        x = changed
-        while x:
-            c = ctz(x)
-            for g in range(nmaps):
-                images[g] ^= maps[g, c]
-            x &= x - _ONE
+        _flip_images(images, maps, changed)
         fixed = 1
         is_canonical = True
         for g in range(nmaps):
@@ -250,12 +247,7 @@ def _expand(n, k, r0, r1, src_s, src_u, out_s, out_u, w0, maps, part):
     top = msb(board)
     prefix = board ^ (_ONE << np.uint64(top))
     block = r0 - (top - msb(prefix) - 1)
-    x = prefix
-    while x:
-        c = ctz(x)
-        for g in range(nmaps):
-            images[g] ^= maps[g, c]
-        x &= x - _ONE
+    _flip_images(images, maps, prefix)
     while block < r1:
         m = msb(prefix)
         length = n - 1 - m
@@ -293,12 +285,7 @@ def _expand(n, k, r0, r1, src_s, src_u, out_s, out_u, w0, maps, part):
         nxt = _increment(prefix, prefixes, n - 1)
         if nxt == 0:
             break
-        x = prefix ^ nxt
-        while x:
-            c = ctz(x)
-            for g in range(nmaps):
-                images[g] ^= maps[g, c]
-            x &= x - _ONE
+        _flip_images(images, maps, prefix ^ nxt)
         prefix = nxt
     _read_bits(src_s, src_u, ranks, where, count, out_s, out_u, part)
 
@@ -340,12 +327,7 @@ def _solve_sym_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
     tb = np.uint64(0)
     for r in range(r0, r1):
         pending ^= changed
-        x = changed
-        while x:
-            c = ctz(x)
-            for g in range(nmaps):
-                images[g] ^= maps[g, c]
-            x &= x - _ONE
+        _flip_images(images, maps, changed)
         fixed = 1
         is_canonical = True
         for g in range(nmaps):
@@ -359,20 +341,8 @@ def _solve_sym_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
             while x:
                 tb ^= cell_t[ctz(x)]
                 x &= x - _ONE
-            tc = ctz(pending) >> 3
+            total_hi = _chunk_sums(board, ctz(pending) >> 3, rank_t, above, c_hi, c_lo, p_hi, lo)
             pending = np.uint64(0)
-            a = 0
-            for t in range(nchunks - 1, tc - 1, -1):
-                above[t] = a
-                b = (board >> np.uint64(8 * t)) & _BYTE
-                c_hi[t] = rank_t[t, a, b]
-                c_lo[t] = rank_t[t, max(a - 1, 0), b]
-                a += popcount(b)
-            for t in range(tc, nchunks):
-                p_hi[t] = c_hi[t] + (p_hi[t - 1] if t > 0 else 0)
-                if t > tc:
-                    lo[t] = lo[t - 1] + c_lo[t - 1]
-            total_hi = p_hi[nchunks - 1]
             sc = np.int64(0)
             first = np.int64(-1)
             for phase in range(2):
