@@ -47,7 +47,7 @@ kernel does the same per block of boards):
   branches (so lookups overlap) until two are solvable; ``prev_unique`` is
   read at most once per board, for the only solvable successor.
 
-On random slices of 7×8 layer 8, the block kernel solves about 2.1× the
+On random word ranges of 7×8 layer 8 the block kernel solves about 2× the
 boards per CPU second of the fast one (``benchmarks/fling_symmetry.py``).
 """
 
