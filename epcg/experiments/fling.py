@@ -146,9 +146,9 @@ class Config(JobConfig):
     symmetry: bool = True
     """Solve one board per orbit of the board's symmetries (false: every board)."""
     kernel: Literal["auto", "block", "fast"] = "auto"
-    """Layer kernel (:func:`~epcg.domains.fling.layers.solve_words`): ``block`` solves the boards that share their
-    lowest ``max_pieces - 1`` pieces together (``auto`` on boards with lines of at most 16 cells); ``fast``, one
-    board at a time, is the baseline the benchmarks compare with."""
+    """Layer kernel (:func:`~epcg.domains.fling.layers.solve_words`): ``block`` solves together the boards of a
+    layer that differ only in their highest piece (``auto`` on boards with lines of at most 16 cells); ``fast``,
+    one board at a time, is the baseline the benchmarks compare with."""
     shared_previous: bool = False
     """Workers map one read-only copy per machine of the layer their tasks read (a raw file under the
     run directory's ``shared/``, so the page cache holds it once) instead of each loading its own."""

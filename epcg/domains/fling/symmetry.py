@@ -226,8 +226,9 @@ def _expand(n, k, r0, r1, src_s, src_u, out_s, out_u, w0, maps, part):
     ``P + {c}`` sharing their lowest ``k - 1`` pieces ``P``. A board's images
     are ``g(P) + {g(c)}``, so the images of ``P`` are kept current and each
     canonical image is ranked from sums over its prefix's image (computed once
-    per block and symmetry, :func:`_image_sums`) with one popcount and lookup. A block's canonical ranks are
-    found first and then read a few hundred at a time (:func:`_read_bits`). ``part`` is None
+    per block and symmetry, :func:`_image_sums`) with one popcount and lookup.
+    Each rank's words are prefetched as soon as it is known and read a few
+    hundred ranks later (:func:`_read_bits`). ``part`` is None
     (``src_*`` is the whole layer) or the first word of the layer ``src_*``
     holds: then only boards whose canonical image lies inside get bits.
     Unchecked: ``r0 < r1 <= C(n, k)``, outputs zeroed and long enough.
