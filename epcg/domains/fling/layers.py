@@ -232,6 +232,21 @@ def _chunk_sums(board, tc, rank_t, above, c_hi, c_lo, p_hi, lo):
     return p_hi[nchunks - 1]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _rank_near(child, diff, base, total_hi, p_hi, lo, above, rank_t):
+    """Rank of ``child`` (one piece fewer than the board whose chunk sums are given) that differs from that
+    board only in the chunks ``diff`` spans: the board's sums outside them, a table lookup per chunk inside."""
+    tlo = ctz(diff) >> 3
+    thi = msb(diff) >> 3
+    s = total_hi - p_hi[thi] + lo[tlo]
+    a = above[thi]
+    for t in range(thi, tlo - 1, -1):
+        b = (child >> np.uint64(8 * t)) & _BYTE
+        s += rank_t[t, a, b]
+        a += popcount(b)
+    return base - s
+
+
 @njit(cache=True, nogil=True)
 def _solve_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                 row_start, row_result, col_start, col_result, rank_t, cell_t, scatter, part):
@@ -289,17 +304,7 @@ def _solve_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
             # rank each successor from the parent's sums outside its changed span;
             # branch-free apart from the short chunk loop, so lookups can overlap
             for i in range(m):
-                diff = diffs[i]
-                child = board ^ diff
-                tlo = ctz(diff) >> 3
-                thi = msb(diff) >> 3
-                s = total_hi - p_hi[thi] + lo[tlo]
-                a = above[thi]
-                for t in range(thi, tlo - 1, -1):
-                    b = (child >> np.uint64(8 * t)) & _BYTE
-                    s += rank_t[t, a, b]
-                    a += popcount(b)
-                cr = base - s
+                cr = _rank_near(board ^ diffs[i], diffs[i], base, total_hi, p_hi, lo, above, rank_t)
                 if part is None:
                     ok = np.int64((prev_s[cr >> 6] >> np.uint64(cr & 63)) & _ONE)
                 else:  # prev_s holds words part.. of the layer: look up only ranks inside them
@@ -333,21 +338,6 @@ def _window(words, start, length, part):
     hi = words[min(max(w + 1, 0), last)] if 0 <= w + 1 <= last else np.uint64(0)
     x = (lo >> sh) | ((hi << (np.uint64(64) - sh)) if sh else np.uint64(0))
     return x & (~np.uint64(0) >> np.uint64(64 - length))
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _rank_near(child, diff, base, total_hi, p_hi, lo, above, rank_t):
-    """Rank of ``child`` (one piece fewer than the board whose chunk sums are given) that differs from that
-    board only in the chunks ``diff`` spans: the board's sums outside them, a table lookup per chunk inside."""
-    tlo = ctz(diff) >> 3
-    thi = msb(diff) >> 3
-    s = total_hi - p_hi[thi] + lo[tlo]
-    a = above[thi]
-    for t in range(thi, tlo - 1, -1):
-        b = (child >> np.uint64(8 * t)) & _BYTE
-        s += rank_t[t, a, b]
-        a += popcount(b)
-    return base - s
 
 
 @njit(cache=True, nogil=True)

@@ -54,6 +54,7 @@ from epcg.domains.fling.layers import (
     _flip_images,
     _column_tables,
     _increment,
+    _rank_near,
     _rank_table,
     _solve_blocks,
     check_previous,
@@ -362,17 +363,7 @@ def _solve_sym_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                             diffs[m] = scatter[v ^ np.uint64(col_result[j])] << np.uint64(cx)
                             m += 1
                 for i in range(m):
-                    diff = diffs[i]
-                    child = board ^ diff
-                    tlo = ctz(diff) >> 3
-                    thi = msb(diff) >> 3
-                    s = total_hi - p_hi[thi] + lo[tlo]
-                    a = above[thi]
-                    for t in range(thi, tlo - 1, -1):
-                        b = (child >> np.uint64(8 * t)) & _BYTE
-                        s += rank_t[t, a, b]
-                        a += popcount(b)
-                    cr = base - s
+                    cr = _rank_near(board ^ diffs[i], diffs[i], base, total_hi, p_hi, lo, above, rank_t)
                     if part is None:
                         ok = np.int64((prev_s[cr >> 6] >> np.uint64(cr & 63)) & _ONE)
                     else:  # prev_s holds words part.. of the layer: look up only ranks inside them
