@@ -64,7 +64,7 @@ from epcg.combinatorics.bitboard import _rank_lex_bb, _unrank_lex_bb
 from epcg.combinatorics.bits import ctz, msb, popcount
 from epcg.domains.fling.moves import LINE_TABLE_MAX, _fling, line_table
 
-__all__ = ["check_previous", "finish_parts", "first_layer", "layer_size", "layer_words", "merge_parts",
+__all__ = ["check_previous", "choose_kernel", "finish_parts", "first_layer", "layer_size", "layer_words", "merge_parts",
            "solve_words"]
 
 _ONE = np.uint64(1)
@@ -600,6 +600,22 @@ def check_previous(width: int, height: int, k: int, solvable: np.ndarray, unique
     return _check_words("prev_solvable", solvable, words), _check_words("prev_unique", unique, words)
 
 
+def choose_kernel(kernel: str, width: int, height: int) -> str:
+    """The kernel ``kernel`` names on this board (``"auto"``: ``"block"`` when every line is at most
+    ``LINE_TABLE_MAX`` cells, else ``"plain"``); ``ValueError`` for an unknown one or one the board's lines
+    are too long for.
+
+    >>> choose_kernel("auto", 7, 8), choose_kernel("auto", 17, 1)
+    ('block', 'plain')
+    """
+    if kernel == "auto":
+        kernel = "block" if max(width, height) <= LINE_TABLE_MAX else "plain"
+    if kernel not in ("fast", "block", "plain") or (kernel != "plain" and max(width, height) > LINE_TABLE_MAX):
+        raise ValueError(f"kernel must be 'auto', 'plain' or (lines <= {LINE_TABLE_MAX}) 'fast' or 'block', "
+                         f"got {kernel!r}")
+    return kernel
+
+
 def solve_words(
     width: int,
     height: int,
@@ -635,11 +651,7 @@ def solve_words(
     if not (isinstance(word_start, int) and isinstance(word_stop, int)) or not 0 <= word_start <= word_stop <= total:
         raise ValueError(f"word range [{word_start!r}, {word_stop!r}) not within [0, {total}]")
     prev_solvable, prev_unique = check_previous(width, height, k, prev_solvable, prev_unique, part_start)
-    if kernel == "auto":
-        kernel = "block" if max(width, height) <= LINE_TABLE_MAX else "plain"
-    if kernel not in ("fast", "block", "plain") or (kernel != "plain" and max(width, height) > LINE_TABLE_MAX):
-        raise ValueError(f"kernel must be 'auto', 'plain' or (lines <= {LINE_TABLE_MAX}) 'fast' or 'block', "
-                         f"got {kernel!r}")
+    kernel = choose_kernel(kernel, width, height)
     out_s = np.zeros(word_stop - word_start, dtype=np.uint64)
     out_u = np.zeros(word_stop - word_start, dtype=np.uint64)
     r0 = 64 * word_start

@@ -46,7 +46,7 @@ from numba import njit
 from epcg.combinatorics.binomial import BINOMIAL
 from epcg.combinatorics.bitboard import _rank_lex_bb, _unrank_lex_bb
 from epcg.combinatorics.bits import ctz, msb, popcount, prefetch
-from epcg.domains.fling.moves import LINE_TABLE_MAX, _fling, line_table
+from epcg.domains.fling.moves import _fling, line_table
 from epcg.domains.fling.layers import (
     _bit_in_part,
     _check_board,
@@ -58,6 +58,7 @@ from epcg.domains.fling.layers import (
     _rank_table,
     _solve_blocks,
     check_previous,
+    choose_kernel,
     layer_size,
     layer_words,
 )
@@ -515,11 +516,7 @@ def solve_words_symmetric(
     if not (isinstance(word_start, int) and isinstance(word_stop, int)) or not 0 <= word_start <= word_stop <= total:
         raise ValueError(f"word range [{word_start!r}, {word_stop!r}) not within [0, {total}]")
     prev_solvable, prev_unique = check_previous(width, height, k, prev_solvable, prev_unique, part_start)
-    if kernel == "auto":
-        kernel = "block" if max(width, height) <= LINE_TABLE_MAX else "plain"
-    if kernel not in ("fast", "block", "plain") or (kernel != "plain" and max(width, height) > LINE_TABLE_MAX):
-        raise ValueError(f"kernel must be 'auto', 'plain' or (lines <= {LINE_TABLE_MAX}) 'fast' or 'block', "
-                         f"got {kernel!r}")
+    kernel = choose_kernel(kernel, width, height)
     out_s = np.zeros(word_stop - word_start, dtype=np.uint64)
     out_u = np.zeros(word_stop - word_start, dtype=np.uint64)
     counts = np.zeros(2, dtype=np.int64)
