@@ -116,6 +116,37 @@ def test_sampled_counts_are_the_draws_counted_and_do_not_depend_on_chunks(tmp_pa
     assert other_seed.results["solution_counts"][-1] != first.results["solution_counts"][-1]
 
 
+def test_a_layer_beyond_ratio_sample_is_evaluated_on_its_sampled_blocks(tmp_path: Path) -> None:
+    from epcg.combinatorics.bitboard import BitboardCombinations
+    from epcg.domains.fling.evaluate import tree_sizes
+    from epcg.domains.fling.symmetry import canonical, symmetry_maps
+
+    job = {**JOB, "width": 5, "height": 5, "ratio_sample": 20_000, "seed": 3, "top_puzzles": 5}
+    plain = epcg.run(job, tmp_path / "plain", progress=False, symmetry=False)
+    config = plain.config
+    assert fling_evaluate.fraction(config, 4) == 1 and 0.3 < fling_evaluate.fraction(config, 5) < 0.4
+    block = 64 * fling_evaluate.SAMPLE_BLOCK_WORDS
+    kept = fling_evaluate.kept_blocks(config, 5, 0, -(-layer_words(5, 5, 5) // fling_evaluate.SAMPLE_BLOCK_WORDS))
+    assert 0 < kept.sum() < len(kept)
+    sample = [b for b in plain.boards(5) if kept[b.rank // block]]
+    ratio = {b.rank: tree_sizes(5, 5, b.board.bits) for b in sample}
+    h5 = plain.results["ratio_histograms"][-1]
+    assert not h5["exact"] and h5["fraction"] == fling_evaluate.fraction(config, 5) and h5["seed"] == 3
+    assert {int(i): n for i, n in h5["counts"].items()} == Counter(distribution.ratio_bin(*t) for t in ratio.values())
+    assert plain.results["ratio_histograms"][-2]["exact"] and plain.results["evaluated"] == len(sample)
+    best = max(b / e for b, e in ratio.values())
+    assert {p["rank"] for p in plain.results["puzzles"]} <= set(ratio) and plain.results["puzzles"][0]["ratio"] == best
+    assert "random 3" in plain.summary  # "the N in a random 37.6% of the layer's blocks"
+    # with symmetry, an orbit is in the sample when its canonical board's block is: all its boards count
+    symmetric = epcg.run(job, tmp_path / "sym", progress=False, evaluate_chunk_words=3)
+    maps, lex = symmetry_maps(5, 5), BitboardCombinations(25, 5)
+    in_orbit_sample = [b for b in plain.boards(5) if kept[lex.rank(int(canonical(b.board.bits, maps))) // block]]
+    expected = Counter(distribution.ratio_bin(*tree_sizes(5, 5, b.board.bits)) for b in in_orbit_sample)
+    h5 = symmetric.results["ratio_histograms"][-1]
+    assert {int(i): n for i, n in h5["counts"].items()} == expected and h5["boards"] != len(sample)
+    assert symmetric.results["ratio_histograms"][:-1] == plain.results["ratio_histograms"][:-1]
+
+
 def _bits(n: int, k: int, rank: int) -> int:
     from epcg.combinatorics.bitboard import BitboardCombinations
 

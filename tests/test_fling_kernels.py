@@ -150,6 +150,43 @@ def test_evaluator_matches_reference_tree_sizes() -> None:
     assert merged[:5] == top
 
 
+@pytest.mark.parametrize(("width", "height"), [(7, 8), (8, 8), (5, 3), (1, 9), (9, 1)])
+def test_move_masks_agree_with_the_walking_move(width: int, height: int) -> None:
+    from epcg.domains.fling import evaluate
+    from epcg.domains.fling.moves import fling
+
+    _memo, _boards, _ints, masks, inner = evaluate.scratch(width, height)
+    n, rng = width * height, random.Random(5)
+    for _ in range(300):
+        board = sum(1 << c for c in rng.sample(range(n), rng.randrange(1, min(n, 12) + 1)))
+        for d in range(4):
+            legal = {c for c in range(n) if board >> c & 1 and fling(board, width, height, c, d)}
+            movers = int(evaluate._movers(np.uint64(board), d, width, height, inner))
+            assert movers == sum(1 << c for c in legal)
+            for c in range(n):
+                assert evaluate._may_move(np.uint64(board), 4 * c + d, masks) == (c in legal)
+                if c in legal:
+                    assert int(evaluate._play(np.uint64(board), 4 * c + d, masks, width)) == fling(board, width, height,
+                                                                                                   c, d)
+
+
+def test_tree_sizes_with_a_memo_too_small_to_hold_them() -> None:
+    """One memo shared by many boards, so small that entries are overwritten all the time, gives the sizes of a
+    fresh memo per board; both equal the unmemoised reference."""
+    from epcg.domains.fling import evaluate
+
+    w, h = 5, 4
+    rng = random.Random(3)
+    memo, boards, ints, masks, inner = evaluate.scratch(w, h)
+    tiny = np.zeros((8, 3), dtype=np.uint64)
+    for _ in range(25):
+        bits = sum(1 << c for c in rng.sample(range(w * h), rng.randrange(2, 8)))
+        sizes = [int(evaluate._tree_size(np.uint64(bits), w, h, expert, m, boards, ints, masks, inner))
+                 for m in (tiny, memo) for expert in (False, True)]
+        expected = ref.tree_sizes(ref.cells_of(BitboardCombinations.to_items(bits), w), w, h)
+        assert sizes == [*expected, *expected]
+
+
 @pytest.mark.parametrize(("width", "height"), [(8, 8), (16, 4), (4, 16), (1, 9)])
 def test_fast_equals_plain_on_other_shapes(width: int, height: int) -> None:
     fast, plain = layers(width, height, 4, "fast"), layers(width, height, 4, "plain")

@@ -152,12 +152,14 @@ def sample_ranks(run: RunDir, pieces: int, unique: bool | None, n: int, chunks: 
 
 def ratio_frame(results: dict[str, Any], pieces: int | None = None):
     """results.json's ``ratio_histograms`` as a pandas DataFrame: ``pieces``, ``ratio`` (a bin's lower edge),
-    ``boards``; one layer's bins only when ``pieces`` is given."""
+    ``boards``, ``exact`` (False: the boards of a random sample of the layer's blocks, not the whole layer); one
+    layer's bins only when ``pieces`` is given."""
     import pandas as pd
 
-    rows = [(h["pieces"], round(int(i) * h["bin_width"], 6), n)
+    rows = [(h["pieces"], round(int(i) * h["bin_width"], 6), n, h.get("exact", True))
             for h in _by_pieces(results, "ratio_histograms", pieces) for i, n in h["counts"].items()]
-    return pd.DataFrame(rows, columns=["pieces", "ratio", "boards"]).sort_values(["pieces", "ratio"], ignore_index=True)
+    frame = pd.DataFrame(rows, columns=["pieces", "ratio", "boards", "exact"])
+    return frame.sort_values(["pieces", "ratio"], ignore_index=True)
 
 
 def solution_count_frame(results: dict[str, Any], pieces: int | None = None):

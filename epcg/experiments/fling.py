@@ -141,8 +141,12 @@ class Config(JobConfig):
     """Boards drawn (uniformly, with replacement) from a larger layer for its sampled solution counts."""
     seed: int = pydantic.Field(0, ge=0)
     """Seed of the sampled solution counts."""
-    evaluate_chunk_words: int = pydantic.Field(1 << 15, ge=1, le=1 << 26)
-    """Words of the deepest layer per evaluation task (evaluating is slower than solving)."""
+    ratio_sample: int = pydantic.Field(1 << 32, ge=1)
+    """Layers of at most this many boards have every uniquely solvable board evaluated by expert ratio (and the
+    deepest layer's best boards are the best of all); of a larger layer, only those in a random sample of about
+    this many of its boards, in blocks of 4,096 consecutive ranks (:mod:`~epcg.experiments.fling_evaluate`)."""
+    evaluate_chunk_words: int = pydantic.Field(1 << 18, ge=1, le=1 << 26)
+    """Words per task of an expert-ratio stage (of a sampled layer, this many words' worth of its sample)."""
     symmetry: bool = True
     """Solve one board per orbit of the board's symmetries (false: every board)."""
     kernel: Literal["auto", "block", "fast"] = "auto"
@@ -291,8 +295,9 @@ def estimate(config: Config) -> dict:
                                           * parts_cost(config, k + 1))
     if config.top_puzzles or config.distributions:
         boards = kernels.layer_size(config.width, config.height, config.max_pieces)
-        out[EVALUATE] = StageCost(peak_memory=8 * min(config.evaluate_chunk_words, config.words(config.max_pieces)),
-                                  cpu_seconds=boards * EVALUATE_SECONDS *
+        out[EVALUATE] = StageCost(peak_memory=8 * fling_evaluate.task_words(config, config.max_pieces),
+                                  cpu_seconds=boards * fling_evaluate.fraction(config, config.max_pieces) *
+                                  EVALUATE_SECONDS *
                                   (1 if config.symmetry else fling_evaluate.symmetries(config.width, config.height)))
     out.update(fling_evaluate.estimate(config))
     return out
@@ -421,6 +426,7 @@ def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) ->
     if EVALUATE in plan.by_name:
         recs = stage_records(plan, EVALUATE, records)
         results["evaluated"] = sum(r["result"]["evaluated"] for r in recs)
+        results["evaluated_fraction"] = fling_evaluate.fraction(config, config.max_pieces)
         results["evaluate_seconds"] = round(sum(r["seconds"] for r in recs), 4)
         if config.top_puzzles:
             results["puzzles"] = _best_puzzles(config, recs)

@@ -6,6 +6,17 @@ Stages (all after the deepest layer, so they never slow the layer stages down):
   symmetry): the ``top_puzzles`` best by expert ratio, and their ratio histogram.
 * ``rNN`` (``k = 2 .. max_pieces-1``): the ratio histogram of layer ``k``'s
   uniquely solvable boards.
+
+  Both evaluate every uniquely solvable board of a layer of at most
+  ``ratio_sample`` boards. A larger layer is *sampled*: only the boards in
+  blocks of ``SAMPLE_BLOCK_WORDS`` words (4,096 consecutive ranks) that
+  :func:`kept_blocks` draws, each with probability ``fraction = ratio_sample /
+  layer size``, independently of how tasks cut the layer. Every uniquely
+  solvable board (every orbit) is in the sample with that probability, so the
+  sample's histogram is the layer's scaled by about ``fraction``; it is
+  reported as a sample, and the best boards as the best of the sample. With
+  symmetry an orbit is in the sample when its canonical board's block is (all
+  its boards count), so the sample, as uniform, is not an unreduced run's.
 * ``cNN`` (``k = 2 .. max_pieces``): the solution counts of layer ``k``. A layer
   of at most ``exact_counts_up_to`` boards is counted whole: every board its
   stored layer marks solvable (one per orbit, weighted, with symmetry). A larger
@@ -19,12 +30,15 @@ orbit size), bins by ``⌊10 · brute / expert⌋`` in integers
 :class:`~epcg.search.scan.Histogram`, so it does not depend on chunking.
 
 results.json keys (with ``distributions = true``; :mod:`~epcg.experiments.fling` writes ``puzzles``,
-``evaluated`` and ``evaluate_seconds`` from the ``top`` stage):
+``evaluated``, ``evaluated_fraction`` (the share of the deepest layer sampled, 1 when all of it) and
+``evaluate_seconds`` from the ``top`` stage):
 
 ``ratio_histograms``
-    One object per piece count 2..max_pieces: ``pieces``; ``boards`` (uniquely
-    solvable boards tallied, equal to the layer's ``unique``); ``bin_width``
-    (0.1); ``counts``: ``{"i": boards}`` for ratios in ``[i·bin_width, (i+1)·bin_width)``.
+    One object per piece count 2..max_pieces: ``pieces``; ``exact`` (true: every
+    uniquely solvable board; false: a sample, with its ``fraction`` and ``seed``);
+    ``boards`` (uniquely solvable boards tallied: exact, the layer's ``unique``);
+    ``bin_width`` (0.1); ``counts``: ``{"i": boards}`` for ratios in
+    ``[i·bin_width, (i+1)·bin_width)``.
 ``solution_counts``
     One object per piece count 2..max_pieces: ``pieces``; ``exact`` (true: every
     solvable board; false: a sample); ``counts``: ``{"c": boards}`` with ``c``
@@ -38,6 +52,7 @@ results.json keys (with ``distributions = true``; :mod:`~epcg.experiments.fling`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -56,6 +71,8 @@ from epcg.search.scan import Histogram, TopK
 EVALUATE = "top"
 SAMPLE_CHUNK = 2_000
 """Drawn boards per task of a sampled layer."""
+SAMPLE_BLOCK_WORDS = 64
+"""Words (of 64 boards) per block of a sampled ratio layer: the sample keeps or drops whole blocks."""
 DRAW_BLOCK = 1_000
 """Draws generated from one seed (see :func:`draws`)."""
 
@@ -76,21 +93,67 @@ def exact(config: Any, k: int) -> bool:
     return layer_size(config.width, config.height, k) <= config.exact_counts_up_to
 
 
+def fraction(config: Any, k: int) -> float:
+    """The share of layer ``k``'s blocks its expert-ratio stage evaluates: 1 up to ``ratio_sample`` boards."""
+    return min(1.0, config.ratio_sample / layer_size(config.width, config.height, k))
+
+
+def task_words(config: Any, k: int) -> int:
+    """Words per task of layer ``k``'s expert-ratio stage: ``evaluate_chunk_words`` of them evaluated."""
+    return min(config.words(k), math.ceil(config.evaluate_chunk_words / fraction(config, k)))
+
+
+def _ratio_stage(config: Any, name: str, k: int, label: str, after: tuple[str, ...]) -> Stage:
+    """An expert-ratio stage of layer ``k`` (see the module docstring)."""
+    if fraction(config, k) < 1:
+        label += f", a {fraction(config, k):.1%} sample"
+    words = config.words(k)
+    return Stage(name, split_range(name, words, task_words(config, k)), after=after, label=label, size=words)
+
+
+def kept_blocks(config: Any, k: int, first: int, stop: int) -> np.ndarray:
+    """Whether each block ``first .. stop-1`` of layer ``k`` is in its expert-ratio sample (all when exact).
+
+    Block ``b`` is kept when a hash of (``seed``, ``k``, ``b``), uniform on
+    [0, 1), is below :func:`fraction`, so the sample does not depend on tasks.
+
+    >>> from types import SimpleNamespace
+    >>> c = SimpleNamespace(seed=0, width=7, height=8, ratio_sample=1 << 30)
+    >>> kept = kept_blocks(c, 11, 0, 200_000)
+    >>> round(float(kept.mean()), 4), fraction(c, 11) < 0.01, bool((kept_blocks(c, 11, 500, 900) == kept[500:900]).all())
+    (0.0072, True, True)
+    """
+    p = fraction(config, k)
+    if p == 1:
+        return np.ones(stop - first, dtype=bool)
+    x = np.arange(first, stop, dtype=np.uint64) + np.uint64((config.seed << 8 | k) * 0x9E3779B97F4A7C15 % 2**64)
+    with np.errstate(over="ignore"):  # splitmix64: arithmetic modulo 2**64
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return (x >> np.uint64(11)) < np.uint64(round(p * 2**53))
+
+
+def sample_words(config: Any, k: int, words: np.ndarray, start: int) -> np.ndarray:
+    """``words`` (words ``start..`` of layer ``k``) with the blocks outside the layer's sample cleared."""
+    if fraction(config, k) == 1:
+        return words
+    first = start // SAMPLE_BLOCK_WORDS
+    kept = kept_blocks(config, k, first, (start + len(words) - 1) // SAMPLE_BLOCK_WORDS + 1)
+    return np.where(kept[np.arange(start, start + len(words)) // SAMPLE_BLOCK_WORDS - first], words, np.uint64(0))
+
+
 def stages(config: Any) -> list[Stage]:
     """The evaluation stages of a job, each after the deepest layer."""
     top = config.max_pieces
     after = (layer_name(top),)
     out = []
     if config.top_puzzles or config.distributions:
-        words = config.words(top)
-        out.append(Stage(EVALUATE, split_range(EVALUATE, words, config.evaluate_chunk_words), after=after,
-                         label="expert evaluation", size=words))
+        out.append(_ratio_stage(config, EVALUATE, top, "expert evaluation", after))
     if not config.distributions:
         return out
     for k in range(2, top):
-        name, words = ratio_name(k), config.words(k)
-        out.append(Stage(name, split_range(name, words, config.evaluate_chunk_words), after=after,
-                         label=f"expert ratios, {k} pieces", size=words))
+        out.append(_ratio_stage(config, ratio_name(k), k, f"expert ratios, {k} pieces", after))
     for k in range(2, top + 1):
         name = count_name(k)
         if exact(config, k):
@@ -125,12 +188,16 @@ def estimate(config: Any) -> dict[str, Any]:
             continue
         k = int(stage.name[1:])
         boards = layer_size(config.width, config.height, k)
-        if stage.name.startswith("r"):
-            seconds = boards * RATIO_SECONDS * (1 if config.symmetry else symmetries(config.width, config.height))
+        if stage.name.startswith("r"):  # a task's words and their sampled copy
+            seconds = boards * fraction(config, k) * RATIO_SECONDS * \
+                (1 if config.symmetry else symmetries(config.width, config.height))
+            memory = 2 * 8 * task_words(config, k)
+        elif exact(config, k):  # every board's rank, weight and count
+            seconds = boards * EXACT_COUNT_SECONDS
+            memory = 3 * 8 * 64 * min(config.evaluate_chunk_words, config.words(k))
         else:
-            seconds = boards * EXACT_COUNT_SECONDS if exact(config, k) else config.count_sample * DRAW_SECONDS
-        memory = 8 * config.evaluate_chunk_words * 6 if exact(config, k) or stage.name.startswith("r") else \
-            8 * SAMPLE_CHUNK * 4
+            seconds = config.count_sample * DRAW_SECONDS
+            memory = 8 * SAMPLE_CHUNK * 4
         out[stage.name] = StageCost(peak_memory=memory, cpu_seconds=seconds)
     return out
 
@@ -157,7 +224,7 @@ def run_task(config: Any, task: Task, run: RunDir, arrays: Arrays) -> dict[str, 
     """One task of an evaluation stage (see the module docstring)."""
     if task.stage == EVALUATE or task.stage.startswith("r"):
         k = config.max_pieces if task.stage == EVALUATE else int(task.stage[1:])
-        words = np.asarray(run.group[arrays(k)[1]][task.start:task.stop])
+        words = sample_words(config, k, np.asarray(run.group[arrays(k)[1]][task.start:task.stop]), task.start)
         ranks, brute, expert, weights = distribution.trees_of_words(
             config.width, config.height, k, words, task.start, symmetric=config.symmetry and k > 1)
         out: dict[str, Any] = {"evaluated": popcount(words)}
@@ -224,8 +291,9 @@ def reduce(config: Any, plan: Plan, records: dict[str, dict]) -> dict[str, Any]:
         recs = stage_records(plan, name, records)
         seconds += sum(r["seconds"] for r in recs) if name != EVALUATE else 0.0
         h = _merged(recs, "ratios")
-        ratios.append({"pieces": k, "boards": h.total, "bin_width": 1 / distribution.RATIO_BINS,
-                       "counts": _json(h)})
+        sampled = {} if fraction(config, k) == 1 else {"fraction": fraction(config, k), "seed": config.seed}
+        ratios.append({"pieces": k, "exact": not sampled, **sampled, "boards": h.total,
+                       "bin_width": 1 / distribution.RATIO_BINS, "counts": _json(h)})
         row: dict[str, Any] = {"pieces": k, "exact": exact(config, k)}
         if count_name(k) in plan.by_name:
             recs = stage_records(plan, count_name(k), records)

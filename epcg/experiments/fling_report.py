@@ -47,8 +47,8 @@ def summary(config: Any, results: dict[str, Any]) -> str:
     if puzzles:
         out += ["", f"## Best {len(puzzles)} uniquely solvable boards with {config.max_pieces} pieces", "",
                 f"Ranked by the ratio of the brute-force search tree to the expert's tree (after a move the "
-                f"expert only tries moves that depend on it; see `epcg/domains/fling/evaluate.py`) among all "
-                f"{results['evaluated']:,} uniquely solvable boards"
+                f"expert only tries moves that depend on it; see `epcg/domains/fling/evaluate.py`) among "
+                f"{_evaluated(results)} uniquely solvable boards"
                 f"{' (one per orbit of the board symmetries)' if results.get('symmetry') else ''} "
                 f"({results['evaluate_seconds']:.1f} s). "
                 f"Pictures: `figures/puzzle-NN.png`.", "",
@@ -58,6 +58,14 @@ def summary(config: Any, results: dict[str, Any]) -> str:
                        f"| {p['expert_nodes']:,} | {p['solution']} |")
     out += _distribution_tables(results)
     return "\n".join(out) + "\n"
+
+
+def _evaluated(results: dict[str, Any]) -> str:
+    """How many boards the best were chosen from: all of the layer's, or a sample's."""
+    share = results.get("evaluated_fraction", 1)
+    if share < 1:
+        return f"the {results['evaluated']:,} in a random {share:.2%} of the layer's blocks of 4,096 ranks"
+    return f"all {results['evaluated']:,}"
 
 
 def quantile(counts: dict[str, int], q: float) -> int:
@@ -80,19 +88,22 @@ def _distribution_tables(results: dict[str, Any]) -> list[str]:
     if not ratios:
         return []
     out = ["", "## Expert ratios per piece count", "",
-           "Every uniquely solvable board (ratio = brute-force nodes / expert nodes, in bins 0.1 wide; "
-           "a bin is named by its lower edge). `ratio_histograms` in results.json; "
+           "Every uniquely solvable board of the smaller layers, and those in a random sample of the larger "
+           "ones' blocks of 4,096 ranks (a **sample**: `ratio_sample`). Ratio = brute-force nodes / expert "
+           "nodes, in bins 0.1 wide; a bin is named by its lower edge. `ratio_histograms` in results.json; "
            "`figures/distribution-ratios.png`.", "",
-           "| pieces | uniquely solvable | ratio below 1.1 | median | 90th percentile | 99th percentile | highest |",
-           "|---|---|---|---|---|---|---|"]
+           "| pieces | evaluated | uniquely solvable | ratio below 1.1 | median | 90th percentile | 99th percentile "
+           "| highest |",
+           "|---|---|---|---|---|---|---|---|"]
     for h in ratios:
+        how = "all" if h.get("exact", True) else f"sample: {h['fraction']:.2%} of blocks (seed {h['seed']})"
         if not h["boards"]:
-            out.append(f"| {h['pieces']} | 0 | – | – | – | – | – |")
+            out.append(f"| {h['pieces']} | {how} | 0 | – | – | – | – | – |")
             continue
         w = h["bin_width"]
         cells = [f"{quantile(h['counts'], q) * w:.1f}" for q in (0.5, 0.9, 0.99)]
         top = max(int(k) for k in h["counts"]) * w
-        out.append(f"| {h['pieces']} | {h['boards']:,} | {h['counts'].get('10', 0) / h['boards']:.1%} "
+        out.append(f"| {h['pieces']} | {how} | {h['boards']:,} | {h['counts'].get('10', 0) / h['boards']:.1%} "
                    f"| {' | '.join(cells)} | {top:.1f} |")
     out += ["", "## Solution counts per piece count", "",
             "Move sequences down to one piece (the last move counted once) of solvable boards: every "

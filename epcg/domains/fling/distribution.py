@@ -34,7 +34,7 @@ from numba import njit
 
 from epcg.combinatorics.bitboard import _unrank_lex_bb
 from epcg.combinatorics.bits import ctz, popcount
-from epcg.domains.fling.evaluate import _STACK, _brute, _expert
+from epcg.domains.fling.evaluate import _tree_size, scratch
 from epcg.domains.fling.layers import _check_board, layer_size, layer_words
 from epcg.domains.fling.moves import _fling
 from epcg.domains.fling.symmetry import canonical, orbit_size, symmetry_maps
@@ -62,13 +62,13 @@ def ratio_bin(brute: int, expert: int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def _trees(width, height, k, words, base, maps, symmetric, out_rank, out_brute, out_expert, out_weight):
-    """Tree sizes of every board set in ``words`` (words ``base, base+1, ..`` of layer ``k``); returns how many."""
+def _trees(width, height, k, words, base, maps, symmetric, out_rank, out_brute, out_expert, out_weight,
+           memo, boards, ints, masks, inner):
+    """Tree sizes of every board set in ``words`` (words ``base, base+1, ..`` of layer ``k``); returns how many.
+
+    ``memo``, ``boards``, ``ints``, ``masks``, ``inner``: :func:`~epcg.domains.fling.evaluate.scratch`.
+    """
     n = width * height
-    stack = np.empty(_STACK, dtype=np.uint64)
-    prev = np.empty(_STACK, dtype=np.uint64)
-    mcell = np.empty(_STACK, dtype=np.int64)
-    mdir = np.empty(_STACK, dtype=np.int64)
     held = 0
     for w in range(words.shape[0]):
         x = words[w]
@@ -77,8 +77,8 @@ def _trees(width, height, k, words, base, maps, symmetric, out_rank, out_brute, 
             x &= x - _ONE
             board = _unrank_lex_bb(r, n, k)
             out_rank[held] = r
-            out_brute[held] = _brute(board, width, height, stack)
-            out_expert[held] = _expert(board, width, height, prev, stack, mcell, mdir)
+            out_brute[held] = _tree_size(board, width, height, False, memo, boards, ints, masks, inner)
+            out_expert[held] = _tree_size(board, width, height, True, memo, boards, ints, masks, inner)
             out_weight[held] = orbit_size(board, maps) if symmetric else 1
             held += 1
     return held
@@ -101,7 +101,8 @@ def trees_of_words(width: int, height: int, k: int, words: np.ndarray, word_star
         raise ValueError(f"words {word_start}..{word_start + len(words)} are not within layer {k}")
     size = int(np.bitwise_count(words).sum())
     out = [np.empty(size, dtype=np.int64) for _ in range(4)]
-    held = _trees(width, height, k, words, word_start, symmetry_maps(width, height), symmetric, *out)
+    held = _trees(width, height, k, words, word_start, symmetry_maps(width, height), symmetric, *out,
+                  *scratch(width, height))
     return tuple(a[:held] for a in out)  # type: ignore[return-value]
 
 

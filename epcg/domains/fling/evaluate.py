@@ -42,6 +42,7 @@ o......
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -49,7 +50,7 @@ from numba import njit
 
 from epcg.combinatorics.bitboard import _unrank_lex_bb
 from epcg.combinatorics.bits import ctz, popcount
-from epcg.domains.fling.moves import _fling
+from epcg.domains.fling.moves import DX, DY, _fling
 from epcg.domains.fling.layers import _check_board, layer_words
 from epcg.domains.fling.rules import Board, Move
 
@@ -58,77 +59,216 @@ __all__ = ["Evaluation", "evaluate", "top_puzzles", "tree_sizes"]
 _ONE = np.uint64(1)
 
 
-# The tree walks use explicit stacks: numba's cached recursive functions can
-# crash when loaded from the cache. A stack never holds more than 4 moves per
-# piece per level, so 4 * 64 * 64 entries always suffice.
+MEMO_BITS = 16
+"""The tree-size memo has ``2**MEMO_BITS`` entries (24 bytes each)."""
+_PROBES = 4
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX = np.uint64(0xC2B2AE3D27D4EB4F)
+_DEPTH = 65
+"""Frames of a tree walk: at most one per piece."""
 _STACK = 4 * 64 * 64
+"""Entries of :func:`_solutions`' explicit stack: at most 4 moves per piece per level."""
 
 
-@njit(cache=True, nogil=True)
-def _brute(board, width, height, stack):
-    """Nodes of the full tree below ``board`` (itself included); ``stack``: ``_STACK`` uint64 scratch."""
-    stack[0] = board
-    top = 1
-    total = np.int64(0)
-    while top:
-        top -= 1
-        b = stack[top]
-        total += 1
-        if popcount(b) == 1:
-            continue
-        x = b
-        while x:
-            cell = ctz(x)
-            x &= x - _ONE
-            for d in range(4):
-                child = _fling(b, width, height, cell, d)
-                if child != 0:
-                    stack[top] = child
-                    top += 1
-    return total
+@lru_cache(maxsize=None)
+def _move_masks(width: int, height: int) -> np.ndarray:
+    """Per move ``4 * cell + d``: the neighbour it needs empty (0 if off the board), and the cells beyond it,
+    one of which it needs occupied. A move passing both tests is legal."""
+    masks = np.zeros((2, 4 * 64), dtype=np.uint64)
+    for cell in range(width * height):
+        for d in range(4):
+            x, y = cell % width + DX[d], cell // width + DY[d]
+            first = True
+            while 0 <= x < width and 0 <= y < height:
+                masks[0 if first else 1, 4 * cell + d] |= np.uint64(1) << np.uint64(y * width + x)
+                first = False
+                x, y = x + DX[d], y + DY[d]
+    return masks
 
 
-@njit(cache=True, nogil=True)
-def _expert(board, width, height, prev, cur, mcell, mdir):
-    """Nodes of the expert tree below ``board`` (itself included).
+@lru_cache(maxsize=None)
+def _inner(width: int, height: int) -> np.ndarray:
+    """Per direction: the cells that have a neighbour that way."""
+    inner = np.zeros(4, dtype=np.uint64)
+    for cell in range(width * height):
+        for d in range(4):
+            if 0 <= cell % width + DX[d] < width and 0 <= cell // width + DY[d] < height:
+                inner[d] |= np.uint64(1) << np.uint64(cell)
+    return inner
 
-    A stack entry is a position ``cur`` with the board ``prev`` and the move
-    (``mcell``, ``mdir``) that led to it; ``mcell = -1`` at the root. The four
-    stacks are ``_STACK`` long scratch arrays (uint64, uint64, int64, int64).
+
+def scratch(width: int, height: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """What :func:`_tree_size` works in: a memo (empty), the frame arrays of a walk and the board's move masks
+    (:func:`_may_move`, :func:`_movers`).
+
+    The memo maps a subtree to its size, a pure function of the subtree's
+    root state, so one memo serves every board a task evaluates: boards of
+    nearby ranks share many of their lower positions.
     """
-    prev[0] = board
-    cur[0] = board
-    mcell[0] = -1
-    mdir[0] = 0
+    return (np.zeros((1 << MEMO_BITS, 3), dtype=np.uint64), np.empty((3, _DEPTH), dtype=np.uint64),
+            np.empty((3, _DEPTH), dtype=np.int64), _move_masks(width, height), _inner(width, height))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _may_move(board, move, masks):
+    """Whether move ``4 * cell + d`` is legal: a piece on ``cell``, its neighbour that way empty, a piece beyond."""
+    return ((board >> np.uint64(move >> 2)) & _ONE != 0 and masks[0, move] != 0 and board & masks[0, move] == 0
+            and board & masks[1, move] != 0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _play(board, move, masks, width):
+    """The board after legal move ``4 * cell + d``, in a few word operations instead of a walk.
+
+    Along the line ahead, the flung piece stops before the first group of
+    pieces and the last piece of each group flies on to stop before the
+    next, the last one leaving the board: the flung piece and each group's
+    last piece go, and the cell before each group's first piece fills.
+    """
+    d = move & 3
+    ahead = board & (masks[0, move] | masks[1, move])
+    step = np.uint64(1 if d < 2 else width)
+    if d == 0 or d == 2:  # ahead is towards higher bits
+        first = ahead & ~(ahead << step)
+        last = ahead & ~(ahead >> step)
+        stops = first >> step
+    else:
+        first = ahead & ~(ahead >> step)
+        last = ahead & ~(ahead << step)
+        stops = first << step
+    return board ^ (_ONE << np.uint64(move >> 2)) ^ last ^ stops
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _movers(board, d, width, height, inner):
+    """The pieces of ``board`` with a legal move in direction ``d``, all at once: the neighbour that way is
+    empty, and a piece lies further on (found by stepping the pieces back one cell at a time)."""
+    step = np.uint64(1 if d < 2 else width)
+    toward_low = d == 1 or d == 3  # the neighbour's bit is below the cell's
+    beyond = np.uint64(0)
+    t = board
+    for _ in range((width if d < 2 else height) - 1):
+        t = ((t << step) if toward_low else (t >> step)) & inner[d]
+        beyond |= t
+    near = ((board << step) if toward_low else (board >> step)) & inner[d]
+    return board & inner[d] & ~near & beyond
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _skipped(parent, last, move, child, masks, width):
+    """Whether the expert skips ``move`` (to ``child``) after ``last`` took ``parent`` here: it was legal on
+    ``parent`` and playing it first, then ``last``, gives the same board."""
+    if last < 0 or not _may_move(parent, move, masks):
+        return False
+    earlier = _play(parent, move, masks, width)
+    return _may_move(earlier, last, masks) and _play(earlier, last, masks, width) == child
+
+
+@njit(cache=True, nogil=True)
+def _pair_size(board, parent, last, expert, masks, width):
+    """Nodes of the tree below a two-piece ``board`` that move ``last`` led to from ``parent``: two pieces
+    in one line with a gap between can each be flung at the other, leaving one piece; else neither moves."""
+    low = ctz(board)
+    high = ctz(board & (board - _ONE))
+    if low // width == high // width and high - low >= 2:
+        moves = (4 * low, 4 * high + 1)
+    elif low % width == high % width and high - low >= 2 * width:
+        moves = (4 * low + 2, 4 * high + 3)
+    else:
+        return np.int64(1)
+    size = np.int64(1)
+    for move in moves:
+        if not (expert and _skipped(parent, last, move, _play(board, move, masks, width), masks, width)):
+            size += 1
+    return size
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _slot(key, tag, memo):
+    """The memo row holding (``key``, ``tag``), else a free row of its probe run, else the run's first row.
+
+    A row is (key, tag + 2, size); tag + 2 = 0 marks it free. Returned rows
+    that do not hold the pair are free or to be overwritten.
+    """
+    mask = memo.shape[0] - 1
+    h = np.int64(((key ^ (np.uint64(tag + 2) * _MIX)) * _GOLDEN) >> np.uint64(64 - MEMO_BITS))
+    for i in range(_PROBES):
+        s = (h + i) & mask
+        t = memo[s, 1]
+        if t == 0 or (memo[s, 0] == key and t == np.uint64(tag + 2)):
+            return s
+    return h & mask
+
+
+@njit(cache=True, nogil=True)
+def _tree_size(board, width, height, expert, memo, boards, ints, masks, inner):
+    """Nodes of the brute (``expert`` false) or expert tree below ``board``, itself included.
+
+    Depth-first with a stack of frames (``boards``: parent, position, pieces
+    still to move in the current direction; ``ints``: the move that led here
+    as ``4 * cell + d`` or -1 at the root, the current direction, nodes so
+    far). A subtree's size depends only on its position (brute), or on its
+    parent and the move from it (expert, whose pruning looks one move back),
+    so each below the root is memoised under that key; two-piece positions
+    are sized on the spot (:func:`_pair_size`).
+    """
+    if popcount(board) == 1:
+        return np.int64(1)
+    parent, position, left = boards[0], boards[1], boards[2]
+    move, direction, nodes = ints[0], ints[1], ints[2]
+    parent[0] = board
+    position[0] = board
+    left[0] = _movers(board, 0, width, height, inner)
+    move[0] = -1
+    direction[0] = 0
+    nodes[0] = 1
     top = 1
-    total = np.int64(0)
-    while top:
-        top -= 1
-        b0 = prev[top]
-        b1 = cur[top]
-        cell1 = mcell[top]
-        d1 = mdir[top]
-        total += 1
-        if popcount(b1) == 1:
+    while True:
+        f = top - 1
+        b = position[f]
+        if left[f] == 0 and direction[f] < 3:
+            direction[f] += 1
+            left[f] = _movers(b, direction[f], width, height, inner)
             continue
-        x = b1
-        while x:
-            cell = ctz(x)
-            x &= x - _ONE
-            for d in range(4):
-                b2 = _fling(b1, width, height, cell, d)
-                if b2 == 0:
-                    continue
-                if cell1 >= 0:
-                    earlier = _fling(b0, width, height, cell, d)
-                    if earlier != 0 and _fling(earlier, width, height, cell1, d1) == b2:
-                        continue  # independent of the previous move
-                prev[top] = b1
-                cur[top] = b2
-                mcell[top] = cell
-                mdir[top] = d
-                top += 1
-    return total
+        if left[f] == 0:  # every move of b tried: its subtree is complete
+            size = nodes[f]
+            top -= 1
+            if top == 0:
+                return size
+            key = parent[f] if expert else b
+            tag = move[f] if expert else -1
+            s = _slot(key, tag, memo)
+            memo[s, 0] = key
+            memo[s, 1] = np.uint64(tag + 2)
+            memo[s, 2] = np.uint64(size)
+            nodes[top - 1] += size
+            continue
+        cell = ctz(left[f])
+        left[f] &= left[f] - _ONE
+        d = direction[f]
+        child = _play(b, 4 * cell + d, masks, width)
+        if expert and _skipped(parent[f], move[f], 4 * cell + d, child, masks, width):
+            continue  # independent of the previous move
+        pieces = popcount(child)
+        if pieces == 1:
+            nodes[f] += 1
+            continue
+        if pieces == 2:
+            nodes[f] += _pair_size(child, b, 4 * cell + d, expert, masks, width)
+            continue
+        key = b if expert else child
+        tag = 4 * cell + d if expert else -1
+        s = _slot(key, tag, memo)
+        if memo[s, 1] == np.uint64(tag + 2) and memo[s, 0] == key:
+            nodes[f] += np.int64(memo[s, 2])
+            continue
+        parent[top] = b
+        position[top] = child
+        left[top] = _movers(child, 0, width, height, inner)
+        move[top] = 4 * cell + d
+        direction[top] = 0
+        nodes[top] = 1
+        top += 1
 
 
 @njit(cache=True, nogil=True)
@@ -163,28 +303,25 @@ def _solutions(board, width, height):
 
 
 @njit(cache=True, nogil=True)
-def _top(width, height, k, words, base, limit, out_rank, out_brute, out_expert):
+def _top(width, height, k, words, base, limit, out_rank, out_brute, out_expert, memo, boards, ints, masks, inner):
     """Best ``limit`` boards by ratio (then rank) among the set bits of ``words``,
     which are words ``base, base+1, ..`` of layer ``k``.
 
     Keeps a small array sorted by (ratio desc, rank asc); returns how many it holds.
     Ratios are compared exactly as ``b1 * e2`` vs ``b2 * e1``.
+    ``memo``, ``boards``, ``ints``, ``masks``, ``inner``: :func:`scratch`.
     Unchecked: ``words`` is layer ``k`` of this board.
     """
     n = width * height
     held = 0
-    stack = np.empty(_STACK, dtype=np.uint64)
-    prev = np.empty(_STACK, dtype=np.uint64)
-    mcell = np.empty(_STACK, dtype=np.int64)
-    mdir = np.empty(_STACK, dtype=np.int64)
     for w in range(words.shape[0]):
         x = words[w]
         while x:
             r = (base + w) * 64 + ctz(x)
             x &= x - _ONE
             board = _unrank_lex_bb(r, n, k)
-            b = _brute(board, width, height, stack)
-            e = _expert(board, width, height, prev, stack, mcell, mdir)
+            b = _tree_size(board, width, height, False, memo, boards, ints, masks, inner)
+            e = _tree_size(board, width, height, True, memo, boards, ints, masks, inner)
             # insertion position: after every held entry that is at least as good
             pos = held
             while pos > 0 and b * out_expert[pos - 1] > out_brute[pos - 1] * e:
@@ -221,8 +358,8 @@ def tree_sizes(width: int, height: int, bits: int) -> tuple[int, int]:
     """(brute, expert) tree sizes of a board (see the module docstring)."""
     _check_board(width, height)
     b = np.uint64(bits)
-    stacks = [np.empty(_STACK, dtype=t) for t in (np.uint64, np.uint64, np.uint64, np.int64, np.int64)]
-    return int(_brute(b, width, height, stacks[0])), int(_expert(b, width, height, *stacks[1:]))
+    work = scratch(width, height)
+    return int(_tree_size(b, width, height, False, *work)), int(_tree_size(b, width, height, True, *work))
 
 
 def solution(board: Board) -> list[Move]:
@@ -258,9 +395,7 @@ def top_puzzles(width: int, height: int, k: int, unique_words: np.ndarray, limit
     each, and merge their lists by ``(-ratio, rank)``; the merged first ``limit``
     equal the unsplit answer.
 
-    Tree sizes are counted by walking the trees without a memo (the trees of
-    uniquely solvable boards are small: ~0.04 ms a board at 7 pieces, ~0.25 ms
-    at 8 on 7x8), so the cost grows quickly with ``k``.
+    Tree sizes are counted with one memo for all the boards (:func:`scratch`).
     """
     _check_board(width, height)
     words = np.ascontiguousarray(unique_words)
@@ -272,7 +407,7 @@ def top_puzzles(width: int, height: int, k: int, unique_words: np.ndarray, limit
     ranks = np.zeros(limit, dtype=np.int64)
     brute = np.zeros(limit, dtype=np.int64)
     expert = np.ones(limit, dtype=np.int64)
-    held = _top(width, height, k, words, word_start, limit, ranks, brute, expert)
+    held = _top(width, height, k, words, word_start, limit, ranks, brute, expert, *scratch(width, height))
     out = []
     for i in range(held):
         board = Board.from_rank(width, height, k, int(ranks[i]))
