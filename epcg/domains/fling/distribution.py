@@ -6,9 +6,9 @@ piece, the choice of the last move (between two pieces) counted once, as in
 least 1 and uniquely solvable when it is exactly 1. ``count(b)`` is 1 with one
 piece, 1 or 0 with two (some move or none), else the sum of ``count`` over
 the board's legal moves. :func:`solution_count` walks that recursion with a
-memo of the positions met below one board (a hash table reset per board), so
-a position reached by several move orders is counted once; it needs no
-stored layer. Counts saturate at :data:`COUNT_CAP`.
+memo of positions (a hash table shared by all the boards of a call), so a
+position reached by several move orders or from several boards is counted
+once; it needs no stored layer. Counts saturate at :data:`COUNT_CAP`.
 
 A board's **ratio bin** is ``⌊RATIO_BINS · brute / expert⌋`` in integers
 (:mod:`~epcg.domains.fling.evaluate` defines the two tree sizes), so a board's
@@ -34,9 +34,8 @@ from numba import njit
 
 from epcg.combinatorics.bitboard import _unrank_lex_bb
 from epcg.combinatorics.bits import ctz, popcount
-from epcg.domains.fling.evaluate import _tree_size, scratch
+from epcg.domains.fling.evaluate import _movers, _pair_moves, _play, _slot, _tree_size, scratch
 from epcg.domains.fling.layers import _check_board, layer_size, layer_words
-from epcg.domains.fling.moves import _fling
 from epcg.domains.fling.symmetry import canonical, orbit_size, symmetry_maps
 
 __all__ = ["COUNT_CAP", "RATIO_BINS", "counts_of_ranks", "counts_of_words", "ranks_of_words", "ratio_bin",
@@ -48,9 +47,6 @@ COUNT_CAP = 1 << 62
 """Solution counts saturate here (no board of up to ~14 pieces on 7×8 comes near it)."""
 
 _ONE = np.uint64(1)
-_TABLE_BITS = 16
-_PROBES = 8
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 def ratio_bin(brute: int, expert: int) -> int:
@@ -109,102 +105,73 @@ def trees_of_words(width: int, height: int, k: int, words: np.ndarray, word_star
 # --------------------------------------------------------------------------- solution counts
 
 
-@njit(cache=True, nogil=True)
-def _any_move(board, width, height):
-    x = board
-    while x:
-        cell = ctz(x)
-        x &= x - _ONE
-        for d in range(4):
-            if _fling(board, width, height, cell, d) != 0:
-                return True
-    return False
+_COUNTS = 256
+"""The memo tag of a solution count (tree sizes use -1 and the moves 0..255)."""
 
 
 @njit(cache=True, nogil=True)
-def _slot(board, keys, stamps, gen):
-    """The memo slot holding ``board``, or the first free one of its probe run (-1 if both fail)."""
-    mask = keys.shape[0] - 1
-    h = np.int64((board * _GOLDEN) >> np.uint64(64 - _TABLE_BITS))
-    for i in range(_PROBES):
-        s = (h + i) & mask
-        if stamps[s] != gen or keys[s] == board:
-            return s
-    return -1
+def _count(board, width, height, memo, boards, ints, masks, inner):
+    """Solution count of ``board`` (see the module docstring), with the memo, frames and masks of
+    :func:`~epcg.domains.fling.evaluate.scratch`; a count depends only on the position, so the memo serves
+    every board of a task.
 
-
-@njit(cache=True, nogil=True)
-def _count(board, width, height, keys, vals, stamps, gen, fb, fx, fd, fs):
-    """Solution count of ``board`` (see the module docstring); memo entries stamped ``gen`` are valid.
-
-    Explicit stack of frames (board, cells not yet tried, next direction, sum so far), at most one per piece.
+    Depth-first with a stack of frames (``boards``: position, pieces still to
+    move in the current direction; ``ints``: the direction, the count so far).
     """
     pieces = popcount(board)
     if pieces == 1:
         return np.int64(1)
     if pieces == 2:
-        return np.int64(1) if _any_move(board, width, height) else np.int64(0)
-    fb[0] = board
-    fx[0] = board
-    fd[0] = 0
-    fs[0] = 0
+        return np.int64(_pair_moves(board, width)[0] >= 0)
+    position, left = boards[0], boards[1]
+    direction, total = ints[0], ints[1]
+    position[0] = board
+    left[0] = _movers(board, 0, width, height, inner)
+    direction[0] = 0
+    total[0] = 0
     top = 1
     while True:
         f = top - 1
-        b = fb[f]
-        if fx[f] == 0:  # every move of b tried: its count is final
-            r = fs[f]
-            s = _slot(b, keys, stamps, gen)
-            if s >= 0:
-                keys[s] = b
-                vals[s] = r
-                stamps[s] = gen
+        b = position[f]
+        if left[f] == 0 and direction[f] < 3:
+            direction[f] += 1
+            left[f] = _movers(b, direction[f], width, height, inner)
+            continue
+        if left[f] == 0:  # every move of b tried: its count is final
+            r = total[f]
             top -= 1
             if top == 0:
                 return r
-            fs[top - 1] = min(fs[top - 1] + r, COUNT_CAP)
+            s = _slot(b, _COUNTS, memo)
+            memo[s, 0] = b
+            memo[s, 1] = np.uint64(_COUNTS + 2)
+            memo[s, 2] = np.uint64(r)
+            total[top - 1] = min(total[top - 1] + r, COUNT_CAP)
             continue
-        cell = ctz(fx[f])
-        d = fd[f]
-        if d == 3:
-            fd[f] = 0
-            fx[f] &= fx[f] - _ONE
-        else:
-            fd[f] = d + 1
-        child = _fling(b, width, height, cell, d)
-        if child == 0:
-            continue
+        cell = ctz(left[f])
+        left[f] &= left[f] - _ONE
+        child = _play(b, 4 * cell + direction[f], masks, width)
         if popcount(child) == 2:
-            r = np.int64(1) if _any_move(child, width, height) else np.int64(0)
+            r = np.int64(_pair_moves(child, width)[0] >= 0)
         else:
-            s = _slot(child, keys, stamps, gen)
-            if s >= 0 and stamps[s] == gen:
-                r = vals[s]
-            else:
-                fb[top] = child
-                fx[top] = child
-                fd[top] = 0
-                fs[top] = 0
+            s = _slot(child, _COUNTS, memo)
+            if memo[s, 1] != np.uint64(_COUNTS + 2) or memo[s, 0] != child:
+                position[top] = child
+                left[top] = _movers(child, 0, width, height, inner)
+                direction[top] = 0
+                total[top] = 0
                 top += 1
                 continue
-        fs[f] = min(fs[f] + r, COUNT_CAP)
+            r = np.int64(memo[s, 2])
+        total[f] = min(total[f] + r, COUNT_CAP)
 
 
 @njit(cache=True, nogil=True)
-def _counts(width, height, k, ranks, out):
+def _counts(width, height, k, ranks, out, memo, boards, ints, masks, inner):
     """``out[i]`` = solution count of the board of rank ``ranks[i]`` in layer ``k``."""
     n = width * height
-    size = 1 << _TABLE_BITS
-    keys = np.zeros(size, dtype=np.uint64)
-    vals = np.zeros(size, dtype=np.int64)
-    stamps = np.zeros(size, dtype=np.int64)
-    fb = np.empty(65, dtype=np.uint64)
-    fx = np.empty(65, dtype=np.uint64)
-    fd = np.empty(65, dtype=np.int64)
-    fs = np.empty(65, dtype=np.int64)
     for i in range(ranks.shape[0]):
-        board = _unrank_lex_bb(ranks[i], n, k)
-        out[i] = _count(board, width, height, keys, vals, stamps, i + 1, fb, fx, fd, fs)
+        out[i] = _count(_unrank_lex_bb(ranks[i], n, k), width, height, memo, boards, ints, masks, inner)
 
 
 @njit(cache=True, nogil=True)
@@ -252,7 +219,7 @@ def counts_of_ranks(width: int, height: int, k: int, ranks: np.ndarray) -> np.nd
     if len(ranks) and not (0 <= ranks.min() and ranks.max() < size):
         raise ValueError(f"ranks must be in [0, {size}) for layer {k}")
     out = np.empty(len(ranks), dtype=np.int64)
-    _counts(width, height, k, ranks, out)
+    _counts(width, height, k, ranks, out, *scratch(width, height))
     return out
 
 

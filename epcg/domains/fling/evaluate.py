@@ -164,19 +164,26 @@ def _skipped(parent, last, move, child, masks, width):
     return _may_move(earlier, last, masks) and _play(earlier, last, masks, width) == child
 
 
-@njit(cache=True, nogil=True)
-def _pair_size(board, parent, last, expert, masks, width):
-    """Nodes of the tree below a two-piece ``board`` that move ``last`` led to from ``parent``: two pieces
-    in one line with a gap between can each be flung at the other, leaving one piece; else neither moves."""
+@njit(cache=True, nogil=True, inline="always")
+def _pair_moves(board, width):
+    """The legal moves of a two-piece ``board`` as ``4 * cell + d``: two pieces in one line with a gap between
+    can each be flung at the other (each move leaves one piece); else neither moves, (-1, -1)."""
     low = ctz(board)
     high = ctz(board & (board - _ONE))
     if low // width == high // width and high - low >= 2:
-        moves = (4 * low, 4 * high + 1)
-    elif low % width == high % width and high - low >= 2 * width:
-        moves = (4 * low + 2, 4 * high + 3)
-    else:
-        return np.int64(1)
+        return 4 * low, 4 * high + 1
+    if low % width == high % width and high - low >= 2 * width:
+        return 4 * low + 2, 4 * high + 3
+    return -1, -1
+
+
+@njit(cache=True, nogil=True)
+def _pair_size(board, parent, last, expert, masks, width):
+    """Nodes of the tree below a two-piece ``board`` that move ``last`` led to from ``parent``."""
+    moves = _pair_moves(board, width)
     size = np.int64(1)
+    if moves[0] < 0:
+        return size
     for move in moves:
         if not (expert and _skipped(parent, last, move, _play(board, move, masks, width), masks, width)):
             size += 1
