@@ -254,10 +254,9 @@ FILL_PER_SECOND = 18e6
 """Boards per task-second a fill task writes (a scattered read per board, so deep layers wait on memory): 7×8 layers
 9 and 10 of an 11-piece run filled 18.3 and 13.3 M/s before their reads were prefetched, which made layer-9 fills
 1.33× faster (docs/scaling.md)."""
-EVALUATE_SECONDS = 1.9e-7
-"""Expert evaluation per board of the deepest layer with symmetry (7×8, 8 pieces: 273 s for 1.42 G boards, 0.17 ms
-per evaluated unique board; ``epcg run jobs/fling.toml``, 2026-11-23); without symmetry every orbit's boards are
-evaluated."""
+EVALUATE_SECONDS = fling_evaluate.RATIO_SECONDS
+"""Expert evaluation per board of the deepest layer (of its sample, when sampled) with symmetry: the ``top`` stage
+is an expert-ratio stage that also keeps the best boards."""
 
 
 PART_COST = 1.3

@@ -167,15 +167,18 @@ def stages(config: Any) -> list[Stage]:
     return out
 
 
-RATIO_SECONDS = 1.3e-7
-"""Compute per board of a layer in its ``rNN`` stage with symmetry (7×8 layer 7: 30.8 s; ``epcg run jobs/fling.toml``,
-2026-11-23); without symmetry every orbit's boards are evaluated, about as many times more as the board has
-symmetries."""
-EXACT_COUNT_SECONDS = 2.6e-7
-"""Compute per board of a layer counted whole (the same run, 7×8 layer 5: 1.0 s)."""
-DRAW_SECONDS = 8e-5
-"""Compute per drawn board of a sampled layer (the same run, 7×8 layer 8: 4.0 s for 50,000; fewer pieces are
-cheaper)."""
+RATIO_SECONDS = 1.3e-8
+"""Compute per board of a layer (of its sample, when sampled) in its expert-ratio stage with symmetry (7×8 layer 7:
+2.7 s, layer 8: 18.1 s; ``epcg run jobs/fling.toml``, 2026-11-24); without symmetry every orbit's boards are
+evaluated, about as many times more as the board has symmetries. Deeper layers cost less per board: their unique
+boards thin out faster than their trees grow (about 1.5e-8 at 9 pieces, 4e-9 at 11)."""
+EXACT_COUNT_SECONDS = 3e-8
+"""Compute per board of a layer counted whole (the same run, 7×8 layer 5: 0.1 s)."""
+DRAW_SECONDS = 2e-5
+"""Compute per drawn board of a sampled 8-piece layer (the same run: 1.0 s for 50,000)."""
+DRAW_GROWTH = 4.0
+"""How many times more a drawn board costs per piece (7×8, 8 to 11 pieces: 0.012, 0.041, 0.14, 0.58 ms a draw on
+one thread, 2026-11-24)."""
 
 
 def estimate(config: Any) -> dict[str, Any]:
@@ -196,7 +199,7 @@ def estimate(config: Any) -> dict[str, Any]:
             seconds = boards * EXACT_COUNT_SECONDS
             memory = 3 * 8 * 64 * min(config.evaluate_chunk_words, config.words(k))
         else:
-            seconds = config.count_sample * DRAW_SECONDS
+            seconds = config.count_sample * DRAW_SECONDS * DRAW_GROWTH ** (k - 8)
             memory = 8 * SAMPLE_CHUNK * 4
         out[stage.name] = StageCost(peak_memory=memory, cpu_seconds=seconds)
     return out
