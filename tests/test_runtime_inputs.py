@@ -49,6 +49,7 @@ MORE_CASES: list[tuple[list[str], dict[str, str], str]] = [
     (["run", "jobs/witness-paths.toml", "--set", "name='../x'"], {}, "name"),
     (["run", "jobs/fling.toml", "--set", "max_pieces=40"], {}, "at most 2^43"),
     (["run", "jobs/fling.toml", "--set", "kernel='slow'"], {}, "kernel"),
+    (["run", "jobs/fling.toml", "--set", "ratio_sample=0"], {}, "ratio_sample"),
     (["run", "jobs/fling.toml", "--set", "kernel='block'", "--set", "width=17", "--set", "height=2"], {},
      "at most 16 cells"),
     (["plan", "jobs/fling.toml", "--memory-limit", "lots"], {}, "not a size"),

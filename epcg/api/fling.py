@@ -45,7 +45,7 @@ class FlingBoard(Found):
     @cached_property
     def solution_count(self) -> int:
         """1 for a uniquely solvable board, 2 for "two or more", 0 for unsolvable."""
-        return int(evaluate._solutions(np.uint64(self.board.bits), self.width, self.height))
+        return min(2, evaluate.solution_counter(self.width, self.height)(self.board.bits))
 
     @property
     def unique(self) -> bool:
@@ -56,10 +56,9 @@ class FlingBoard(Found):
         """A solution (the only one on a uniquely solvable board), first move first."""
         if self.unique:
             return evaluate.solution(self.board)
-        moves, b = [], self.board.copy()
+        moves, b, count = [], self.board.copy(), evaluate.solution_counter(self.width, self.height)
         while b.pieces > 1:
-            move = next((m for m in b.legal_moves()
-                         if evaluate._solutions(np.uint64(b.result_bits(m)), self.width, self.height)), None)
+            move = next((m for m in b.legal_moves() if count(b.result_bits(m))), None)
             if move is None:
                 return []
             b.push(move)

@@ -150,6 +150,13 @@ def _plain_log_axis(axis: Any, subs: tuple[float, ...] = (1.0, 2.0, 5.0)) -> Non
     axis.set_minor_formatter(FuncFormatter(lambda _v, _pos: ""))
 
 
+def _boards(h: dict[str, Any]) -> str:
+    """The boards a ratio histogram tallies: all of the layer's, or a sample's."""
+    if h.get("exact", True):
+        return f"all {h['boards']:,} uniquely solvable boards"
+    return f"{h['boards']:,} uniquely solvable boards in a {h['fraction']:.1%} sample"
+
+
 def distribution_figures(results: dict[str, Any]) -> list[tuple[str, Any]]:
     """``(stem, figure)`` of the expert-ratio and solution-count distributions per piece count (none without them)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -172,18 +179,18 @@ def distribution_figures(results: dict[str, Any]) -> list[tuple[str, Any]]:
     left.set_yscale("log")
     left.set_xlabel("expert ratio (brute-force nodes / expert nodes), bins 0.1 wide")
     left.set_ylabel("uniquely solvable boards")
-    left.set_title(f"{deepest['pieces']} pieces: all {deepest['boards']:,} uniquely solvable boards", fontsize=10)
+    left.set_title(f"{deepest['pieces']} pieces: {_boards(deepest)}", fontsize=10)
     for h in ratios:
         if h["boards"]:
             keys, shares = _share_at_least(h["counts"])
             right.step([k * h["bin_width"] for k in keys], shares, where="post", color=colours[h["pieces"]],
-                       label=f"{h['pieces']} pieces ({h['boards']:,})")
+                       label=f"{h['pieces']} pieces ({h['boards']:,}{'' if h.get('exact', True) else ', sample'})")
     right.set_xscale("log")
     _plain_log_axis(right.xaxis)
     right.set_yscale("log")
     right.set_xlabel("expert ratio r (bin lower edge)")
     right.set_ylabel("share of uniquely solvable boards with ratio ≥ r")
-    right.set_title("every piece count (exact)", fontsize=10)
+    right.set_title("every piece count", fontsize=10)
     right.legend(fontsize=8)
     out.append(("distribution-ratios", fig))
 

@@ -34,7 +34,7 @@ from numba import njit
 
 from epcg.combinatorics.bitboard import _unrank_lex_bb
 from epcg.combinatorics.bits import ctz, popcount
-from epcg.domains.fling.evaluate import _movers, _pair_moves, _play, _slot, _tree_size, scratch
+from epcg.domains.fling.evaluate import COUNT_CAP, _count, _tree_size, scratch
 from epcg.domains.fling.layers import _check_board, layer_size, layer_words
 from epcg.domains.fling.symmetry import canonical, orbit_size, symmetry_maps
 
@@ -43,8 +43,7 @@ __all__ = ["COUNT_CAP", "RATIO_BINS", "counts_of_ranks", "counts_of_words", "ran
 
 RATIO_BINS = 10
 """Ratio bins per unit of ratio: bin ``i`` holds ratios in ``[i / 10, (i + 1) / 10)``."""
-COUNT_CAP = 1 << 62
-"""Solution counts saturate here (no board of up to ~14 pieces on 7×8 comes near it)."""
+
 
 _ONE = np.uint64(1)
 
@@ -103,67 +102,6 @@ def trees_of_words(width: int, height: int, k: int, words: np.ndarray, word_star
 
 
 # --------------------------------------------------------------------------- solution counts
-
-
-_COUNTS = 256
-"""The memo tag of a solution count (tree sizes use -1 and the moves 0..255)."""
-
-
-@njit(cache=True, nogil=True)
-def _count(board, width, height, memo, boards, ints, masks, inner):
-    """Solution count of ``board`` (see the module docstring), with the memo, frames and masks of
-    :func:`~epcg.domains.fling.evaluate.scratch`; a count depends only on the position, so the memo serves
-    every board of a task.
-
-    Depth-first with a stack of frames (``boards``: position, pieces still to
-    move in the current direction; ``ints``: the direction, the count so far).
-    """
-    pieces = popcount(board)
-    if pieces == 1:
-        return np.int64(1)
-    if pieces == 2:
-        return np.int64(_pair_moves(board, width)[0] >= 0)
-    position, left = boards[0], boards[1]
-    direction, total = ints[0], ints[1]
-    position[0] = board
-    left[0] = _movers(board, 0, width, height, inner)
-    direction[0] = 0
-    total[0] = 0
-    top = 1
-    while True:
-        f = top - 1
-        b = position[f]
-        if left[f] == 0 and direction[f] < 3:
-            direction[f] += 1
-            left[f] = _movers(b, direction[f], width, height, inner)
-            continue
-        if left[f] == 0:  # every move of b tried: its count is final
-            r = total[f]
-            top -= 1
-            if top == 0:
-                return r
-            s = _slot(b, _COUNTS, memo)
-            memo[s, 0] = b
-            memo[s, 1] = np.uint64(_COUNTS + 2)
-            memo[s, 2] = np.uint64(r)
-            total[top - 1] = min(total[top - 1] + r, COUNT_CAP)
-            continue
-        cell = ctz(left[f])
-        left[f] &= left[f] - _ONE
-        child = _play(b, 4 * cell + direction[f], masks, width)
-        if popcount(child) == 2:
-            r = np.int64(_pair_moves(child, width)[0] >= 0)
-        else:
-            s = _slot(child, _COUNTS, memo)
-            if memo[s, 1] != np.uint64(_COUNTS + 2) or memo[s, 0] != child:
-                position[top] = child
-                left[top] = _movers(child, 0, width, height, inner)
-                direction[top] = 0
-                total[top] = 0
-                top += 1
-                continue
-            r = np.int64(memo[s, 2])
-        total[f] = min(total[f] + r, COUNT_CAP)
 
 
 @njit(cache=True, nogil=True)

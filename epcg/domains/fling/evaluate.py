@@ -42,6 +42,7 @@ o......
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -50,7 +51,7 @@ from numba import njit
 
 from epcg.combinatorics.bitboard import _unrank_lex_bb
 from epcg.combinatorics.bits import ctz, popcount
-from epcg.domains.fling.moves import DX, DY, _fling
+from epcg.domains.fling.moves import DX, DY
 from epcg.domains.fling.layers import _check_board, layer_words
 from epcg.domains.fling.rules import Board, Move
 
@@ -66,8 +67,8 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX = np.uint64(0xC2B2AE3D27D4EB4F)
 _DEPTH = 65
 """Frames of a tree walk: at most one per piece."""
-_STACK = 4 * 64 * 64
-"""Entries of :func:`_solutions`' explicit stack: at most 4 moves per piece per level."""
+COUNT_CAP = 1 << 62
+"""Solution counts saturate here (no board of up to ~14 pieces on 7×8 comes near it)."""
 
 
 @lru_cache(maxsize=None)
@@ -278,35 +279,65 @@ def _tree_size(board, width, height, expert, memo, boards, ints, masks, inner):
         top += 1
 
 
+_COUNTS = 256
+"""The memo tag of a solution count (tree sizes use -1 and the moves 0..255)."""
+
+
 @njit(cache=True, nogil=True)
-def _solutions(board, width, height):
-    """Solution count (choice of the last move excluded), capped at 2."""
-    stack = np.empty(_STACK, dtype=np.uint64)
-    stack[0] = board
+def _count(board, width, height, memo, boards, ints, masks, inner):
+    """Solution count of ``board`` (see the module docstring), with the memo, frames and masks of
+    :func:`~epcg.domains.fling.evaluate.scratch`; a count depends only on the position, so the memo serves
+    every board of a task.
+
+    Depth-first with a stack of frames (``boards``: position, pieces still to
+    move in the current direction; ``ints``: the direction, the count so far).
+    """
+    pieces = popcount(board)
+    if pieces == 1:
+        return np.int64(1)
+    if pieces == 2:
+        return np.int64(_pair_moves(board, width)[0] >= 0)
+    position, left = boards[0], boards[1]
+    direction, total = ints[0], ints[1]
+    position[0] = board
+    left[0] = _movers(board, 0, width, height, inner)
+    direction[0] = 0
+    total[0] = 0
     top = 1
-    count = np.int64(0)
-    while top:
-        top -= 1
-        b = stack[top]
-        pieces = popcount(b)
-        if pieces == 1:
-            count += 1
-        x = b
-        while x and pieces > 1:
-            cell = ctz(x)
-            x &= x - _ONE
-            for d in range(4):
-                child = _fling(b, width, height, cell, d)
-                if child != 0:
-                    if pieces == 2:  # any last move solves it, and counts once
-                        count += 1
-                        x = np.uint64(0)
-                        break
-                    stack[top] = child
-                    top += 1
-        if count >= 2:
-            return np.int64(2)
-    return count
+    while True:
+        f = top - 1
+        b = position[f]
+        if left[f] == 0 and direction[f] < 3:
+            direction[f] += 1
+            left[f] = _movers(b, direction[f], width, height, inner)
+            continue
+        if left[f] == 0:  # every move of b tried: its count is final
+            r = total[f]
+            top -= 1
+            if top == 0:
+                return r
+            s = _slot(b, _COUNTS, memo)
+            memo[s, 0] = b
+            memo[s, 1] = np.uint64(_COUNTS + 2)
+            memo[s, 2] = np.uint64(r)
+            total[top - 1] = min(total[top - 1] + r, COUNT_CAP)
+            continue
+        cell = ctz(left[f])
+        left[f] &= left[f] - _ONE
+        child = _play(b, 4 * cell + direction[f], masks, width)
+        if popcount(child) == 2:
+            r = np.int64(_pair_moves(child, width)[0] >= 0)
+        else:
+            s = _slot(child, _COUNTS, memo)
+            if memo[s, 1] != np.uint64(_COUNTS + 2) or memo[s, 0] != child:
+                position[top] = child
+                left[top] = _movers(child, 0, width, height, inner)
+                direction[top] = 0
+                total[top] = 0
+                top += 1
+                continue
+            r = np.int64(memo[s, 2])
+        total[f] = min(total[f] + r, COUNT_CAP)
 
 
 @njit(cache=True, nogil=True)
@@ -369,16 +400,27 @@ def tree_sizes(width: int, height: int, bits: int) -> tuple[int, int]:
     return int(_tree_size(b, width, height, False, *work)), int(_tree_size(b, width, height, True, *work))
 
 
+def solution_counter(width: int, height: int) -> Callable[[int], int]:
+    """A function giving the solution count of boards of this size (:func:`_count`), with one memo for all.
+
+    >>> count = solution_counter(7, 1)
+    >>> count(0b0010101), count(0b0000011)    # o.o.o.. has four; oo..... none
+    (4, 0)
+    """
+    work = scratch(width, height)
+    return lambda bits: int(_count(np.uint64(bits), width, height, *work))
+
+
 def solution(board: Board) -> list[Move]:
     """The unique solution of ``board`` (``ValueError`` unless it has exactly one)."""
-    w, h = board.width, board.height
-    if int(_solutions(np.uint64(board.bits), w, h)) != 1:
+    count = solution_counter(board.width, board.height)
+    if count(board.bits) != 1:
         raise ValueError(f"board has no unique solution:\n{board}")
     moves = []
     b = board.copy()
     while b.pieces > 1:
         for m in b.legal_moves():
-            if _solutions(np.uint64(b.result_bits(m)), w, h) >= 1:
+            if count(b.result_bits(m)) >= 1:
                 break
         b.push(m)
         moves.append(m)
