@@ -48,9 +48,7 @@ def summary(config: Any, results: dict[str, Any]) -> str:
         out += ["", f"## Best {len(puzzles)} uniquely solvable boards with {config.max_pieces} pieces", "",
                 f"Ranked by the ratio of the brute-force search tree to the expert's tree (after a move the "
                 f"expert only tries moves that depend on it; see `epcg/domains/fling/evaluate.py`) among "
-                f"{_evaluated(results)} uniquely solvable boards"
-                f"{' (one per orbit of the board symmetries)' if results.get('symmetry') else ''} "
-                f"({results['evaluate_seconds']:.1f} s). "
+                f"{_evaluated(results)} ({results['evaluate_seconds']:.1f} s). "
                 f"Pictures: `figures/puzzle-NN.png`.", "",
                 "| # | rank | ratio | brute-force nodes | expert nodes | solution |", "|---|---|---|---|---|---|"]
         for i, p in enumerate(puzzles, 1):
@@ -61,11 +59,14 @@ def summary(config: Any, results: dict[str, Any]) -> str:
 
 
 def _evaluated(results: dict[str, Any]) -> str:
-    """How many boards the best were chosen from: all of the layer's, or a sample's."""
+    """The boards the best were chosen from: all of the layer's unique ones, or a sample's."""
+    boards = f"{results['evaluated']:,} uniquely solvable boards"
+    if results.get("symmetry"):
+        boards += " (one per orbit of the board symmetries)"
     share = results.get("evaluated_fraction", 1)
     if share < 1:
-        return f"the {results['evaluated']:,} in a random {share:.2%} of the layer's blocks of 4,096 ranks"
-    return f"all {results['evaluated']:,}"
+        return f"the {boards} in a random {share:.2%} of the layer's blocks of 4,096 ranks"
+    return f"all {boards}"
 
 
 def quantile(counts: dict[str, int], q: float) -> int:
