@@ -178,6 +178,11 @@ def distribution_figures(results: dict[str, Any]) -> list[tuple[str, Any]]:
         left.bar([e * w for e in edges], [deepest["counts"][str(e)] for e in edges], width=w, align="edge",
                  color=colours[deepest["pieces"]])
     left.set_yscale("log")
+    highest = max((int(k) * h["bin_width"] for h in ratios for k in h["counts"]), default=1)
+    subs = (1.0, 2.0, 5.0) if highest < 1000 else (1.0, 3.0)  # 1000 and 2000 would overlap
+    if highest >= 50:  # a long tail: a log axis shows both the many low ratios and the few high ones
+        left.set_xscale("log")
+        _plain_log_axis(left.xaxis, subs)
     left.set_xlabel("expert ratio (brute-force nodes / expert nodes), bins 0.1 wide")
     left.set_ylabel("uniquely solvable boards")
     left.set_title(f"{deepest['pieces']} pieces: {_boards(deepest)}", fontsize=10)
@@ -187,7 +192,7 @@ def distribution_figures(results: dict[str, Any]) -> list[tuple[str, Any]]:
             right.step([k * h["bin_width"] for k in keys], shares, where="post", color=colours[h["pieces"]],
                        label=f"{h['pieces']} pieces ({h['boards']:,}{'' if h.get('exact', True) else ', sample'})")
     right.set_xscale("log")
-    _plain_log_axis(right.xaxis)
+    _plain_log_axis(right.xaxis, subs)
     right.set_yscale("log")
     right.set_xlabel("expert ratio r (bin lower edge)")
     right.set_ylabel("share of uniquely solvable boards with ratio ≥ r")
