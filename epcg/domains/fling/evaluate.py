@@ -208,6 +208,24 @@ def _slot(key, tag, memo):
     return h & mask
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _remember(memo, key, tag, value):
+    """Store ``value`` under (``key``, ``tag``), overwriting its slot's run if full."""
+    s = _slot(key, tag, memo)
+    memo[s, 0] = key
+    memo[s, 1] = np.uint64(tag + 2)
+    memo[s, 2] = np.uint64(value)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _recall(memo, key, tag):
+    """The value stored under (``key``, ``tag``), or -1."""
+    s = _slot(key, tag, memo)
+    if memo[s, 1] == np.uint64(tag + 2) and memo[s, 0] == key:
+        return np.int64(memo[s, 2])
+    return np.int64(-1)
+
+
 @njit(cache=True, nogil=True)
 def _tree_size(board, width, height, expert, memo, boards, ints, masks, inner):
     """Nodes of the brute (``expert`` false) or expert tree below ``board``, itself included.
@@ -243,12 +261,7 @@ def _tree_size(board, width, height, expert, memo, boards, ints, masks, inner):
             top -= 1
             if top == 0:
                 return size
-            key = parent[f] if expert else b
-            tag = move[f] if expert else -1
-            s = _slot(key, tag, memo)
-            memo[s, 0] = key
-            memo[s, 1] = np.uint64(tag + 2)
-            memo[s, 2] = np.uint64(size)
+            _remember(memo, parent[f] if expert else b, move[f] if expert else -1, size)
             nodes[top - 1] += size
             continue
         cell = ctz(left[f])
@@ -264,11 +277,9 @@ def _tree_size(board, width, height, expert, memo, boards, ints, masks, inner):
         if pieces == 2:
             nodes[f] += _pair_size(child, b, 4 * cell + d, expert, masks, width)
             continue
-        key = b if expert else child
-        tag = 4 * cell + d if expert else -1
-        s = _slot(key, tag, memo)
-        if memo[s, 1] == np.uint64(tag + 2) and memo[s, 0] == key:
-            nodes[f] += np.int64(memo[s, 2])
+        known = _recall(memo, b if expert else child, 4 * cell + d if expert else -1)
+        if known >= 0:
+            nodes[f] += known
             continue
         parent[top] = b
         position[top] = child
@@ -316,10 +327,7 @@ def _count(board, width, height, memo, boards, ints, masks, inner):
             top -= 1
             if top == 0:
                 return r
-            s = _slot(b, _COUNTS, memo)
-            memo[s, 0] = b
-            memo[s, 1] = np.uint64(_COUNTS + 2)
-            memo[s, 2] = np.uint64(r)
+            _remember(memo, b, _COUNTS, r)
             total[top - 1] = min(total[top - 1] + r, COUNT_CAP)
             continue
         cell = ctz(left[f])
@@ -328,15 +336,14 @@ def _count(board, width, height, memo, boards, ints, masks, inner):
         if popcount(child) == 2:
             r = np.int64(_pair_moves(child, width)[0] >= 0)
         else:
-            s = _slot(child, _COUNTS, memo)
-            if memo[s, 1] != np.uint64(_COUNTS + 2) or memo[s, 0] != child:
+            r = _recall(memo, child, _COUNTS)
+            if r < 0:
                 position[top] = child
                 left[top] = _movers(child, 0, width, height, inner)
                 direction[top] = 0
                 total[top] = 0
                 top += 1
                 continue
-            r = np.int64(memo[s, 2])
         total[f] = min(total[f] + r, COUNT_CAP)
 
 
