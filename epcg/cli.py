@@ -274,8 +274,8 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
                         _verify(prepared, None, everything, before_resume=True)
                     run_plan(prepared, None, [progress])
             else:
-                from epcg.runtime.cluster import LocalSpec, connect
-                from epcg.runtime.dask_executor import DaskExecutor
+                from epcg.runtime.cluster import JobqueueSpec, LocalSpec, connect
+                from epcg.runtime.dask_executor import PATIENCE, DaskExecutor
 
                 if isinstance(spec, LocalSpec):
                     prepared = _check_plan(prepared, spec, None, done, max_tasks, force)
@@ -286,7 +286,7 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
                         click.echo(f"using the scheduler at {spec.address} (DASK_SCHEDULER_ADDRESS)")
                     _announce(prepared, done)
                     click.echo(f"Dask dashboard: {client.dashboard_link}")
-                    executor = DaskExecutor(client)
+                    executor = DaskExecutor(client, patience=None if isinstance(spec, JobqueueSpec) else PATIENCE)
                     with claimed(prepared, new), _live(run, client), _report(run, performance_report):
                         from epcg.dashboard import register
 
