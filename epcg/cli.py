@@ -117,6 +117,9 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
         click.echo(f"note: {note}")
     click.echo(f"{job.name} ({job.domain}) -> {where}")
     click.echo(table(figs, limits))
+    basis = getattr(job_kind(job.domain), "estimate_basis", None)
+    if basis is not None:
+        click.echo(f"estimated: {basis(job.config)}")
     try:
         check(figs, limits)
     except UserError as exc:

@@ -25,7 +25,7 @@ from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.registry import load_object
 from epcg.runtime.store import RunDir
 from epcg.search.retrograde import (
-    RetrogradeSpace, Words, fill_name, is_reduced, layer_name, layer_plan, merge_layer, parse_stage,
+    RetrogradeSpace, Words, fill_name, is_reduced, layer_name, layer_plan, layer_words, merge_layer, parse_stage,
     solve_part, summarize,
 )
 
@@ -145,6 +145,70 @@ def layer_rows(space: RetrogradeSpace, plan: Plan, records: dict[str, dict], las
             row["fill_seconds"] = round(sum(r["seconds"] for r in fill), 4)
         rows.append(row)
     return rows
+
+
+CALIBRATION_RANGES = 4
+"""Word ranges spread over a layer that ``epcg plan`` times the space's kernel on."""
+CALIBRATION_WORDS = 8
+"""Words (64 states each) per calibration range."""
+CALIBRATION_MAX_WORDS = 1 << 27
+"""Largest previous layer (words per bit, 1 GiB) handed to the kernel at plan time; a deeper layer takes the
+rate per state of the deepest layer timed."""
+
+
+def _rate(space: RetrogradeSpace, k: int, fill: bool, chunk_words: int) -> float:
+    """Seconds per state of layer ``k`` (its solve, or its fill), timed on this machine now on a few word
+    ranges spread over the layer, against an all-zero previous layer (no successor solved: the kernel
+    looks at every move, so this errs on the slow side); CPU seconds of this thread."""
+    import time
+
+    from epcg.runtime.estimate import calibrated
+
+    words = layer_words(space, k)
+    width = max(1, min(CALIBRATION_WORDS, chunk_words, words))
+    starts = sorted({min(words - width, words * i // CALIBRATION_RANGES) for i in range(CALIBRATION_RANGES)})
+    source = layer_words(space, k if fill else k - 1)
+    zeros = tuple(np.zeros(source, dtype=np.uint64) for _ in space.bits)
+
+    def measure() -> tuple[float, float]:
+        began = time.thread_time()
+        for a in starts:
+            if fill:
+                space.expand(k, zeros, a, a + width)
+            elif space.reduced:
+                space.solve_reduced(k, zeros, a, a + width)
+            else:
+                space.solve(k, zeros, a, a + width)
+        return 64 * width * len(starts), time.thread_time() - began
+
+    return calibrated(("retrograde", space.name, k, fill, width), measure, budget=0.01)
+
+
+def estimate(config: Config) -> dict[str, Any]:
+    """Per stage: the words its tasks write; memory for the previous layer a worker holds (1/partitions of it
+    when solving in parts) and a task's output; compute from the space's kernel timed on a sample of the layer
+    (:func:`_rate`)."""
+    from epcg.runtime.estimate import StageCost
+
+    space = config.retrograde_space()
+    bits = len(space.bits)
+    out, rate = {}, 0.0
+    for layer in layer_plan(space, config.chunk_words, config.deepest):
+        k = layer.level
+        source = layer_words(space, k if layer.fill else k - 1) if k > space.first else 0
+        if k > space.first and source <= CALIBRATION_MAX_WORDS:
+            rate = _rate(space, k, layer.fill, config.chunk_words)
+        held = 8 * bits * source // (config.partitions if not layer.fill else 1)
+        task = 8 * bits * min(config.chunk_words, layer.words)
+        out[layer.name] = StageCost(bytes_written=8 * bits * layer.words, peak_memory=held + 2 * task,
+                                    cpu_seconds=rate * layer.states if k > space.first else 0.0)
+    return out
+
+
+def estimate_basis(config: Config) -> str:
+    """How :func:`estimate` got its compute figures, for ``epcg plan``."""
+    return (f"compute from the space's kernel timed here on {CALIBRATION_RANGES} ranges of "
+            f"{CALIBRATION_WORDS * 64} states per layer, against an empty previous layer (an upper bound)")
 
 
 def plan(config: Config) -> Plan:

@@ -38,6 +38,7 @@ from epcg.runtime.plan import Plan, Stage, Task, split_range
 from epcg.runtime.registry import load_object
 from epcg.runtime.store import RunDir
 from epcg.search.scan import (
+    BLOCK,
     ArgMin,
     CompileError,
     EvaluationError,
@@ -134,6 +135,69 @@ def plan(config: Config) -> Plan:
         stages.append(Stage(name, split_range(name, space.max_rank, config.chunk_size), label=label,
                             size=space.max_rank))
     return Plan(tuple(stages))
+
+
+CALIBRATION_SLICES = 8
+"""Rank ranges spread over a row that ``epcg plan`` times the evaluator on."""
+CALIBRATION_WIDTH = 256
+"""Ranks in each calibration range (fewer in a small row)."""
+
+
+def _sample(config: Config, params: dict[str, Any], space: ScanSpace) -> tuple[float, ScanPartial]:
+    """Seconds per rank of this row's evaluator with the job's reductions, timed on this machine now on
+    ``CALIBRATION_SLICES`` ranges spread over the row (CPU seconds of this thread), and the ranges' partial."""
+    import time
+
+    from epcg.runtime.estimate import calibrated
+
+    total = space.max_rank
+    width = max(1, min(CALIBRATION_WIDTH, total // CALIBRATION_SLICES or total, config.chunk_size))
+    starts = sorted({min(total - width, total * i // CALIBRATION_SLICES) for i in range(CALIBRATION_SLICES)})
+    parts: list[ScanPartial] = []
+
+    def measure() -> tuple[float, float]:
+        began = time.thread_time()
+        parts[:] = [scan_range(space, a, a + width, config.reductions()) for a in starts]
+        return len(starts) * width, time.thread_time() - began
+
+    key = ("scan", config.space, json.dumps(params, sort_keys=True), width, config.reductions())
+    try:
+        rate = calibrated(key, measure, budget=0.02)
+    except EvaluationError as exc:
+        raise UserError(str(exc)) from None
+    if not parts:
+        measure()
+    return rate, ScanPartial.merge(parts)
+
+
+def estimate(config: Config) -> dict[str, Any]:
+    """Per row: compute from the space's evaluator timed on a sample of its ranks (:func:`_sample`); memory for
+    the space's data arrays and a block of scores; bytes for the ranks at the minimum, as often as the sample's
+    minimum occurs in the sample (the sample's minimum is never below the row's, so usually more)."""
+    from epcg.runtime.estimate import StageCost
+
+    out = {}
+    for i, params in enumerate(config.rows):
+        space = _checked(config, params)
+        total = space.max_rank
+        if total == 0:
+            out[row_name(i)] = StageCost(cpu_seconds=0.0)
+            continue
+        per_rank, sample = _sample(config, params, space)
+        share = len(sample.argmin.ranks) / max(sample.count - sample.ignored, 1) if sample.argmin is not None else 0.0
+        at_min = round(share * (total - total * sample.ignored / max(sample.count, 1)))
+        data = sum(np.asarray(d).nbytes for d in space.data)
+        block = min(config.chunk_size, BLOCK, total)
+        task_at_min = min(round(share * block), block)
+        out[row_name(i)] = StageCost(bytes_written=8 * at_min, peak_memory=data + 4 * 8 * block + 16 * task_at_min,
+                                     cpu_seconds=per_rank * total)
+    return out
+
+
+def estimate_basis(config: Config) -> str:
+    """How :func:`estimate` got its compute figures, for ``epcg plan``."""
+    return (f"compute from each row's evaluator timed here on {CALIBRATION_SLICES} ranges of up to "
+            f"{CALIBRATION_WIDTH} ranks spread over the row")
 
 
 def warm_up(config: Config) -> None:
