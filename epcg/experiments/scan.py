@@ -39,6 +39,7 @@ from epcg.runtime.registry import load_object
 from epcg.runtime.store import RunDir
 from epcg.search.scan import (
     BLOCK,
+    ArgMax,
     ArgMin,
     CompileError,
     EvaluationError,
@@ -67,6 +68,8 @@ class Config(JobConfig):
     """Ranks per task."""
     min: bool = True
     """Keep the lowest score and every rank reaching it."""
+    max: bool = False
+    """Keep the highest score and every rank reaching it (all of them, unlike ``top``)."""
     ignore: int | None = None
     """A score never taken as the minimum (e.g. 0 = no solution)."""
     top: int = pydantic.Field(0, ge=0, le=10_000)
@@ -80,7 +83,7 @@ class Config(JobConfig):
 
     def reductions(self) -> Reductions:
         return Reductions(min=self.min, ignore=self.ignore, top=self.top,
-                          histogram=self.histogram, cap=self.histogram_cap)
+                          histogram=self.histogram, cap=self.histogram_cap, max=self.max)
 
 
 def row_name(index: int) -> str:
@@ -225,16 +228,9 @@ def store_partial(run: RunDir, prefix: str, part: ScanPartial) -> dict[str, Any]
     """Store a partial's rank arrays under ``prefix`` (small ones in the record); return the record."""
     record: dict[str, Any] = {"count": part.count, "ignored": part.ignored}
     if part.argmin is not None:
-        ranks, payload = part.argmin.ranks, part.argmin.payload
-        record["min"] = part.argmin.value
-        record["at_min"] = int(len(ranks))
-        record["payload"] = bool(len(payload))
-        if len(ranks) <= INLINE_RANKS:
-            record["inline"] = {"ranks": ranks.tolist(), "payload": payload.tolist(), "dtype": str(payload.dtype)}
-        else:
-            run.write_array(f"{prefix}/ranks", ranks)
-            if len(payload):
-                run.write_array(f"{prefix}/payload", payload)
+        record.update(_store_extreme(run, prefix, part.argmin))
+    if part.argmax is not None:
+        record["argmax"] = _store_extreme(run, f"{prefix}/max", part.argmax)
     if part.top is not None:
         record["top"] = [[int(r), int(s)] for r, s in zip(part.top.ranks, part.top.scores)]
         record["top_k"] = part.top_k
@@ -245,28 +241,48 @@ def store_partial(run: RunDir, prefix: str, part: ScanPartial) -> dict[str, Any]
     return record
 
 
-def _load_partial(run: RunDir, prefix: str, record: dict[str, Any], best: int | None) -> ScanPartial:
-    """A stored partial; its ranks at the minimum are read only when they are at ``best``."""
-    argmin = top = histogram = None
+def _store_extreme(run: RunDir, prefix: str, found: ArgMin) -> dict[str, Any]:
+    """The record fields of an ArgMin or ArgMax; its ranks inline when few, else in arrays under ``prefix``."""
+    ranks, payload = found.ranks, found.payload
+    record: dict[str, Any] = {"min": found.value, "at_min": int(len(ranks)), "payload": bool(len(payload))}
+    if len(ranks) <= INLINE_RANKS:
+        record["inline"] = {"ranks": ranks.tolist(), "payload": payload.tolist(), "dtype": str(payload.dtype)}
+    else:
+        run.write_array(f"{prefix}/ranks", ranks)
+        if len(payload):
+            run.write_array(f"{prefix}/payload", payload)
+    return record
+
+
+def _load_extreme(cls: type[ArgMin], run: RunDir, prefix: str, record: dict[str, Any], best: int | None) -> ArgMin:
+    """A stored ArgMin or ArgMax; its ranks are read only when its value is ``best`` (else they cannot count)."""
+    value = record["min"]
+    if value is None:
+        return cls.empty()
+    if value != best:
+        return cls(value, np.zeros(0, dtype=np.uint64))
+    if "inline" in record:
+        inline = record["inline"]
+        return cls(value, np.array(inline["ranks"], dtype=np.uint64), np.array(inline["payload"], dtype=inline["dtype"]))
+    payload = run.read_array(f"{prefix}/payload") if record["payload"] else np.zeros(0, np.int64)
+    return cls(value, run.read_array(f"{prefix}/ranks"), payload)
+
+
+def _load_partial(run: RunDir, prefix: str, record: dict[str, Any], best: int | None,
+                  best_max: int | None = None) -> ScanPartial:
+    """A stored partial; its ranks at the minimum (maximum) are read only when they are at ``best`` (``best_max``)."""
+    argmin = argmax = top = histogram = None
     if "min" in record:
-        value = record["min"]
-        if value is not None and value == best and "inline" in record:
-            inline = record["inline"]
-            argmin = ArgMin(value, np.array(inline["ranks"], dtype=np.uint64),
-                            np.array(inline["payload"], dtype=inline["dtype"]))
-        elif value is not None and value == best:
-            ranks = run.read_array(f"{prefix}/ranks")
-            payload = run.read_array(f"{prefix}/payload") if record["payload"] else np.zeros(0, np.int64)
-            argmin = ArgMin(value, ranks, payload)
-        else:
-            argmin = ArgMin(value, np.zeros(0, dtype=np.uint64)) if value is not None else ArgMin.empty()
+        argmin = _load_extreme(ArgMin, run, prefix, record, best)
+    if "argmax" in record:
+        argmax = _load_extreme(ArgMax, run, f"{prefix}/max", record["argmax"], best_max)
     if "top" in record:
         pairs = np.array(record["top"], dtype=np.int64).reshape(-1, 2)
         top = TopK(pairs[:, 1], pairs[:, 0].astype(np.uint64))
     if "histogram" in record:
         histogram = Histogram({s: n for s, n in record["histogram"]}, record["histogram_above"],
                               record["histogram_cap"])
-    return ScanPartial(record["count"], record["ignored"], argmin, top, histogram, record.get("top_k", 0))
+    return ScanPartial(record["count"], record["ignored"], argmin, top, histogram, record.get("top_k", 0), argmax)
 
 
 def merge_stage(plan: Plan, stage: str, records: dict[str, dict], run: RunDir) -> ScanPartial:
@@ -274,8 +290,9 @@ def merge_stage(plan: Plan, stage: str, records: dict[str, dict], run: RunDir) -
     tasks = plan.by_name[stage].tasks
     recs = [r["result"] for r in stage_records(plan, stage, records)]
     best = ArgMin.best([r.get("min") for r in recs])
+    best_max = ArgMax.best([r["argmax"]["min"] for r in recs if "argmax" in r])
     return ScanPartial.merge([
-        _load_partial(run, f"{stage}/partial/{task.index:05d}", rec, best) for task, rec in zip(tasks, recs)
+        _load_partial(run, f"{stage}/partial/{task.index:05d}", rec, best, best_max) for task, rec in zip(tasks, recs)
     ])
 
 
@@ -296,6 +313,11 @@ def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) ->
             row.update({"min": merged.argmin.value, "at_min": int(len(merged.argmin.ranks)),
                         "first_at_min": merged.argmin.ranks[:MAX_LISTED].tolist(),
                         "store": f"store.zarr/{name}/at_min"})
+        if merged.argmax is not None:
+            run.write_array(f"{name}/at_max/ranks", merged.argmax.ranks)
+            row.update({"max": merged.argmax.value, "at_max": int(len(merged.argmax.ranks)),
+                        "first_at_max": merged.argmax.ranks[:MAX_LISTED].tolist(),
+                        "store_max": f"store.zarr/{name}/at_max"})
         if merged.top is not None:
             row["top"] = [{"rank": int(r), "score": int(s)} for r, s in zip(merged.top.ranks, merged.top.scores)]
         if merged.histogram is not None:

@@ -22,6 +22,7 @@ from epcg.search.branch_bound import (
 from epcg.search.evolve import Evolution, evolve
 from epcg.search.retrograde import RetrogradeSpace, solve_layers
 from epcg.search.scan import (
+    ArgMax,
     ArgMin,
     CompileError,
     EvaluationError,
@@ -36,6 +37,7 @@ from epcg.search.scan import (
 )
 
 __all__ = [
+    "ArgMax",
     "ArgMin",
     "BranchBoundSpace",
     "CompileError",
