@@ -236,4 +236,46 @@ def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, l
     for r in results["rows"]:
         out.append(f"| {r['layer']} | {r['states']:,} | " + " | ".join(f"{r[b]:,}" for b in bits)
                    + f" | `{r['checksum']}` | {r['tasks']} | {r['seconds']:.2f} |")
-    return "\n".join(out) + "\n", []
+    space = config.retrograde_space()
+    if space.describe is not None:
+        out += _deepest_states(space, results, run)
+    return "\n".join(out) + "\n", [_layers_figure(results, run)]
+
+
+SUMMARY_STATES = 5
+"""States of the deepest layer described in summary.md (``epcg export`` lists them all)."""
+
+
+def _deepest_states(space: RetrogradeSpace, results: dict[str, Any], run: RunDir) -> list[str]:
+    """The first states of the deepest layer with the space's first bit set, as ``describe`` gives them."""
+    bit, deepest = space.bits[0], results["rows"][-1]["layer"]
+    name = f"{bit}/{deepest}" if run.has_array(f"{bit}/{deepest}") else f"orbits/{bit}/{deepest}"
+    words = run.read_array(name)
+    ranks = np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little"))[:SUMMARY_STATES]
+    lines = ["", f"The first states of layer {deepest} that are {bit}:", ""]
+    return lines + [f"- rank {int(r)}: `{space.describe(deepest, int(r))}`" for r in ranks]
+
+
+def _layers_figure(results: dict[str, Any], run: RunDir) -> Path:
+    """``figures/layers.png``: states per layer, and those with each bit."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from epcg.figures import save_figure
+
+    rows, bits = results["rows"], results["bits"]
+    fig = Figure(figsize=(6.5, 3.4), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    x = np.arange(len(rows))
+    width = 0.8 / (len(bits) + 1)
+    for i, (label, values) in enumerate([("states", [r["states"] for r in rows])]
+                                        + [(b, [r[b] for r in rows]) for b in bits]):
+        ax.bar(x + (i - len(bits) / 2) * width, np.where(np.array(values) > 0, values, np.nan), width, label=label)
+    ax.set_xticks(x, [str(r["layer"]) for r in rows])
+    ax.set_yscale("log")
+    ax.set_xlabel("layer")
+    ax.set_ylabel("states")
+    ax.legend(fontsize=8)
+    ax.set_title(f"{results['space']}: states per layer", fontsize=10)
+    return next(p for p in save_figure(fig, run.figures_dir / "layers") if p.suffix == ".png")

@@ -340,7 +340,67 @@ def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, l
                      f"{row.get('at_min', '–')} | {top} | {distinct} | {row['seconds']} |")
     lines += ["", "`min` is the lowest score (ignoring the job's `ignore` score), `at min` how many ranks "
               "reach it; all of them are stored under `store.zarr/<row>/at_min`."]
-    return "\n".join(lines) + "\n", _figures(config, results, run)
+    for params, row in zip(config.rows, results["rows"]):
+        lines += _row_details(space_of(config.space, params), row)
+    return "\n".join(lines) + "\n", _figures(config, results, run) + _histogram_figures(results, run)
+
+
+SUMMARY_LISTED = 5
+"""Designs listed per row and kind in summary.md (all are in results.json, the store and ``epcg export``)."""
+SUMMARY_SCORES = 24
+"""Histogram lines per row in summary.md at most (the rest are summed in one line)."""
+
+
+def _row_details(space: ScanSpace, row: dict[str, Any]) -> list[str]:
+    """A row's section of summary.md: designs at the minimum, the top ones, those at the maximum (as the space's
+    ``decode`` gives them), and the histogram of scores."""
+    def shown(rank: int) -> str:
+        return f"rank {rank}" + (f": `{space.decode(rank)}`" if space.decode is not None else "")
+
+    params = ", ".join(f"{k}={v}" for k, v in row["params"].items())
+    out = ["", f"## {row['row']}{f' ({params})' if params else ''}", ""]
+    if row.get("min") is not None:
+        out += [f"{row['at_min']:,} designs at the minimum score {row['min']}; the first:", ""]
+        out += [f"- {shown(r)}" for r in row["first_at_min"][:SUMMARY_LISTED]]
+    if row.get("top"):
+        out += ["", f"The top {len(row['top'])} scores (ties: lower rank first):", ""]
+        out += [f"- score {t['score']}, {shown(t['rank'])}" for t in row["top"][:SUMMARY_LISTED]]
+    if row.get("max") is not None:
+        out += ["", f"{row['at_max']:,} designs at the maximum score {row['max']}; the first:", ""]
+        out += [f"- {shown(r)}" for r in row["first_at_max"][:SUMMARY_LISTED]]
+    if row.get("histogram") is not None:
+        pairs = list(row["histogram"].items())
+        out += ["", "| score | designs |", "|---|---|"]
+        out += [f"| {score} | {n:,} |" for score, n in pairs[:SUMMARY_SCORES]]
+        rest = sum(n for _, n in pairs[SUMMARY_SCORES:]) + (row.get("histogram_above") or 0)
+        if rest:
+            out.append(f"| higher | {rest:,} |")
+    return out
+
+
+def _histogram_figures(results: dict[str, Any], run: RunDir) -> list[Path]:
+    """One bar chart per row of how many designs have each score (``figures/<row>-histogram``)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    written: list[Path] = []
+    for row in results["rows"]:
+        if not row.get("histogram"):
+            continue
+        scores = [int(s) for s in row["histogram"]]
+        counts = list(row["histogram"].values())
+        fig = Figure(figsize=(6.5, 3.2), layout="constrained")
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot()
+        ax.bar(scores, counts, color="#5e81ac", width=0.8 if len(scores) < 200 else 1.0)
+        if max(counts) > 50 * max(min(counts), 1):
+            ax.set_yscale("log")
+        ax.set_xlabel("score")
+        ax.set_ylabel("designs")
+        params = ", ".join(f"{k}={v}" for k, v in row["params"].items())
+        ax.set_title(f"scores of {row['row']}{f' ({params})' if params else ''}", fontsize=10)
+        written += save_figure(fig, run.figures_dir / f"{row['row']}-histogram")
+    return written
 
 
 def _figures(config: Config, results: dict[str, Any], run: RunDir) -> list[Path]:

@@ -100,6 +100,8 @@ class RetrogradeSpace:
     """Names of the bit arrays of every layer; stored as ``<bit>/<k>``."""
     describe: Callable[[int, int], str] | None = None
     """Optional ``describe(k, rank)``: a state as text, for reports."""
+    render: Callable[[int, int], Any] | None = None
+    """Optional ``render(k, rank)``: a picture of a state (SVG text or a matplotlib figure), for reports."""
     solve_reduced: Callable[[int, Words, int, int], tuple[Words, Counts]] | None = None
     """Optional ``solve_reduced(k, previous, start, stop)``: words ``[start, stop)`` of the reduced layer ``k``
     (only each class's representative carries bits) from all of the full layer ``k - 1``, and per bit the

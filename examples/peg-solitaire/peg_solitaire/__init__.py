@@ -26,7 +26,8 @@ from numba import njit
 from epcg.combinatorics.binomial import BINOMIAL
 from epcg.search.retrograde import RetrogradeSpace
 
-__all__ = ["TRIANGLE4", "TRIANGLE5", "TRIANGLE6", "RECT3X4", "peg_space", "rectangle_jumps", "triangle_jumps"]
+__all__ = ["TRIANGLE4", "TRIANGLE5", "TRIANGLE6", "RECT3X4", "peg_space", "rectangle_jumps", "triangle_jumps",
+           "triangle_holes", "rectangle_holes"]
 
 _ONE = np.uint64(1)
 
@@ -41,6 +42,32 @@ def triangle_jumps(side: int) -> np.ndarray:
              for (i, j) in cell for di, dj in ((0, 1), (1, 0), (1, 1), (0, -1), (-1, 0), (-1, -1))
              if (i + 2 * di, j + 2 * dj) in cell]
     return np.array(jumps, dtype=np.int64)
+
+
+def triangle_holes(side: int) -> np.ndarray:
+    """Where each hole of a triangle of ``side`` rows is drawn, ``(x, y)``, in the order of :func:`triangle_jumps`."""
+    return np.array([(j - i / 2, -i * 0.87) for i in range(side) for j in range(i + 1)])
+
+
+def rectangle_holes(width: int, height: int) -> np.ndarray:
+    """Where each hole of a ``width × height`` grid is drawn, ``(x, y)``, in the order of :func:`rectangle_jumps`."""
+    return np.array([(x, -y) for y in range(height) for x in range(width)], dtype=float)
+
+
+def draw(holes: np.ndarray, board: int, title: str):
+    """A board as a picture: a filled disc per peg, a ring per empty hole."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(2.4, 2.4))
+    ax = fig.add_subplot()
+    pegs = np.array([board >> c & 1 for c in range(len(holes))], dtype=bool)
+    ax.scatter(holes[~pegs, 0], holes[~pegs, 1], s=160, facecolors="white", edgecolors="#4c566a")
+    ax.scatter(holes[pegs, 0], holes[pegs, 1], s=160, color="#bf616a")
+    ax.set_title(title, fontsize=8)
+    ax.set_aspect("equal")
+    ax.margins(0.15)
+    ax.axis("off")
+    return fig
 
 
 def rectangle_jumps(width: int, height: int) -> np.ndarray:
@@ -99,8 +126,9 @@ def _solve(n, k, jumps, prev, r0, r1, out, w0, binom):
         board = (((ripple ^ board) >> np.uint64(2)) // low) | ripple
 
 
-def peg_space(name: str, holes: int, jumps: np.ndarray) -> RetrogradeSpace:
-    """The retrograde space of a board of ``holes`` holes (at most 62) and its jumps."""
+def peg_space(name: str, holes: int, jumps: np.ndarray, where: np.ndarray | None = None) -> RetrogradeSpace:
+    """The retrograde space of a board of ``holes`` holes (at most 62) and its jumps; ``where`` (one ``(x, y)`` per
+    hole) lets reports draw its positions."""
     if not 2 <= holes <= 62:
         raise ValueError(f"a board needs 2..62 holes, got {holes}")
     binom = BINOMIAL[:holes + 1, :holes + 1].copy()
@@ -124,10 +152,14 @@ def peg_space(name: str, holes: int, jumps: np.ndarray) -> RetrogradeSpace:
         board = int(_unrank(rank, holes, k, binom))
         return "".join("o" if board >> c & 1 else "." for c in range(holes))
 
-    return RetrogradeSpace(name, size, first_layer, solve, last=holes - 1, describe=describe)
+    def render(k: int, rank: int):
+        return draw(where, int(_unrank(rank, holes, k, binom)), f"{k} pegs, rank {rank}")
+
+    return RetrogradeSpace(name, size, first_layer, solve, last=holes - 1, describe=describe,
+                           render=render if where is not None else None)
 
 
-TRIANGLE4 = peg_space("peg solitaire, triangle of side 4", 10, triangle_jumps(4))
-TRIANGLE5 = peg_space("peg solitaire, triangle of side 5", 15, triangle_jumps(5))
-TRIANGLE6 = peg_space("peg solitaire, triangle of side 6", 21, triangle_jumps(6))
-RECT3X4 = peg_space("peg solitaire, 3x4 rectangle", 12, rectangle_jumps(3, 4))
+TRIANGLE4 = peg_space("peg solitaire, triangle of side 4", 10, triangle_jumps(4), triangle_holes(4))
+TRIANGLE5 = peg_space("peg solitaire, triangle of side 5", 15, triangle_jumps(5), triangle_holes(5))
+TRIANGLE6 = peg_space("peg solitaire, triangle of side 6", 21, triangle_jumps(6), triangle_holes(6))
+RECT3X4 = peg_space("peg solitaire, 3x4 rectangle", 12, rectangle_jumps(3, 4), rectangle_holes(3, 4))
