@@ -23,7 +23,7 @@ import math
 import numpy as np
 from numba import njit
 
-from epcg.combinatorics.binomial import BINOMIAL
+from epcg.combinatorics import next_colex, rank_colex, unrank_colex
 from epcg.search.retrograde import RetrogradeSpace
 
 __all__ = ["TRIANGLE4", "TRIANGLE5", "TRIANGLE6", "RECT3X4", "peg_space", "rectangle_jumps", "triangle_jumps",
@@ -79,51 +79,20 @@ def rectangle_jumps(width: int, height: int) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _rank(board, binom):
-    """Colex rank of a bitboard: ``sum_j C(cell_j, j + 1)`` over its cells in increasing order."""
-    rank = 0
-    j = 1
-    cell = 0
-    while board:
-        if board & _ONE:
-            rank += binom[cell, j]
-            j += 1
-        board >>= _ONE
-        cell += 1
-    return rank
-
-
-@njit(cache=True, nogil=True)
-def _unrank(rank, n, k, binom):
-    """The bitboard of colex ``rank`` among the ``k``-peg positions of ``n`` holes."""
-    board = np.uint64(0)
-    cell = n - 1
-    for j in range(k, 0, -1):
-        while binom[cell, j] > rank:
-            cell -= 1
-        rank -= binom[cell, j]
-        board |= _ONE << np.uint64(cell)
-        cell -= 1
-    return board
-
-
-@njit(cache=True, nogil=True)
-def _solve(n, k, jumps, prev, r0, r1, out, w0, binom):
-    """Set bit ``r - 64*w0`` of ``out`` for each solvable position of rank ``r`` in ``[r0, r1)``."""
-    board = _unrank(r0, n, k, binom)
+def _solve(n, k, jumps, prev, r0, r1, out, w0):
+    """Set bit ``r - 64*w0`` of ``out`` for each solvable position of (colex) rank ``r`` in ``[r0, r1)``."""
+    board = unrank_colex(r0, n, k)
     for r in range(r0, r1):
         for m in range(jumps.shape[0]):
             a = _ONE << np.uint64(jumps[m, 0])
             b = _ONE << np.uint64(jumps[m, 1])
             c = _ONE << np.uint64(jumps[m, 2])
             if board & a and board & b and not board & c:
-                child = _rank(board ^ a ^ b ^ c, binom)
+                child = rank_colex(board ^ a ^ b ^ c)
                 if (prev[child >> 6] >> np.uint64(child & 63)) & _ONE:
                     out[(r >> 6) - w0] |= _ONE << np.uint64(r & 63)
                     break
-        low = board & (~board + _ONE)  # next position in colex order (Gosper's hack)
-        ripple = board + low
-        board = (((ripple ^ board) >> np.uint64(2)) // low) | ripple
+        board = next_colex(board, n, k)
 
 
 def peg_space(name: str, holes: int, jumps: np.ndarray, where: np.ndarray | None = None) -> RetrogradeSpace:
@@ -131,8 +100,6 @@ def peg_space(name: str, holes: int, jumps: np.ndarray, where: np.ndarray | None
     hole) lets reports draw its positions."""
     if not 2 <= holes <= 62:
         raise ValueError(f"a board needs 2..62 holes, got {holes}")
-    binom = BINOMIAL[:holes + 1, :holes + 1].copy()
-
     def size(k: int) -> int:
         return math.comb(holes, k)
 
@@ -145,15 +112,15 @@ def peg_space(name: str, holes: int, jumps: np.ndarray, where: np.ndarray | None
         out = np.zeros(stop - start, dtype=np.uint64)
         r0, r1 = 64 * start, min(64 * stop, size(k))
         if r0 < r1:
-            _solve(holes, k, jumps, previous[0], r0, r1, out, start, binom)
+            _solve(holes, k, jumps, previous[0], r0, r1, out, start)
         return (out,)
 
     def describe(k: int, rank: int) -> str:
-        board = int(_unrank(rank, holes, k, binom))
+        board = int(unrank_colex(rank, holes, k))
         return "".join("o" if board >> c & 1 else "." for c in range(holes))
 
     def render(k: int, rank: int):
-        return draw(where, int(_unrank(rank, holes, k, binom)), f"{k} pegs, rank {rank}")
+        return draw(where, int(unrank_colex(rank, holes, k)), f"{k} pegs, rank {rank}")
 
     return RetrogradeSpace(name, size, first_layer, solve, last=holes - 1, describe=describe,
                            render=render if where is not None else None)
