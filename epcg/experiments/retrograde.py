@@ -211,6 +211,31 @@ def estimate_basis(config: Config) -> str:
             f"{CALIBRATION_WORDS * 64} states per layer, against an empty previous layer (an upper bound)")
 
 
+def check_slice(config: Config) -> None:
+    """Solve the first words of every layer (and fill) in this (checked) process, against an empty and a full
+    previous layer: a kernel that indexes out of bounds raises a UserError naming the layer and the words."""
+    space = config.retrograde_space()
+    for layer in layer_plan(space, config.chunk_words, config.deepest):
+        k = layer.level
+        if k == space.first:
+            continue
+        source = layer_words(space, k if layer.fill else k - 1)
+        stop = min(CALIBRATION_WORDS, layer.words)
+        for fill_value in (0, ~np.uint64(0)):
+            given = tuple(np.full(source, fill_value, dtype=np.uint64) for _ in space.bits)
+            try:
+                if layer.fill:
+                    space.expand(k, given, 0, stop)
+                elif space.reduced:
+                    space.solve_reduced(k, given, 0, stop)
+                else:
+                    space.solve(k, given, 0, stop)
+            except Exception as exc:  # noqa: BLE001 - the user's kernel, reported in one line
+                text = str(exc).strip().splitlines()
+                raise UserError(f"{space.name}: {'filling' if layer.fill else 'solving'} layer {k}, states "
+                                f"[0, {64 * stop}): {type(exc).__name__}: {text[0] if text else ''}") from None
+
+
 def plan(config: Config) -> Plan:
     return Plan(stages(config.retrograde_space(), config.chunk_words, config.deepest))
 

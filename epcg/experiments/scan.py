@@ -203,6 +203,28 @@ def estimate_basis(config: Config) -> str:
             f"{CALIBRATION_WIDTH} ranks spread over the row")
 
 
+CHECK_FIRST = 50_000
+"""Ranks at the start of each row that ``epcg run --check`` evaluates with bounds checks."""
+CHECK_SPREAD = 1_000
+"""Ranks of each of ``CALIBRATION_SLICES`` ranges spread over a row that ``--check`` evaluates too."""
+
+
+def check_slice(config: Config) -> None:
+    """Evaluate a first slice of every row, and slices spread over it, in this (checked) process: an evaluator
+    that indexes out of bounds raises a UserError naming the rank."""
+    for params in config.rows:
+        space = _checked(config, params)
+        total = space.max_rank
+        ranges = [(0, min(CHECK_FIRST, total))]
+        ranges += [(a, min(a + CHECK_SPREAD, total)) for a in
+                   sorted({total * i // CALIBRATION_SLICES for i in range(1, CALIBRATION_SLICES)}) if a < total]
+        for a, b in ranges:
+            try:
+                scan_range(space, a, b, config.reductions())
+            except EvaluationError as exc:
+                raise UserError(str(exc)) from None
+
+
 def warm_up(config: Config) -> None:
     """Build each row's space and compile its evaluator once per worker."""
     for params in config.rows:

@@ -1,0 +1,170 @@
+"""A user's own space is first class: `epcg plan` figures in every column, report.html with the space's
+pictures, `epcg export`; and a user kernel that crashes its worker, or a cluster whose workers cannot start,
+ends the run with one line instead of a hang or a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT, epcg
+
+MUST_CROSS = ROOT / "examples" / "must-cross"
+PEG = ROOT / "examples" / "peg-solitaire"
+
+
+@pytest.fixture
+def examples_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(MUST_CROSS), str(PEG), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.syspath_prepend(str(MUST_CROSS))
+    monkeypatch.syspath_prepend(str(PEG))
+    for name in ("must_cross", "peg_solitaire"):
+        sys.modules.pop(name, None)
+
+
+@pytest.mark.parametrize("job", [MUST_CROSS / "job.toml", PEG / "jobs" / "triangle6.toml"], ids=["scan", "retrograde"])
+def test_plan_of_a_users_space_has_every_figure(examples_on_path: None, job: Path) -> None:
+    result = epcg("plan", str(job))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    total = next(line for line in lines if line.startswith("total"))
+    assert "?" not in total, result.stdout
+    assert any(line.startswith("estimated: compute from") and "timed here" in line for line in lines)
+    assert "run would accept this job" in result.stdout
+
+
+def test_the_plan_refuses_what_the_workers_cannot_hold(examples_on_path: None) -> None:
+    result = epcg("plan", str(PEG / "jobs" / "triangle6.toml"), "--memory-limit", "100MB")
+    assert "run would refuse: stage k01" in result.stdout and "per worker process" in result.stdout
+
+
+def _run_export_and_look(out: Path, job: Path, *sets: str) -> list[dict]:
+    """Run ``job`` serially, export it, and look at its report in Chromium; return the exported lines."""
+    from tests.browser import chromium_page, screenshot
+
+    result = epcg("run", str(job), "--out", str(out), "--serial", *sets)
+    assert result.returncode == 0, result.stderr
+    exported = epcg("export", str(out), "--limit", "12")
+    assert exported.returncode == 0, exported.stderr
+    lines = [json.loads(line) for line in (out / "export" / "found.jsonl").read_text().splitlines()]
+    assert lines and all((out / "export" / line["picture"]).stat().st_size > 500 for line in lines)
+    with chromium_page() as (page, refused):
+        page.goto((out / "report.html").as_uri())
+        assert page.locator("figure.item").count() >= 4
+        assert page.locator("figure.plot").count() >= 1
+        assert page.eval_on_selector_all("figure.item img, figure.plot img",
+                                         "imgs => imgs.every(i => i.complete && i.naturalWidth > 0)")
+        page.locator("#gallery").scroll_into_view_if_needed()
+        screenshot(page, out.parent / f"report-{out.name}.png")
+        assert not refused
+    return lines
+
+
+def test_scan_example_report_and_export(examples_on_path: None, tmp_path: Path) -> None:
+    lines = _run_export_and_look(tmp_path / "must-cross", MUST_CROSS / "job.toml",
+                                 "--set", "rows=[{width=3,height=3,k=3},{width=3,height=3,k=5}]", "--set", "top=3")
+    summary = (tmp_path / "must-cross" / "summary.md").read_text()
+    assert "designs at the minimum score 2" in summary and "| score | designs |" in summary
+    assert (tmp_path / "must-cross" / "figures" / "row-000-histogram.png").is_file()
+    first = lines[0]
+    assert (first["type"], first["role"], first["params"]) == ("scan-design", "min", {"width": 3, "height": 3, "k": 3})
+    assert first["score"] == 2 and len(json.loads(first["text"].replace("(", "[").replace(")", "]"))) == 3
+    assert {line["role"] for line in lines} == {"min", "top"}
+
+
+def test_retrograde_example_report_and_export(examples_on_path: None, tmp_path: Path) -> None:
+    lines = _run_export_and_look(tmp_path / "peg", PEG / "jobs" / "triangle5.toml")
+    assert (tmp_path / "peg" / "figures" / "layers.png").is_file()
+    assert "- rank 0: `oooooooooooooo.`" in (tmp_path / "peg" / "summary.md").read_text()
+    assert lines[0] == {**lines[0], "type": "retrograde-state", "layer": 14, "rank": 0,
+                        "bits": {"solvable": True}, "text": "oooooooooooooo."}
+
+
+CRASHING = '''
+import numpy as np
+from numba import njit
+from epcg.search import ScanSpace
+
+
+@njit(cache=True)
+def out_of_bounds(rank, buf):
+    if rank == 1500:
+        buf[1 << 40] = 1      # far outside: the worker process dies (SIGSEGV)
+    return rank % 7
+
+
+@njit(cache=True)
+def needs_an_array(rank, buf):
+    return buf[rank % 4]
+
+
+CRASH = ScanSpace(max_rank=4000, evaluate=out_of_bounds, data=(np.zeros(4, np.int64),), name="crash")
+MISMATCH = ScanSpace(max_rank=10, evaluate=needs_an_array, data=(3.5,), name="mismatch")
+'''
+
+
+@pytest.fixture
+def crashing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "crashing.py").write_text(CRASHING)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    return tmp_path
+
+
+def job(where: Path, space: str) -> str:
+    path = where / f"{space}.toml"
+    path.write_text(f'name = "crash"\nspace = "crashing:{space}"\nchunk_size = 500\n')
+    return str(path)
+
+
+def errors(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("epcg: error:")]
+
+
+def test_a_kernel_that_kills_its_workers_ends_the_run_in_one_line(crashing: Path) -> None:
+    began = time.monotonic()
+    result = epcg("run", job(crashing, "CRASH"), "--out", str(crashing / "run"), "--workers", "2", timeout=120)
+    assert time.monotonic() - began < 60
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    (line,) = errors(result.stderr)
+    assert "chunk row-000/00003 (stage row-000, range [1,500, 2,000)) killed its worker process" in line
+    assert "boundscheck=True" in line and "--check" in line
+    assert not (crashing / "run" / "results.json").exists()
+
+
+def test_check_and_serial_name_the_rank(crashing: Path) -> None:
+    checked = epcg("run", job(crashing, "CRASH"), "--out", str(crashing / "a"), "--check", "--workers", "1")
+    assert checked.returncode == 1
+    assert errors(checked.stderr) == ["epcg: error: --check: evaluator of crash failed at rank 1500: "
+                                      "IndexError: index is out of bounds"]
+    assert "Dask dashboard" not in checked.stdout  # refused before any cluster or task
+    serial = epcg("run", job(crashing, "CRASH"), "--out", str(crashing / "b"), "--serial")
+    assert serial.returncode == 2
+    assert errors(serial.stderr) == ["epcg: error: evaluator of crash failed at rank 1500: "
+                                     "IndexError: index is out of bounds"]
+
+
+def test_data_that_does_not_match_the_evaluator_is_one_line_before_any_task(crashing: Path) -> None:
+    result = epcg("run", job(crashing, "MISMATCH"), "--out", str(crashing / "run"), "--workers", "1")
+    assert result.returncode == 2
+    (line,) = errors(result.stderr)
+    assert line.startswith("epcg: error: evaluator crashing.needs_an_array of mismatch does not compile with numba")
+    assert len(result.stderr.strip().splitlines()) == 1 and not (crashing / "run").exists()
+
+
+@pytest.mark.slow
+def test_workers_that_cannot_start_end_the_run_in_one_line(crashing: Path) -> None:
+    cluster = crashing / "tiny.toml"
+    cluster.write_text('kind = "local"\nworkers = 2\nmemory_limit = "50MB"\ndashboard_address = ":0"\n')
+    began = time.monotonic()
+    result = epcg("run", job(crashing, "CRASH"), "--out", str(crashing / "run"), "--cluster", str(cluster),
+                  "--force", timeout=180)
+    assert time.monotonic() - began < 60
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    (line,) = errors(result.stderr)
+    assert "no Dask worker has been alive" in line or "failed to start" in line or "workers died" in line
