@@ -64,7 +64,7 @@ FILTERS: dict[str, list[tuple[str, str, str]]] = {
     "dwp": [("experiment", "experiment", "select"), ("states", "states", "select"),
             ("fitness", "fitness at least", "min")],
     "scan": [("row", "row", "select"), ("role", "kept as", "select"), ("score", "score", "select")],
-    "retrograde": [("layer", "layer", "select")],
+    "retrograde": [("row", "row", "select"), ("layer", "layer", "select")],
 }
 
 
@@ -241,18 +241,26 @@ def _spread(total: int, n: int) -> set[int]:
     return set(np.linspace(0, total - 1, min(n, total)).round().astype(int).tolist()) if total else set()
 
 
+STATE_LAYERS = 4
+"""Layers of a retrograde run (per row of a family) in the gallery, deepest first."""
+
+
 def _state_groups(run: Run, items: int) -> list[Group]:
-    """Per layer of a user's retrograde space, deepest first: the first states with its first bit set."""
+    """Per row and layer of a user's retrograde space, deepest first: the first states with its first bit set."""
     import itertools
 
-    rows = [r for r in reversed(run.results["rows"]) if r[run.results["bits"][0]]]
-    n = _share(items, min(len(rows), 4))
+    bit = run.results["bits"][0]
+    names = [run.config.row(i) for i in range(len(run.config.rows))]
+    chosen = []
+    for i, row in enumerate(names):
+        layers = [r for r in reversed(run.results["rows"]) if r.get("row", "") == row and r[bit]]
+        chosen += [(i, row, r) for r in layers[:STATE_LAYERS]]
+    n = _share(items, len(chosen))
     out = []
-    for res in rows[:4]:
-        name = f"layer {res['layer']}: {run.results['bits'][0]}"
-        states = list(itertools.islice(run.states(res["layer"]), n))
-        out.append(Group(name, res[run.results["bits"][0]],
-                         [Item(st, name, {"layer": st.layer}) for st in states]))
+    for i, row, res in chosen:
+        name = f"{f'{row} ' if row else ''}layer {res['layer']}: {bit}"
+        states = list(itertools.islice(run.states(res["layer"], row=i), n))
+        out.append(Group(name, res[bit], [Item(st, name, {"layer": st.layer, "row": row}) for st in states]))
     return out
 
 

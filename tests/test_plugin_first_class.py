@@ -168,3 +168,25 @@ def test_workers_that_cannot_start_end_the_run_in_one_line(crashing: Path) -> No
     assert result.returncode == 1 and "Traceback" not in result.stderr
     (line,) = errors(result.stderr)
     assert "no Dask worker has been alive" in line or "failed to start" in line or "workers died" in line
+
+
+def test_a_retrograde_family_is_one_analysis_per_row(examples_on_path: None, tmp_path: Path) -> None:
+    from epcg.search.retrograde import solve_layers
+    from peg_solitaire import TRIANGLE4, TRIANGLE5
+
+    out = tmp_path / "family"
+    result = epcg("run", str(PEG / "jobs" / "triangles.toml"), "--out", str(out), "--serial")
+    assert result.returncode == 0, result.stderr
+    rows = json.loads((out / "results.json").read_text())["rows"]
+    for name, space in (("r000", TRIANGLE4), ("r001", TRIANGLE5)):
+        ours = [(r["layer"], r["solvable"]) for r in rows if r["row"] == name]
+        assert ours == [(r["layer"], r["solvable"]) for r in solve_layers(space).rows]
+    assert (out / "figures" / "r001-layers.png").is_file()
+
+
+def test_a_plain_function_is_told_to_use_a_family_decorator(examples_on_path: None, tmp_path: Path) -> None:
+    path = tmp_path / "job.toml"
+    path.write_text('name = "plain"\nspace = "peg_solitaire:peg_space"\n')
+    result = epcg("plan", str(path))
+    assert result.returncode == 2
+    assert "is a plain function, not an epcg space" in result.stderr and "@retrograde_family" in result.stderr

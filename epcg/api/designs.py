@@ -124,6 +124,8 @@ class State(_Drawn):
     text: str = ""
     """The space's ``describe(layer, rank)`` (empty without it)."""
     render: Callable[[int, int], Any] | None = field(default=None, repr=False)
+    row: str = ""
+    """The row of a family job (``r000``, ...), empty for one space."""
     kind: str = field(default="retrograde-state", init=False)
 
     def draw(self) -> Any:
@@ -131,14 +133,14 @@ class State(_Drawn):
 
     def caption(self) -> str:
         bits = ", ".join(name for name, on in self.bits.items() if on) or "no bit set"
-        return f"layer {self.layer}, rank {self.rank}: {bits}"
+        return f"{f'{self.row} ' if self.row else ''}layer {self.layer}, rank {self.rank}: {bits}"
 
     def ident(self) -> str:
-        return f"layer-{self.layer}-{self.rank}"
+        return f"{f'{self.row}-' if self.row else ''}layer-{self.layer}-{self.rank}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": self.kind, "space": self.space, "layer": self.layer, "rank": self.rank,
-                "bits": self.bits, "text": self.text}
+        return {"type": self.kind, "space": self.space, **({"row": self.row} if self.row else {}),
+                "layer": self.layer, "rank": self.rank, "bits": self.bits, "text": self.text}
 
 
 def set_bits(words: Any, chunk: int = 1 << 16) -> Iterator[int]:

@@ -343,29 +343,35 @@ class Run:
         for start in range(0, array.shape[0], step):
             yield from (int(r) for r in np.asarray(array[start:start + step]))
 
-    def states(self, layer: int | None = None, *, bit: str | None = None) -> Iterator[State]:
+    def states(self, layer: int | None = None, *, bit: str | None = None, row: int | None = None) -> Iterator[State]:
         """States of a retrograde run of a user's space that have ``bit`` set (default: the space's first bit, e.g.
-        solvable), deepest layer first, in rank order within a layer; or those of layer ``layer`` only. A reduced
-        space's deepest layer lists each class's representative."""
+        solvable), deepest layer first, in rank order within a layer; or those of layer ``layer`` only; of every
+        row of a family, or of row ``row`` (its index). A reduced space's deepest layer lists each class's
+        representative."""
         from epcg.api.designs import State, set_bits
+        from epcg.experiments.retrograde import array_prefix
 
         self._require("retrograde")
-        space = self.config.retrograde_space()
-        bit = space.bits[0] if bit is None else bit
-        if bit not in space.bits:
-            raise UserError(f"bit must be one of {', '.join(space.bits)}, got {bit!r}")
-        deepest = self.config.deepest
-        layers = [layer] if layer is not None else range(deepest, space.first - 1, -1)
-        for k in layers:
-            if not space.first <= k <= deepest:
-                raise UserError(f"run {self.name} has layers {space.first}..{deepest}, not {k}")
-            prefix = "" if self.dir.has_array(f"{bit}/{k}") else "orbits/"
-            arrays = {b: self.dir.group[f"{prefix}{b}/{k}"] for b in space.bits}
-            for rank in set_bits(arrays[bit]):
-                flags = {b: bool(int(a[rank // 64]) >> (rank % 64) & 1) if b != bit else True
-                         for b, a in arrays.items()}
-                text = space.describe(k, rank) if space.describe is not None else ""
-                yield State(self.name, space.name, k, rank, flags, text, space.render)
+        count = len(self.config.rows)
+        if row is not None and not (isinstance(row, int) and 0 <= row < count):
+            raise UserError(f"run {self.name} has rows 0..{count - 1}, not {row!r}")
+        for i in [row] if row is not None else range(count):
+            space, name = self.config.retrograde_space(i), self.config.row(i)
+            wanted = space.bits[0] if bit is None else bit
+            if wanted not in space.bits:
+                raise UserError(f"bit must be one of {', '.join(space.bits)}, got {wanted!r}")
+            deepest = self.config.deepest_of(i)
+            for k in [layer] if layer is not None else range(deepest, space.first - 1, -1):
+                if not space.first <= k <= deepest:
+                    raise UserError(f"run {self.name} has layers {space.first}..{deepest}, not {k}")
+                prefix = array_prefix(name) + ("" if self.dir.has_array(f"{array_prefix(name)}{wanted}/{k}")
+                                               else "orbits/")
+                arrays = {b: self.dir.group[f"{prefix}{b}/{k}"] for b in space.bits}
+                for rank in set_bits(arrays[wanted]):
+                    flags = {b: bool(int(a[rank // 64]) >> (rank % 64) & 1) if b != wanted else True
+                             for b, a in arrays.items()}
+                    text = space.describe(k, rank) if space.describe is not None else ""
+                    yield State(self.name, space.name, k, rank, flags, text, space.render, name)
 
     # -- leaving epcg ---------------------------------------------------------
 

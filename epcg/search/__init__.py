@@ -20,7 +20,7 @@ from epcg.search.branch_bound import (
     search,
 )
 from epcg.search.evolve import Evolution, evolve
-from epcg.search.retrograde import RetrogradeSpace, solve_layers
+from epcg.search.retrograde import RetrogradeSpace, retrograde_family, solve_layers
 from epcg.search.scan import (
     ArgMax,
     ArgMin,
@@ -54,6 +54,7 @@ __all__ = [
     "TopK",
     "evolve",
     "merge",
+    "retrograde_family",
     "scan",
     "scan_family",
     "scan_range",

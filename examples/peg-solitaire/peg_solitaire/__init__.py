@@ -24,10 +24,10 @@ import numpy as np
 from numba import njit
 
 from epcg.combinatorics import next_colex, rank_colex, unrank_colex
-from epcg.search.retrograde import RetrogradeSpace
+from epcg.search.retrograde import RetrogradeSpace, retrograde_family
 
 __all__ = ["TRIANGLE4", "TRIANGLE5", "TRIANGLE6", "RECT3X4", "peg_space", "rectangle_jumps", "triangle_jumps",
-           "triangle_holes", "rectangle_holes"]
+           "triangle_holes", "rectangle_holes", "triangle"]
 
 _ONE = np.uint64(1)
 
@@ -130,3 +130,10 @@ TRIANGLE4 = peg_space("peg solitaire, triangle of side 4", 10, triangle_jumps(4)
 TRIANGLE5 = peg_space("peg solitaire, triangle of side 5", 15, triangle_jumps(5), triangle_holes(5))
 TRIANGLE6 = peg_space("peg solitaire, triangle of side 6", 21, triangle_jumps(6), triangle_holes(6))
 RECT3X4 = peg_space("peg solitaire, 3x4 rectangle", 12, rectangle_jumps(3, 4), rectangle_holes(3, 4))
+
+
+@retrograde_family
+def triangle(side: int) -> RetrogradeSpace:
+    """The triangle of ``side`` rows, for a job of several rows: ``rows = [{side = 4}, {side = 5}]``."""
+    return peg_space(f"peg solitaire, triangle of side {side}", side * (side + 1) // 2, triangle_jumps(side),
+                     triangle_holes(side))
