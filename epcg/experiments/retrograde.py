@@ -259,21 +259,41 @@ def estimate(config: Config) -> dict[str, Any]:
     (:func:`_rate`)."""
     from epcg.runtime.estimate import StageCost
 
+    from epcg.runtime.isolated import call
+
+    rates = json.loads(call("epcg.experiments.retrograde:rates", config.model_dump_json(),
+                            f"timing the kernel of {config.space} on a sample of each layer at plan time"))
     out = {}
     for i in range(len(config.rows)):
-        space, rate = config.retrograde_space(i), 0.0
+        space = config.retrograde_space(i)
         bits = len(space.bits)
         for layer in layer_plan(space, config.chunk_words, config.deepest_of(i)):
             k = layer.level
             source = layer_words(space, k if layer.fill else k - 1) if k > space.first else 0
-            if k > space.first and source <= CALIBRATION_MAX_WORDS:
-                rate = _rate(space, k, layer.fill, config.chunk_words)
+            rate = rates[stage_prefix(config.row(i)) + layer.name]
             held = 8 * bits * source // (config.partitions if not layer.fill else 1)
             task = 8 * bits * min(config.chunk_words, layer.words)
             out[stage_prefix(config.row(i)) + layer.name] = StageCost(
                 bytes_written=8 * bits * layer.words, peak_memory=held + 2 * task,
                 cpu_seconds=rate * layer.states if k > space.first else 0.0)
     return out
+
+
+def rates(payload: str) -> str:
+    """Seconds per state of every stage of the job ``payload`` (its config as JSON), by :func:`_rate`; a layer
+    whose previous layer is too large to hand over takes the rate of the deepest layer timed. Run in a child
+    process by :func:`estimate`."""
+    config = Config.model_validate_json(payload)
+    out = {}
+    for i in range(len(config.rows)):
+        space, rate = config.retrograde_space(i), 0.0
+        for layer in layer_plan(space, config.chunk_words, config.deepest_of(i)):
+            k = layer.level
+            source = layer_words(space, k if layer.fill else k - 1) if k > space.first else 0
+            if k > space.first and source <= CALIBRATION_MAX_WORDS:
+                rate = _rate(space, k, layer.fill, config.chunk_words)
+            out[stage_prefix(config.row(i)) + layer.name] = rate if k > space.first else 0.0
+    return json.dumps(out)
 
 
 def estimate_basis(config: Config) -> str:

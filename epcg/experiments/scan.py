@@ -173,22 +173,40 @@ def _sample(config: Config, params: dict[str, Any], space: ScanSpace) -> tuple[f
     return rate, ScanPartial.merge(parts)
 
 
-def estimate(config: Config) -> dict[str, Any]:
-    """Per row: compute from the space's evaluator timed on a sample of its ranks (:func:`_sample`); memory for
-    the space's data arrays and a block of scores; bytes for the ranks at the minimum, as often as the sample's
-    minimum occurs in the sample (the sample's minimum is never below the row's, so usually more)."""
-    from epcg.runtime.estimate import StageCost
+def samples(payload: str) -> str:
+    """Per row of the job ``payload`` (its config as JSON): ``[seconds per rank, ranks sampled, ignored, at the
+    sample's minimum]`` (:func:`_sample`); run in a child process by :func:`estimate`."""
+    config = Config.model_validate_json(payload)
+    out = []
+    for params in config.rows:
+        space = _checked(config, params)
+        if space.max_rank == 0:
+            out.append([0.0, 0, 0, 0])
+            continue
+        rate, part = _sample(config, params, space)
+        out.append([rate, part.count, part.ignored, len(part.argmin.ranks) if part.argmin is not None else 0])
+    return json.dumps(out)
 
+
+def estimate(config: Config) -> dict[str, Any]:
+    """Per row: compute from the space's evaluator timed on a sample of its ranks (:func:`_sample`, in a child
+    process: a kernel that crashes ends the plan with one line, not the client); memory for the space's data
+    arrays and a block of scores; bytes for the ranks at the minimum, as often as the sample's minimum occurs in
+    the sample (the sample's minimum is never below the row's, so usually more)."""
+    from epcg.runtime.estimate import StageCost
+    from epcg.runtime.isolated import call
+
+    timed = json.loads(call("epcg.experiments.scan:samples", config.model_dump_json(),
+                            f"timing the evaluator of {config.space} on a sample of its ranks at plan time"))
     out = {}
-    for i, params in enumerate(config.rows):
+    for i, (params, (per_rank, count, ignored, at_sample_min)) in enumerate(zip(config.rows, timed)):
         space = _checked(config, params)
         total = space.max_rank
         if total == 0:
             out[row_name(i)] = StageCost(cpu_seconds=0.0)
             continue
-        per_rank, sample = _sample(config, params, space)
-        share = len(sample.argmin.ranks) / max(sample.count - sample.ignored, 1) if sample.argmin is not None else 0.0
-        at_min = round(share * (total - total * sample.ignored / max(sample.count, 1)))
+        share = at_sample_min / max(count - ignored, 1)
+        at_min = round(share * (total - total * ignored / max(count, 1)))
         data = sum(np.asarray(d).nbytes for d in space.data)
         block = min(config.chunk_size, BLOCK, total)
         task_at_min = min(round(share * block), block)
