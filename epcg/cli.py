@@ -262,7 +262,7 @@ def export(run_dir: Path, out: Path | None, limit: int, pictures: str, where: tu
 
 
 def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_per_worker, scheduler,
-        scheduler_file, cluster_file, performance_report, serial, force, check=False) -> None:
+        scheduler_file, cluster_file, performance_report, serial, force, check) -> None:
     from epcg.runtime.progress import TqdmProgress
     from epcg.runtime.session import claimed, run_plan
 

@@ -299,7 +299,7 @@ def rates(payload: str) -> str:
 def estimate_basis(config: Config) -> str:
     """How :func:`estimate` got its compute figures, for ``epcg plan``."""
     return (f"compute from the space's kernel timed here on {CALIBRATION_RANGES} ranges of "
-            f"{CALIBRATION_WORDS * 64} states per layer, against an empty previous layer (an upper bound)")
+            f"{CALIBRATION_WORDS * 64} states per layer, against an empty previous layer")
 
 
 def check_slice(config: Config) -> None:
