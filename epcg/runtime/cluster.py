@@ -234,7 +234,10 @@ def local_memory(spec: LocalSpec) -> int:
 
 def _close_quietly(cluster: Any) -> None:
     """Close a local cluster without distributed's own errors: a cluster whose workers kept dying can raise
-    while it closes (a KeyError in SpecCluster's worker-status watch), which would hide why the run ended."""
+    while it closes (a KeyError in SpecCluster's worker-status watch), which would hide why the run ended.
+    Its dead connections' coroutines are reported by asyncio ("Task exception was never retrieved") when they
+    are collected, after the cluster is gone, so asyncio's log stays quiet from here on."""
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     loggers = [logging.getLogger(name) for name in ("distributed", "distributed.deploy.cluster")]
     levels = [logger.level for logger in loggers]
     for logger in loggers:
