@@ -144,7 +144,7 @@ def test_a_kernel_that_kills_its_workers_ends_the_run_in_one_line(crashing: Path
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES", "1")  # two deaths, not Dask's four
     began = time.monotonic()
-    result = epcg("run", job(crashing, "CRASH"), "--out", str(crashing / "run"), "--workers", "2", timeout=120)
+    result = epcg("run", job(crashing, "CRASH"), "--out", str(crashing / "run"), "--workers", "1", timeout=120)
     assert time.monotonic() - began < 60
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr + result.stdout
