@@ -31,6 +31,9 @@ CLUSTER_OPTIONS = CONNECT_OPTIONS + [
                  help="Most tasks a run may have; beyond it chunks are coarsened (default 100,000)."),
     click.option("--force", is_flag=True,
                  help="Run even if the plan says the workers' memory or the free disk is too small."),
+    click.option("--check", is_flag=True,
+                 help="First run a slice of each stage of a user's space with numba bounds checks (one line if an "
+                      "index is out of bounds)."),
 ]
 
 
@@ -117,6 +120,9 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
         click.echo(f"note: {note}")
     click.echo(f"{job.name} ({job.domain}) -> {where}")
     click.echo(table(figs, limits))
+    basis = getattr(job_kind(job.domain), "estimate_basis", None)
+    if basis is not None:
+        click.echo(f"estimated: {basis(job.config)}")
     try:
         check(figs, limits)
     except UserError as exc:
@@ -136,6 +142,7 @@ def run(job_file: Path, out: Path | None, overrides: tuple[str, ...], max_tasks,
     from epcg.runtime.jobs import load_job
     from epcg.runtime.session import prepare_new
 
+    _checked_when_serial(cluster["serial"], job_file)
     prepared = prepare_new(load_job(job_file, list(overrides)), out, max_tasks or MAX_TASKS)
     _go(prepared, new=True, max_tasks=max_tasks or MAX_TASKS, everything=False, **cluster)
 
@@ -150,6 +157,7 @@ def resume(run_dir: Path, max_tasks, everything: bool, **cluster) -> None:
     from epcg.runtime.estimate import MAX_TASKS
     from epcg.runtime.session import prepare_resume
 
+    _checked_when_serial(cluster["serial"], run_dir / "job.toml")
     prepared = prepare_resume(run_dir)
     _go(prepared, new=False, max_tasks=max(max_tasks or MAX_TASKS, prepared.plan.num_tasks),
         everything=everything, **cluster)
@@ -254,7 +262,7 @@ def export(run_dir: Path, out: Path | None, limit: int, pictures: str, where: tu
 
 
 def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_per_worker, scheduler,
-        scheduler_file, cluster_file, performance_report, serial, force) -> None:
+        scheduler_file, cluster_file, performance_report, serial, force, check) -> None:
     from epcg.runtime.progress import TqdmProgress
     from epcg.runtime.session import claimed, run_plan
 
@@ -263,6 +271,12 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
         run.group  # noqa: B018 - a missing store ends here, before the lock or any write
     spec = None if serial else _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker)
     done = run.done(plan.tasks()) if run.exists() else {}
+    if check:
+        import json
+
+        from epcg.runtime.checked import check_first_slices
+
+        check_first_slices(prepared.job.domain, json.dumps(prepared.job.to_dict(), sort_keys=True))
     progress = TqdmProgress(file=sys.stderr, dynamic_ncols=True)
     with _signals() as stop:
         try:
@@ -274,8 +288,8 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
                         _verify(prepared, None, everything, before_resume=True)
                     run_plan(prepared, None, [progress])
             else:
-                from epcg.runtime.cluster import LocalSpec, connect
-                from epcg.runtime.dask_executor import DaskExecutor
+                from epcg.runtime.cluster import JobqueueSpec, LocalSpec, connect
+                from epcg.runtime.dask_executor import PATIENCE, DaskExecutor
 
                 if isinstance(spec, LocalSpec):
                     prepared = _check_plan(prepared, spec, None, done, max_tasks, force)
@@ -286,7 +300,7 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
                         click.echo(f"using the scheduler at {spec.address} (DASK_SCHEDULER_ADDRESS)")
                     _announce(prepared, done)
                     click.echo(f"Dask dashboard: {client.dashboard_link}")
-                    executor = DaskExecutor(client)
+                    executor = DaskExecutor(client, patience=None if isinstance(spec, JobqueueSpec) else PATIENCE)
                     with claimed(prepared, new), _live(run, client), _report(run, performance_report):
                         from epcg.dashboard import register
 
@@ -299,6 +313,16 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
             click.echo(f"\ninterrupted; 'epcg resume {run.path}' continues where this stopped", err=True)
             sys.exit(143 if stop.get("signal") == signal.SIGTERM else 130)
     _print_outputs(run)
+
+
+def _checked_when_serial(serial: bool, job_file: Path) -> None:
+    """A serial run of a user's space compiles the user's kernels with bounds checks (:mod:`epcg.runtime.checked`):
+    in this process an index out of bounds would corrupt memory silently rather than crash a worker."""
+    from epcg.runtime.checked import enable, names_space
+    from epcg.runtime.jobs import read_toml
+
+    if serial and job_file.is_file() and names_space(read_toml(job_file)):
+        enable()
 
 
 def _announce(prepared, done) -> None:

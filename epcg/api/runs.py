@@ -31,6 +31,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from epcg.api.designs import Design, State
 from epcg.api.dwp import LevelMap
 from epcg.api.fling import FlingBoard, ratio_frame, set_ranks, solution_count_frame
 from epcg.api.found import Found
@@ -152,7 +155,8 @@ class Run:
 
     def found(self, limit: int | None = None, **filters: Any) -> Iterator[Found]:
         """Everything the run found, whatever its domain (filters as in the domain's method)."""
-        method = {"witness": self.puzzles, "fling": self.boards, "triple": self.triples, "dwp": self.maps}
+        method = {"witness": self.puzzles, "fling": self.boards, "triple": self.triples, "dwp": self.maps,
+                  "scan": self.designs, "retrograde": self.states}
         if self.domain not in method:
             raise UserError(f"runs of kind {self.domain!r} have no found objects to list")
         items = method[self.domain](**filters)
@@ -296,6 +300,78 @@ class Run:
                     continue
                 yield LevelMap(res["experiment"], per_run["run"], per_run["best_fitness"], per_run["rooms"],
                                per_run["seed"], tuple(res["grid"]), self.dir)
+
+    def designs(self, row: str | int | None = None, *, role: str | None = None) -> Iterator[Design]:
+        """Designs a scan of a user's space kept, row by row: every rank at the row's lowest score (read from the
+        store in rank order), its ``top`` ranks, and with ``max = true`` every rank at its highest score.
+
+        ``row``: a row's name (``"row-001"``) or index; ``role``: ``"min"``, ``"top"`` or ``"max"`` only.
+        """
+        from epcg.api.designs import ROLES, Design
+        from epcg.experiments.scan import space_of
+
+        self._require("scan")
+        if role is not None and role not in ROLES:
+            raise UserError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+        pairs = list(zip(self.config.rows, self.results["rows"]))
+        if row is not None:
+            chosen = [pair for i, pair in enumerate(pairs) if row in (i, pair[1]["row"])]
+            if not chosen:
+                raise UserError(f"run {self.name} has no row {row!r}; its rows are row-000 .. row-{len(pairs) - 1:03d}")
+            pairs = chosen
+        for params, res in pairs:
+            space = space_of(self.config.space, params)
+
+            def design(rank: int, score: int | None, kind: str) -> Design:
+                text = str(space.decode(rank)) if space.decode is not None else ""
+                return Design(self.name, self.config.space, res["row"], params, int(rank), score, kind, text,
+                              space.render, space.decode)
+
+            if role in (None, "min") and res.get("min") is not None:
+                yield from (design(r, res["min"], "min") for r in self._ranks(f"{res['row']}/at_min/ranks"))
+            if role in (None, "top"):
+                yield from (design(t["rank"], t["score"], "top") for t in res.get("top", []))
+            if role in (None, "max") and res.get("max") is not None:
+                yield from (design(r, res["max"], "max") for r in self._ranks(f"{res['row']}/at_max/ranks"))
+
+    def _ranks(self, name: str) -> Iterator[int]:
+        """A stored rank array, one Zarr chunk at a time."""
+        if not self.dir.has_array(name):
+            return
+        array = self.dir.group[name]
+        step = max(1, array.chunks[0])
+        for start in range(0, array.shape[0], step):
+            yield from (int(r) for r in np.asarray(array[start:start + step]))
+
+    def states(self, layer: int | None = None, *, bit: str | None = None, row: int | None = None) -> Iterator[State]:
+        """States of a retrograde run of a user's space that have ``bit`` set (default: the space's first bit, e.g.
+        solvable), deepest layer first, in rank order within a layer; or those of layer ``layer`` only; of every
+        row of a family, or of row ``row`` (its index). A reduced space's deepest layer lists each class's
+        representative."""
+        from epcg.api.designs import State, set_bits
+        from epcg.experiments.retrograde import array_prefix
+
+        self._require("retrograde")
+        count = len(self.config.rows)
+        if row is not None and not (isinstance(row, int) and 0 <= row < count):
+            raise UserError(f"run {self.name} has rows 0..{count - 1}, not {row!r}")
+        for i in [row] if row is not None else range(count):
+            space, name = self.config.retrograde_space(i), self.config.row(i)
+            wanted = space.bits[0] if bit is None else bit
+            if wanted not in space.bits:
+                raise UserError(f"bit must be one of {', '.join(space.bits)}, got {wanted!r}")
+            deepest = self.config.deepest_of(i)
+            for k in [layer] if layer is not None else range(deepest, space.first - 1, -1):
+                if not space.first <= k <= deepest:
+                    raise UserError(f"run {self.name} has layers {space.first}..{deepest}, not {k}")
+                prefix = array_prefix(name) + ("" if self.dir.has_array(f"{array_prefix(name)}{wanted}/{k}")
+                                               else "orbits/")
+                arrays = {b: self.dir.group[f"{prefix}{b}/{k}"] for b in space.bits}
+                for rank in set_bits(arrays[wanted]):
+                    flags = {b: bool(int(a[rank // 64]) >> (rank % 64) & 1) if b != wanted else True
+                             for b, a in arrays.items()}
+                    text = space.describe(k, rank) if space.describe is not None else ""
+                    yield State(self.name, space.name, k, rank, flags, text, space.render, name)
 
     # -- leaving epcg ---------------------------------------------------------
 

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import pydantic
 
-from epcg.runtime.errors import UserError
+from epcg.runtime.errors import TaskFailed, UserError
 from epcg.runtime.jobs import describe_error, read_toml
 
 
@@ -232,25 +232,51 @@ def local_memory(spec: LocalSpec) -> int:
         raise UserError(f"memory_limit {spec.memory_limit!r} is not a size like '4GiB'") from None
 
 
+def _close_quietly(cluster: Any) -> None:
+    """Close a local cluster without distributed's own errors: a cluster whose workers kept dying can raise
+    while it closes (a KeyError in SpecCluster's worker-status watch), which would hide why the run ended.
+    Its dead connections' coroutines are reported by asyncio ("Task exception was never retrieved") when they
+    are collected, after the cluster is gone, so asyncio's log stays quiet from here on."""
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+    loggers = [logging.getLogger(name) for name in ("distributed", "distributed.deploy.cluster")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
+    try:
+        cluster.close()
+    except (KeyError, RuntimeError, OSError, TimeoutError):
+        pass
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
+
+
 @contextlib.contextmanager
 def _start(spec: LocalSpec | JobqueueSpec, security: Any) -> Iterator[Any]:
     if isinstance(spec, LocalSpec):
         from distributed import LocalCluster
 
         threads = spec.threads_per_worker
-        cluster = LocalCluster(
-            host=spec.host,
-            n_workers=spec.workers or default_workers(),
-            threads_per_worker=threads,
-            processes=True,
-            dashboard_address=spec.dashboard_address,
-            memory_limit=spec.memory_limit,
-            silence_logs=logging.ERROR,
-            env={"NUMBA_NUM_THREADS": str(threads), "OMP_NUM_THREADS": "1"},
-            **({"security": security, "protocol": "tls://"} if security else {}),
-        )
-        with cluster:
+        try:
+            cluster = LocalCluster(
+                host=spec.host,
+                n_workers=spec.workers or default_workers(),
+                threads_per_worker=threads,
+                processes=True,
+                dashboard_address=spec.dashboard_address,
+                memory_limit=spec.memory_limit,
+                silence_logs=logging.ERROR,
+                env={"NUMBA_NUM_THREADS": str(threads), "OMP_NUM_THREADS": "1"},
+                **({"security": security, "protocol": "tls://"} if security else {}),
+            )
+        except RuntimeError as exc:  # "Nanny failed to start."
+            raise TaskFailed(f"the local cluster's workers failed to start ({exc}): memory_limit "
+                             f"{spec.memory_limit!r} is below what a worker needs (about 250 MB), or see the "
+                             "workers' messages above") from None
+        try:
             yield cluster
+        finally:
+            _close_quietly(cluster)
         return
     try:
         import dask_jobqueue

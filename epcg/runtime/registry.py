@@ -119,7 +119,14 @@ def kind_of(data: dict[str, Any]) -> str:
     space = data["space"]
     if not isinstance(space, str):
         raise UserError(f"space must be an import path string 'package.module:NAME', got {space!r}")
-    algorithm = getattr(load_object(space), "algorithm", None)
+    obj = load_object(space)
+    algorithm = getattr(obj, "algorithm", None)
+    if not isinstance(algorithm, str) and callable(obj) and not isinstance(obj, type):
+        raise UserError(
+            f"space {space!r} is a plain function, not an epcg space: a function of the job's rows must be "
+            "marked, @scan_family (returning a ScanSpace) or @retrograde_family (returning a RetrogradeSpace), "
+            "both from epcg.search"
+        )
     if not isinstance(algorithm, str):
         raise UserError(
             f"space {space!r} is not an epcg space: it has no 'algorithm' "

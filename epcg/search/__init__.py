@@ -20,8 +20,9 @@ from epcg.search.branch_bound import (
     search,
 )
 from epcg.search.evolve import Evolution, evolve
-from epcg.search.retrograde import RetrogradeSpace, solve_layers
+from epcg.search.retrograde import RetrogradeSpace, retrograde_family, solve_layers
 from epcg.search.scan import (
+    ArgMax,
     ArgMin,
     CompileError,
     EvaluationError,
@@ -36,6 +37,7 @@ from epcg.search.scan import (
 )
 
 __all__ = [
+    "ArgMax",
     "ArgMin",
     "BranchBoundSpace",
     "CompileError",
@@ -52,6 +54,7 @@ __all__ = [
     "TopK",
     "evolve",
     "merge",
+    "retrograde_family",
     "scan",
     "scan_family",
     "scan_range",

@@ -7,10 +7,8 @@ panel leave the fewest paths (but at least one) that cross them all?
 import numpy as np
 from numba import njit
 
-from epcg.combinatorics import Combinations
-from epcg.combinatorics.binomial import BINOMIAL
-from epcg.combinatorics.bits import popcount
-from epcg.domains.witness.bitsets import bitsets_for
+from epcg.api.witness import crossing_bitsets, must_cross_figure
+from epcg.combinatorics import BINOMIAL, Combinations, popcount
 from epcg.search import ScanSpace, scan_family
 
 
@@ -32,6 +30,8 @@ def count_solutions(rank, crossing, k, binomial):
 @scan_family
 def must_cross(width: int, height: int, k: int) -> ScanSpace:
     """All placements of ``k`` hexagons; a placement's score is its number of solutions."""
-    crossing = np.ascontiguousarray(bitsets_for(width, height).cross)  # (positions, words): paths through each
-    return ScanSpace(max_rank=Combinations(len(crossing), k).max_rank, evaluate=count_solutions,
-                     data=(crossing, k, BINOMIAL), name=f"must-cross {width}x{height} k={k}")
+    crossing = crossing_bitsets(width, height)  # (positions, words): the paths through each position
+    placements = Combinations(len(crossing), k)
+    return ScanSpace(max_rank=placements.max_rank, evaluate=count_solutions, data=(crossing, k, BINOMIAL),
+                     name=f"must-cross {width}x{height} k={k}", decode=placements.unrank,
+                     render=lambda positions: must_cross_figure(width, height, positions))
