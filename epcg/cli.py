@@ -255,7 +255,8 @@ def export(run_dir: Path, out: Path | None, limit: int, pictures: str, where: tu
 
 def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_per_worker, scheduler,
         scheduler_file, cluster_file, performance_report, serial, force) -> None:
-    from epcg.runtime.progress import TqdmProgress
+    from epcg.runtime.logs import kept, to_run_directory
+    from epcg.runtime.progress import for_output
     from epcg.runtime.session import claimed, run_plan
 
     plan, run = prepared.plan, prepared.run
@@ -263,13 +264,13 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
         run.group  # noqa: B018 - a missing store ends here, before the lock or any write
     spec = None if serial else _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker)
     done = run.done(plan.tasks()) if run.exists() else {}
-    progress = TqdmProgress(file=sys.stderr, dynamic_ncols=True)
-    with _signals() as stop:
+    progress = for_output(sys.stderr, done)
+    with _signals() as stop, kept(restore=False) as log:
         try:
             if serial:
                 prepared = _check_plan(prepared, None, None, done, max_tasks, force)
                 _announce(prepared, done)
-                with claimed(prepared, new):
+                with claimed(prepared, new), to_run_directory(log, None, run.path):
                     if not new:
                         _verify(prepared, None, everything, before_resume=True)
                     run_plan(prepared, None, [progress])
@@ -287,7 +288,8 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
                     _announce(prepared, done)
                     click.echo(f"Dask dashboard: {client.dashboard_link}")
                     executor = DaskExecutor(client)
-                    with claimed(prepared, new), _live(run, client), _report(run, performance_report):
+                    with claimed(prepared, new), to_run_directory(log, client, run.path), _live(run, client), \
+                            _report(run, performance_report):
                         from epcg.dashboard import register
 
                         click.echo(f"epcg progress: {register(client, run.path) or 'not on this scheduler'}")
@@ -298,6 +300,12 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
             progress.on_run_end()
             click.echo(f"\ninterrupted; 'epcg resume {run.path}' continues where this stopped", err=True)
             sys.exit(143 if stop.get("signal") == signal.SIGTERM else 130)
+        except UserError:
+            raise
+        except Exception:
+            if log.errors and log.path:
+                click.echo(f"Dask logged {log.errors} errors: {log.path}", err=True)
+            raise
     _print_outputs(run)
 
 

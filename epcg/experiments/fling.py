@@ -141,10 +141,11 @@ class Config(JobConfig):
     """Boards drawn (uniformly, with replacement) from a larger layer for its sampled solution counts."""
     seed: int = pydantic.Field(0, ge=0)
     """Seed of the sampled solution counts."""
-    ratio_sample: int = pydantic.Field(1 << 32, ge=1)
-    """Layers of at most this many boards have every uniquely solvable board evaluated by expert ratio (and the
-    deepest layer's best boards are the best of all); of a larger layer, only those in a random sample of about
-    this many of its boards, in blocks of 4,096 consecutive ranks (:mod:`~epcg.experiments.fling_evaluate`)."""
+    ratio_sample: int | None = pydantic.Field(None, ge=1)
+    """Unset (the default): every uniquely solvable board of every layer is evaluated by expert ratio, so the
+    deepest layer's best boards are the best of all. Set, a layer of more than this many boards has only those
+    in a random sample of about this many of its boards evaluated, in blocks of 4,096 consecutive ranks
+    (:mod:`~epcg.experiments.fling_evaluate`); ``epcg plan`` says what a sample saves."""
     evaluate_chunk_words: int = pydantic.Field(1 << 18, ge=1, le=1 << 26)
     """Words per task of an expert-ratio stage (of a sampled layer, this many words' worth of its sample)."""
     symmetry: bool = True
@@ -426,6 +427,7 @@ def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) ->
         recs = stage_records(plan, EVALUATE, records)
         results["evaluated"] = sum(r["result"]["evaluated"] for r in recs)
         results["evaluated_fraction"] = fling_evaluate.fraction(config, config.max_pieces)
+        results["exact"] = results["evaluated_fraction"] == 1
         results["evaluate_seconds"] = round(sum(r["seconds"] for r in recs), 4)
         if config.top_puzzles:
             results["puzzles"] = _best_puzzles(config, recs)

@@ -94,7 +94,10 @@ def exact(config: Any, k: int) -> bool:
 
 
 def fraction(config: Any, k: int) -> float:
-    """The share of layer ``k``'s blocks its expert-ratio stage evaluates: 1 up to ``ratio_sample`` boards."""
+    """The share of layer ``k``'s blocks its expert-ratio stage evaluates: 1 when ``ratio_sample`` is unset or
+    the layer has at most that many boards."""
+    if config.ratio_sample is None:
+        return 1.0
     return min(1.0, config.ratio_sample / layer_size(config.width, config.height, k))
 
 
