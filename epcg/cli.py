@@ -117,6 +117,8 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
         click.echo(f"note: {note}")
     click.echo(f"{job.name} ({job.domain}) -> {where}")
     click.echo(table(figs, limits))
+    for line in getattr(job_kind(job.domain), "plan_notes", lambda config: [])(job.config):
+        click.echo(line)
     try:
         check(figs, limits)
     except UserError as exc:

@@ -69,7 +69,7 @@ def test_a_run_into_a_file_prints_status_lines_and_keeps_daskes_logs(tmp_path: P
     text = log.read_text()
     assert done.returncode == 0, text
     assert "\r" not in text and "Traceback" not in text and "ERROR" not in text and "Warning" not in text, text
-    status = [line for line in text.splitlines() if " progress: " in line]
+    status = [line for line in text.splitlines() if re.match(r"\d\d:\d\d:\d\d progress: ", line)]
     assert status and status[-1].endswith("chunks/s)") and " progress: finished " in status[-1], status
     assert all(re.search(r"\d+ of \d+ chunks .*; stage \w+ .* \d+ of \d+; [\d.]+ chunks/s", s) for s in status[:-1])
     assert len(status) <= seconds / 1 + 2

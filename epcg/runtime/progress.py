@@ -75,7 +75,7 @@ class TqdmProgress(Callback):
             self.bar.close()
 
 
-INTERVAL = 30.0
+INTERVAL = 60.0
 """Seconds between the status lines of :class:`PlainProgress` (``EPCG_PROGRESS_INTERVAL`` overrides it)."""
 
 

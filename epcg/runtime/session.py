@@ -145,11 +145,21 @@ def plan_job(job: Job, max_tasks: int = MAX_TASKS) -> tuple[Job, Plan, tuple[str
                 f"({plan.num_tasks:,} tasks, identical results; --max-tasks raises the bound)")
         return job, plan, (note,)
     job, plan, before, after = fitted
-    spent = first * TASK_OVERHEAD
-    was = spent / (spent + sum(f.cpu_seconds or 0.0 for f in before))
-    note = (f"{given} would give {first:,} tasks, most far shorter than the {TARGET_TASK_SECONDS:g} s a task "
-            f"should take here (scheduling them about {100 * was:.0f} % of the work); using {using} "
-            f"({plan.num_tasks:,} tasks, scheduling {share(overhead_share(after))}, identical results)")
+    counts = {f.name: f.tasks for f in after}
+    moved = [f for f in before if counts.get(f.name) != f.tasks]
+    capped = first > sum(f.tasks for f in before)  # the cap coarsened first: the stages' own counts are unknown
+    tasks = first if capped else sum(f.tasks for f in moved)
+    if capped:
+        spent = first * TASK_OVERHEAD
+        was = spent / (spent + sum(f.cpu_seconds or 0.0 for f in before))
+    else:
+        was = overhead_share(moved) or 0.0
+    stages = f"{len(moved)} stage{'s' if len(moved) != 1 else ''}"
+    cut = f"would give {first:,} tasks" if capped else f"would cut {stages} into {tasks:,} tasks"
+    note = (f"{given} {cut}, most far shorter than the {TARGET_TASK_SECONDS:g} s "
+            f"a task should take here (scheduling them about {share(was)} of the work); using {using} "
+            f"({sum(counts[f.name] for f in moved):,} tasks there, scheduling {share(overhead_share(after))} of "
+            "the job, identical results)")
     return job, plan, (note,)
 
 
@@ -182,16 +192,17 @@ def _bounded(job: Job, keys: tuple[str, ...], max_tasks: int) -> tuple[Job, Plan
 
 
 def _fit_cost(job: Job, plan: Plan, keys: tuple[str, ...]) -> tuple[Job, Plan, list, list] | None:
-    """The job with each chunk key whose stages are too fine scaled until they reach the target task time, with its
-    plan and the figures before and after; None when no key's stages are too fine (or none can be coarsened)."""
+    """The job with each chunk key whose stages are too fine together (:func:`~epcg.runtime.estimate.too_fine`)
+    scaled until they reach the target task time, with its plan and the figures before and after; None when no
+    key's stages are too fine (or none can be coarsened)."""
     kind = job_kind(job.domain)
     if not keys or getattr(kind, "estimate", None) is None:
         return None
     before = figs = figures(kind, job.config, plan, 1)
-    if not too_fine(figs):
-        return None
     cuts = {key: _stages_cut_by(job, plan, key) for key in keys}
     cuts = {key: stages for key, stages in cuts.items() if too_fine([f for f in figs if f.name in stages])}
+    if not cuts:
+        return None
     changed = False
     for _attempt in range(6):
         factors = {}
