@@ -208,12 +208,13 @@ def verify(run_dir: Path, everything: bool, workers, threads_per_worker, schedul
     Exit status 0 if every checked chunk is intact, 1 if some were damaged (their
     records are removed), 2 if the store is missing or unreadable (nothing removed).
     """
+    from epcg.runtime.logs import kept, to_run_directory
     from epcg.runtime.session import claimed, prepare_resume, unverified
 
     prepared = prepare_resume(run_dir)
     prepared.run.group  # noqa: B018 - a missing store ends here, before the cluster, the lock or any write
     spec = None if serial else _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker)
-    with claimed(prepared, new=False):
+    with kept(restore=False) as log, claimed(prepared, new=False), to_run_directory(log, None, prepared.run.path):
         if not everything and not unverified(prepared):
             spec = None  # nothing to read: no cluster to start
         with _executor(spec) as executor:
