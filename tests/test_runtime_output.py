@@ -95,3 +95,38 @@ def test_a_stopped_run_prints_no_traceback(tmp_path: Path, sig: int, status: int
     assert f"'epcg resume {out}' continues" in text, text
     assert "Traceback" not in text and "ERROR" not in text and "Error" not in text, text
     assert (out / "logs" / "client.log").exists()
+
+
+def test_fling_evaluates_every_unique_board_unless_a_sample_is_asked_for() -> None:
+    """The default 11-piece job evaluates all of layer 11 (not the 2.9 % sample of 2^32 boards); plan says what a
+    sample would save, and a job that sets ratio_sample gets its sample."""
+    from epcg.experiments import fling, fling_evaluate
+    from epcg.runtime.jobs import load_job
+
+    config = load_job(Path(FLING), ["max_pieces=11"]).config
+    assert config.ratio_sample is None and fling_evaluate.fraction(config, 11) == 1
+    top = next(s for s in fling.plan(config).stages if s.name == fling_evaluate.EVALUATE)
+    assert "sample" not in top.label
+    (line,) = fling.plan_notes(config)
+    assert line.startswith("expert evaluation: exact") and "2.9% of layer 11" in line and "saving" in line
+    sampled = load_job(Path(FLING), ["max_pieces=11", "ratio_sample=4294967296"]).config
+    assert 0.028 < fling_evaluate.fraction(sampled, 11) < 0.03
+    assert fling.plan_notes(sampled)[0].startswith("expert evaluation: a sample")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args, limit", [
+    (["jobs/witness-must-cross.toml", "--set", "chunk_size=1", "--set", 'rows=["4x4:6"]'], 120),
+    (["jobs/fling.toml", "--set", "chunk_words=1", "--set", "max_pieces=6"], 90),
+])
+def test_tiny_chunks_finish_in_time(tmp_path: Path, args: list[str], limit: float) -> None:
+    """The issue's acceptance: one-puzzle (one-word) chunks run as tasks of about a second, within the limit."""
+    began = time.monotonic()
+    result = epcg("run", *args, "--out", str(tmp_path / "run"), cwd=ROOT)
+    seconds = time.monotonic() - began
+    assert result.returncode == 0, result.stderr
+    assert sum(line.startswith("note:") for line in result.stdout.splitlines()) == 1
+    if "witness" in args[0]:
+        (row,) = json.loads((tmp_path / "run" / "results.json").read_text())["rows"]
+        assert (row["min_solutions"], row["puzzles_at_min"]) == (1, 738), row
+    assert seconds < limit, seconds
