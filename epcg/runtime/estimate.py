@@ -33,8 +33,8 @@ TASK_OVERHEAD = 0.01
 RECORD_BYTES = 2048
 """Disk taken by one manifest record."""
 MAX_TASKS = 100_000
-"""Default bound on a run's task count: beyond it chunks are coarsened (or the run refused); the last resort, for
-jobs whose compute is not estimated (:func:`too_fine` coarsens by cost first)."""
+"""Default bound on a run's task count: beyond it chunks are coarsened (or the run refused). A bound, not a size:
+chunks are sized by their estimated compute (:func:`too_fine`), which needs a plan it can build."""
 TARGET_TASK_SECONDS = 1.0
 """Compute a task should have at least, when its chunks can be coarsened: 100 times ``TASK_OVERHEAD``, so that
 scheduling costs about 1 % (Dask's own guidance is tasks of 100 ms or more)."""
@@ -172,8 +172,10 @@ def too_fine(figs: Sequence[StageFigures]) -> bool:
     True when their overhead is more than ``OVERHEAD_SHARE`` of the job's core time and more than
     ``MIN_OVERHEAD`` core-seconds.
 
-    >>> too_fine([StageFigures("a", "", 80_000, 0, 0, 0, 1.0, 12.0)]), too_fine([StageFigures("a", "", 300, 0, 0, 0, 1.0, 0.1)])
-    (True, False)
+    >>> too_fine([StageFigures("a", "", 80_000, 0, 0, 0, 1.0, 12.0)])
+    True
+    >>> too_fine([StageFigures("a", "", 300, 0, 0, 0, 1.0, 0.1)])  # 3 s of overhead: left alone
+    False
     """
     share = overhead_share(figs)
     spent = sum(f.tasks for f in figs if f.cpu_seconds is not None) * TASK_OVERHEAD
@@ -184,8 +186,10 @@ def finer_than_target(fig: StageFigures) -> float:
     """How many times bigger the stage's tasks should be to take ``TARGET_TASK_SECONDS`` each (1: big enough; at
     most its task count, which makes it one task).
 
-    >>> finer_than_target(StageFigures("a", "", 1000, 0, 0, 0, 1.0, 12.5)), finer_than_target(StageFigures("b", "", 4, 0, 0, 0, 1.0, 0.0))
-    (80.0, 4)
+    >>> finer_than_target(StageFigures("a", "", 1000, 0, 0, 0, 1.0, 12.5))
+    80.0
+    >>> finer_than_target(StageFigures("b", "", 4, 0, 0, 0, 1.0, 0.0))
+    4
     """
     seconds = fig.task_seconds
     if seconds is None or fig.tasks <= 1 or seconds >= TARGET_TASK_SECONDS:

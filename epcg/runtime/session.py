@@ -123,12 +123,14 @@ def plan_job(job: Job, max_tasks: int = MAX_TASKS) -> tuple[Job, Plan, tuple[str
     """The job's plan, its chunk keys scaled up where its tasks would be too small (results are identical).
 
     A job kind names in ``COARSEN`` the keys it may scale without changing any
-    result (chunk sizes). When the job's compute is estimated and scheduling
-    its tasks would not be a small share of it (:func:`~epcg.runtime.estimate.too_fine`),
-    each key is scaled by a power of two until the stages it cuts have tasks of
-    ``TARGET_TASK_SECONDS`` or are one task (:func:`_fit_cost`). As a last resort
-    (compute unknown), a job of more than ``max_tasks`` tasks is coarsened until
-    it has fewer; without keys such a job is refused. One note says what changed.
+    result (chunk sizes). A job of more than ``max_tasks`` tasks is first
+    coarsened until it has fewer (a plan of millions of tasks is not even
+    built; without keys such a job is refused). Then, where the job kind
+    estimates compute, each key whose stages spend more than a small share of
+    their time on per-task overhead (:func:`~epcg.runtime.estimate.too_fine`)
+    is scaled by a power of two until those stages' tasks are expected to take
+    ``TARGET_TASK_SECONDS`` or are one task each (:func:`_fit_cost`). One note
+    says what changed and why.
     """
     kind = job_kind(job.domain)
     keys = tuple(key for key in getattr(kind, "COARSEN", ()) if key in type(job.config).model_fields)
