@@ -123,6 +123,8 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
     basis = getattr(job_kind(job.domain), "estimate_basis", None)
     if basis is not None:
         click.echo(f"estimated: {basis(job.config)}")
+    for line in getattr(job_kind(job.domain), "plan_notes", lambda config: [])(job.config):
+        click.echo(line)
     try:
         check(figs, limits)
     except UserError as exc:
@@ -214,12 +216,13 @@ def verify(run_dir: Path, everything: bool, workers, threads_per_worker, schedul
     Exit status 0 if every checked chunk is intact, 1 if some were damaged (their
     records are removed), 2 if the store is missing or unreadable (nothing removed).
     """
+    from epcg.runtime.logs import kept, to_run_directory
     from epcg.runtime.session import claimed, prepare_resume, unverified
 
     prepared = prepare_resume(run_dir)
     prepared.run.group  # noqa: B018 - a missing store ends here, before the cluster, the lock or any write
     spec = None if serial else _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker)
-    with claimed(prepared, new=False):
+    with kept(restore=False) as log, claimed(prepared, new=False), to_run_directory(log, None, prepared.run.path):
         if not everything and not unverified(prepared):
             spec = None  # nothing to read: no cluster to start
         with _executor(spec) as executor:
@@ -263,7 +266,8 @@ def export(run_dir: Path, out: Path | None, limit: int, pictures: str, where: tu
 
 def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_per_worker, scheduler,
         scheduler_file, cluster_file, performance_report, serial, force, check) -> None:
-    from epcg.runtime.progress import TqdmProgress
+    from epcg.runtime.logs import kept, to_run_directory
+    from epcg.runtime.progress import for_output
     from epcg.runtime.session import claimed, run_plan
 
     plan, run = prepared.plan, prepared.run
@@ -277,13 +281,13 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
         from epcg.runtime.checked import check_first_slices
 
         check_first_slices(prepared.job.domain, json.dumps(prepared.job.to_dict(), sort_keys=True))
-    progress = TqdmProgress(file=sys.stderr, dynamic_ncols=True)
-    with _signals() as stop:
+    progress = for_output(sys.stderr, done)
+    with _signals() as stop, kept(restore=False) as log:
         try:
             if serial:
                 prepared = _check_plan(prepared, None, None, done, max_tasks, force)
                 _announce(prepared, done)
-                with claimed(prepared, new):
+                with claimed(prepared, new), to_run_directory(log, None, run.path):
                     if not new:
                         _verify(prepared, None, everything, before_resume=True)
                     run_plan(prepared, None, [progress])
@@ -301,7 +305,8 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
                     _announce(prepared, done)
                     click.echo(f"Dask dashboard: {client.dashboard_link}")
                     executor = DaskExecutor(client, patience=None if isinstance(spec, JobqueueSpec) else PATIENCE)
-                    with claimed(prepared, new), _live(run, client), _report(run, performance_report):
+                    with claimed(prepared, new), to_run_directory(log, client, run.path), _live(run, client), \
+                            _report(run, performance_report):
                         from epcg.dashboard import register
 
                         click.echo(f"epcg progress: {register(client, run.path) or 'not on this scheduler'}")
@@ -312,6 +317,12 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
             progress.on_run_end()
             click.echo(f"\ninterrupted; 'epcg resume {run.path}' continues where this stopped", err=True)
             sys.exit(143 if stop.get("signal") == signal.SIGTERM else 130)
+        except UserError:
+            raise
+        except Exception:
+            if log.errors and log.path:
+                click.echo(f"Dask logged {log.errors} errors: {log.path}", err=True)
+            raise
     _print_outputs(run)
 
 

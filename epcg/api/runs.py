@@ -263,9 +263,9 @@ class Run:
     def ratio_histogram(self, pieces: int | None = None):
         """Fling!: how many uniquely solvable boards of layer ``pieces`` fall in each expert-ratio bin (a pandas
         Series indexed by the bin's lower edge, bins 0.1 wide), or every layer's as a DataFrame
-        (``pieces``, ``ratio``, ``boards``, ``exact``). Every uniquely solvable board is counted, or in a layer of
-        more than the job's ``ratio_sample`` boards those of a random sample of its blocks (results.json's
-        ``ratio_histograms`` give its ``fraction``)."""
+        (``pieces``, ``ratio``, ``boards``, ``exact``). Every uniquely solvable board is counted, or, if the job
+        sets ``ratio_sample``, in a layer of more than that many boards those of a random sample of its blocks
+        (results.json's ``ratio_histograms`` give its ``fraction``)."""
         import pandas as pd
 
         self._require("fling")

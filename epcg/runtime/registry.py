@@ -61,7 +61,8 @@ class JobKind(Protocol):
     # ``cleanup(config, run)`` runs in the client when the session's tasks end or stop
     # (e.g. to delete shared state named by ``run.cache_key``);
     # ``estimate(config)`` gives ``epcg plan`` its figures (:class:`epcg.runtime.estimate.StageCost`);
-    # ``COARSEN`` names the keys the runtime may scale up to bound the task count;
+    # ``plan_notes(config)`` gives ``epcg plan`` lines of its own after the table (what a choice costs);
+    # ``COARSEN`` names the keys the runtime may scale up (chunk sizes) so tasks are not too small;
     # ``SPLIT_FOR_MEMORY`` the keys it sets, when a job leaves them unset, so every stage fits the memory.
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import time
 from collections.abc import Iterator, Sequence
@@ -12,7 +13,18 @@ from pathlib import Path
 from typing import Any
 
 from epcg.runtime.errors import UserError
-from epcg.runtime.estimate import MAX_TASKS, coarsen_factor, figures, size
+from epcg.runtime.estimate import (
+    MAX_TASKS,
+    TARGET_TASK_SECONDS,
+    TASK_OVERHEAD,
+    coarsen_factor,
+    figures,
+    finer_than_target,
+    overhead_share,
+    share,
+    size,
+    too_fine,
+)
 from epcg.runtime.execute import Executor, SerialExecutor, execute
 from epcg.runtime.jobs import Job, read_toml, validate
 from epcg.runtime.plan import Plan, TooManyTasks
@@ -108,13 +120,55 @@ def _nonempty(job: Job, plan: Plan) -> Plan:
 
 
 def plan_job(job: Job, max_tasks: int = MAX_TASKS) -> tuple[Job, Plan, tuple[str, ...]]:
-    """The job's plan; if it has more than ``max_tasks`` tasks, its chunk keys scaled up until it has fewer.
+    """The job's plan, its chunk keys scaled up where its tasks would be too small (results are identical).
 
     A job kind names in ``COARSEN`` the keys it may scale without changing any
-    result (chunk sizes); without them a job beyond the bound is refused.
+    result (chunk sizes). A job of more than ``max_tasks`` tasks is first
+    coarsened until it has fewer (a plan of millions of tasks is not even
+    built; without keys such a job is refused). Then, where the job kind
+    estimates compute, each key whose stages spend more than a small share of
+    their time on per-task overhead (:func:`~epcg.runtime.estimate.too_fine`)
+    is scaled by a power of two until those stages' tasks are expected to take
+    ``TARGET_TASK_SECONDS`` or are one task each (:func:`_fit_cost`). One note
+    says what changed and why.
     """
     kind = job_kind(job.domain)
     keys = tuple(key for key in getattr(kind, "COARSEN", ()) if key in type(job.config).model_fields)
+    original = job
+    job, plan, first = _bounded(job, keys, max_tasks)
+    fitted = _fit_cost(job, plan, keys)
+    if fitted is None and job is original:
+        return job, plan, ()
+    old, new = original.to_dict(), (fitted or (job,))[0].to_dict()
+    changed = [k for k in keys if old[k] != new[k]]
+    given, using = (", ".join(f"{k}={d[k]}" for k in changed) for d in (old, new))
+    if fitted is None:
+        note = (f"{given} would give {first:,} tasks, more than {max_tasks:,}; using {using} "
+                f"({plan.num_tasks:,} tasks, identical results; --max-tasks raises the bound)")
+        return job, plan, (note,)
+    job, plan, before, after = fitted
+    counts = {f.name: f.tasks for f in after}
+    moved = [f for f in before if counts.get(f.name) != f.tasks]
+    capped = first > sum(f.tasks for f in before)  # the cap coarsened first: the stages' own counts are unknown
+    tasks = first if capped else sum(f.tasks for f in moved)
+    if capped:
+        spent = first * TASK_OVERHEAD
+        was = spent / (spent + sum(f.cpu_seconds or 0.0 for f in before))
+    else:
+        was = overhead_share(moved) or 0.0
+    stages = f"{len(moved)} stage{'s' if len(moved) != 1 else ''}"
+    cut = f"would give {first:,} tasks" if capped else f"would cut {stages} into {tasks:,} tasks"
+    note = (f"{given} {cut}, most far shorter than the {TARGET_TASK_SECONDS:g} s "
+            f"a task should take here (scheduling them about {share(was)} of the work); using {using} "
+            f"({sum(counts[f.name] for f in moved):,} tasks there, scheduling {share(overhead_share(after))} of "
+            "the job, identical results)")
+    return job, plan, (note,)
+
+
+def _bounded(job: Job, keys: tuple[str, ...], max_tasks: int) -> tuple[Job, Plan, int]:
+    """The job (its chunk keys scaled if needed), its plan of at most ``max_tasks`` tasks, and the task count the
+    job as given would have had; UserError if no scaling brings it under the bound."""
+    kind = job_kind(job.domain)
     original, first = job, None
     for _attempt in range(4):
         try:
@@ -126,14 +180,7 @@ def plan_job(job: Job, max_tasks: int = MAX_TASKS) -> tuple[Job, Plan, tuple[str
             raise UserError(f"job {job.name}: {exc}") from None
         first = tasks if first is None else first
         if plan is not None and tasks <= max_tasks:
-            _nonempty(job, plan)
-            if job is original:
-                return job, plan, ()
-            old, new = original.to_dict(), job.to_dict()
-            note = (f"{', '.join(f'{k}={old[k]}' for k in keys)} would give {first:,} tasks, more than "
-                    f"{max_tasks:,}; using {', '.join(f'{k}={new[k]}' for k in keys)} "
-                    f"({tasks:,} tasks, identical results; --max-tasks raises the bound)")
-            return job, plan, (note,)
+            return job, _nonempty(job, plan), first
         if not keys:
             break
         job = _coarsened(job, keys, coarsen_factor(tasks, max_tasks), max_tasks)
@@ -144,6 +191,54 @@ def plan_job(job: Job, max_tasks: int = MAX_TASKS) -> tuple[Job, Plan, tuple[str
         + (f", even with bigger chunks ({', '.join(keys)})" if keys else "")
         + ": make the job smaller or raise --max-tasks"
     )
+
+
+def _fit_cost(job: Job, plan: Plan, keys: tuple[str, ...]) -> tuple[Job, Plan, list, list] | None:
+    """The job with each chunk key whose stages are too fine together (:func:`~epcg.runtime.estimate.too_fine`)
+    scaled until they reach the target task time, with its plan and the figures before and after; None when no
+    key's stages are too fine (or none can be coarsened)."""
+    kind = job_kind(job.domain)
+    if not keys or getattr(kind, "estimate", None) is None:
+        return None
+    before = figs = figures(kind, job.config, plan, 1)
+    cuts = {key: _stages_cut_by(job, plan, key) for key in keys}
+    cuts = {key: stages for key, stages in cuts.items() if too_fine([f for f in figs if f.name in stages])}
+    if not cuts:
+        return None
+    changed = False
+    for _attempt in range(6):
+        factors = {}
+        for key, stages in cuts.items():
+            need = max((finer_than_target(f) for f in figs if f.name in stages), default=1)
+            if need > 1:
+                factors[key] = 1 << math.ceil(math.log2(need))
+        scaled = _scaled(job, factors)
+        if scaled is None:
+            break
+        job, plan, changed = scaled, kind.plan(scaled.config), True
+        figs = figures(kind, job.config, plan, 1)
+    return (job, _nonempty(job, plan), before, figs) if changed else None
+
+
+def _stages_cut_by(job: Job, plan: Plan, key: str) -> set[str]:
+    """The stages whose task count falls when ``key`` doubles (those it cuts into tasks)."""
+    doubled = _scaled(job, {key: 2})
+    if doubled is None:
+        return set()
+    tasks = {stage.name: len(stage.tasks) for stage in job_kind(job.domain).plan(doubled.config).stages}
+    return {stage.name for stage in plan.stages if tasks.get(stage.name, 0) < len(stage.tasks)}
+
+
+def _scaled(job: Job, factors: dict[str, int]) -> Job | None:
+    """The job with each key multiplied by its factor, halved while the job's schema refuses it (None: no change)."""
+    data = job.to_dict()
+    factors = dict(factors)
+    while factors:
+        try:
+            return validate({**data, **{k: data[k] * f for k, f in factors.items()}}, source=f"job {job.name}")
+        except UserError:
+            factors = {k: f // 2 for k, f in factors.items() if f > 2}
+    return None
 
 
 def _coarsened(job: Job, keys: tuple[str, ...], factor: int, max_tasks: int) -> Job | None:
