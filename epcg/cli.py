@@ -91,9 +91,7 @@ def main() -> None:
 def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker, memory_limit, out,
          max_tasks) -> None:
     """Print what JOB_FILE would cost, stage by stage, and whether `run` would accept it (nothing is written)."""
-    from dask.utils import parse_bytes
-
-    from epcg.runtime.cluster import LocalSpec, default_workers, local_memory
+    from epcg.runtime.cluster import LocalSpec, default_workers, local_memory, parse_size
     from epcg.runtime.estimate import MAX_TASKS, Limits, check, figures, free_disk, table
     from epcg.runtime.jobs import load_job
     from epcg.runtime.registry import job_kind
@@ -103,10 +101,7 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
     job = load_job(job_file, list(overrides))
     where = run_directory(out if out is not None else Path("runs") / job.name)
     n = workers or default_workers()
-    try:
-        memory = parse_bytes(memory_limit) if memory_limit else local_memory(LocalSpec(workers=n))
-    except ValueError:
-        raise UserError(f"--memory-limit {memory_limit!r} is not a size like '64GiB'") from None
+    memory = parse_size(memory_limit, "--memory-limit") if memory_limit else local_memory(LocalSpec(workers=n))
     job, job_plan, notes = plan_job(job, max_tasks or MAX_TASKS)
     fitted = fit_memory(Prepared(job, job_plan, RunDir(where), notes), memory, n)
     job, job_plan, notes = fitted.job, fitted.plan, fitted.notes
@@ -242,15 +237,29 @@ def report(run_dir: Path) -> None:
 def export(run_dir: Path, out: Path | None, limit: int, pictures: str, where: tuple[str, ...]) -> None:
     """Write what a run found as JSON lines (found.jsonl) and pictures; schema: epcg/api/export.py."""
     import epcg
-    from epcg.runtime.jobs import parse_override
 
-    filters = dict(parse_override(text) for text in where)
+    if out is not None and out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} is a file, not a directory")
+    filters = dict(_filter(text) for text in where)
     try:
         path = epcg.open(run_dir).export(out or run_dir / "export", limit=limit,
                                          pictures=None if pictures == "none" else pictures, **filters)
     except TypeError as exc:
         raise UserError(f"--where: {exc}") from None
     click.echo(f"{sum(1 for _ in path.open())} objects: {path}")
+
+
+def _filter(text: str) -> tuple[str, object]:
+    """``--where KEY=VALUE``: VALUE as a TOML value, or as plain text when it is not one (``length=longest``)."""
+    import tomllib
+
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip().isidentifier():
+        raise UserError(f"malformed --where {text!r}: expected KEY=VALUE, e.g. --where pieces=8")
+    try:
+        return key.strip(), tomllib.loads(f"v = {value.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        return key.strip(), value.strip()
 
 
 def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_per_worker, scheduler,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, get_args
 
 import pydantic
 
@@ -30,8 +30,16 @@ _MODULES: dict[str, ModuleType] = {"triple": witness_triple, "unique-cover": wit
 """The kinds that are not scans, and their modules."""
 
 
+KINDS = (*get_args(witness.Kind), *_MODULES)
+"""Every ``kind`` a Witness job may name."""
+
+
 def _schema(data: Any) -> type[pydantic.BaseModel]:
     kind = data.get("kind") if isinstance(data, dict) else None
+    if isinstance(kind, str) and kind not in KINDS:
+        raise pydantic.ValidationError.from_exception_data("witness", [{
+            "type": "literal_error", "loc": ("kind",), "input": kind,
+            "ctx": {"expected": ", ".join(repr(k) for k in KINDS[:-1]) + f" or {KINDS[-1]!r}"}}])
     return _MODULES.get(kind, witness).Config if isinstance(kind, str) else witness.Config
 
 

@@ -10,6 +10,11 @@ class UserError(Exception):
     """
 
 
+class InvalidValue(UserError, ValueError):
+    """A value the Python API cannot take (a filter naming nothing that exists): a ValueError to API callers,
+    one line and exit status 2 in the CLI."""
+
+
 class TaskFailed(Exception):
     """A task raised a deterministic error: the run stops with one line naming the chunk (exit 1)."""
 

@@ -53,6 +53,8 @@ def run_directory(out: Path) -> Path:
                 raise UserError(f"--out {out}: {parent} is a file, not a directory")
             if not os.access(parent, os.W_OK | os.X_OK):
                 raise UserError(f"--out {out}: cannot create directories in {parent} (permission denied)")
+            if os.statvfs(parent).f_blocks == 0:
+                raise UserError(f"--out {out}: {parent} is on a filesystem that holds no files (like /proc or /sys)")
             break
     if path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
         raise UserError(f"--out {out}: directory is not writable")
