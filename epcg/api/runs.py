@@ -23,6 +23,7 @@ epcg.runtime.errors.UserError: run directory ... holds another job ...
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import inspect
 import json
@@ -49,6 +50,8 @@ def run(job: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str
         client: Any = None, *, progress: bool = True, **overrides: Any) -> Run:
     """Run ``job`` (a job file or its data) in ``out`` (default ``runs/<name>``) and open the result.
 
+    ``client``: a ``distributed.Client``, or a scheduler's address (``"tcp://host:8786"``, as the CLI's
+    ``--scheduler``) to connect to for the run; None runs in this process.
     Keyword arguments override job keys, as ``--set`` does (``**{"a.b": 1}`` for a
     nested key). If ``out`` already holds this job, only its unfinished chunks are
     computed (nothing at all when it is finished); if it holds another job, a
@@ -72,21 +75,38 @@ def run(job: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str
     if not new and existing.results_path.is_file() and not existing.is_locked():
         if len(existing.done(prepared.plan.tasks())) == prepared.plan.num_tasks:
             return Run(path)
-    executor = None
-    if client is not None:
-        from epcg.runtime.dask_executor import DaskExecutor
-
-        executor = DaskExecutor(client)
-    callbacks = [TqdmProgress()] if progress else []
-    with claimed(prepared, new):
+    with _connected(client) as client:
+        executor = None
         if client is not None:
-            from epcg.dashboard import register
+            from epcg.runtime.dask_executor import DaskExecutor
 
-            register(client, path)
-        if not new:
-            verify(prepared)
-        run_plan(prepared, executor, callbacks)
+            executor = DaskExecutor(client)
+        callbacks = [TqdmProgress()] if progress else []
+        with claimed(prepared, new):
+            if client is not None:
+                from epcg.dashboard import register
+
+                register(client, path)
+            if not new:
+                verify(prepared)
+            run_plan(prepared, executor, callbacks)
     return Run(path)
+
+
+@contextlib.contextmanager
+def _connected(client: Any) -> Iterator[Any]:
+    """``client`` as a ``distributed.Client``: one given is used as is, an address (like the CLI's --scheduler)
+    is connected to for the block; anything else is refused before a run directory is made."""
+    if client is None or not isinstance(client, (str, os.PathLike)):
+        if client is not None and not callable(getattr(client, "submit", None)):
+            raise InvalidValue(f"client must be a distributed.Client or a scheduler address like "
+                               f"'tcp://host:8786', got {client!r}")
+        yield client
+        return
+    from epcg.runtime.cluster import SchedulerSpec, connect
+
+    with connect(SchedulerSpec(kind="scheduler", address=str(client))) as connected:
+        yield connected
 
 
 def open(path: str | os.PathLike[str]) -> Run:  # noqa: A001 - epcg.open reads like the builtin, for runs

@@ -74,6 +74,11 @@ def cleanup(config: Any, run: RunDir) -> None:
         done(config, run)
 
 
+def notes(config: Any) -> list[str]:
+    known = getattr(_module(config), "notes", None)
+    return [] if known is None else known(config)
+
+
 def plan(config: Any) -> Plan:
     return _module(config).plan(config)
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dask.base import tokenize
 from distributed import Client, as_completed
 
-from epcg.runtime.execute import OnDone, run_task, warm_up
+from epcg.runtime.execute import Failed, OnDone, run_task_quietly, warm_up
 from epcg.runtime.plan import Stage, Task
 from epcg.runtime.store import check_chunk
 
@@ -69,7 +69,7 @@ class DaskExecutor:
                     submitted.add(stage.name)
                     for task in pending[stage.name]:
                         future = self.client.submit(
-                            run_task,
+                            run_task_quietly,
                             *call,
                             task,
                             key=f"epcg-{task.id}-{tokenize(call, task)}",
@@ -84,6 +84,8 @@ class DaskExecutor:
             for future in futures:
                 task = future.epcg_task
                 record = future.result()
+                if isinstance(record, Failed):
+                    raise record.exception()
                 left[task.stage] -= 1
                 on_done(task, record)
                 if left[task.stage] == 0:

@@ -19,6 +19,11 @@ class TaskFailed(Exception):
     """A task raised a deterministic error: the run stops with one line naming the chunk (exit 1)."""
 
 
+class OutputFailed(Exception):
+    """Every chunk is done but results, summary, figures or report could not be written (a full disk): one line
+    naming the file and how to write them again (exit 1)."""
+
+
 class StaleTask(Exception):
     """A task of an earlier client session (a straggler) finished after a newer session began.
 

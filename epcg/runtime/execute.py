@@ -12,6 +12,7 @@ import json
 import resource
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol
 
@@ -59,6 +60,26 @@ def run_task(domain: str, job_json: str, run_path: str, fence: str | None, task:
         except Exception as exc:  # noqa: BLE001 - a deterministic failure: one line naming the chunk
             raise TaskFailed(f"chunk {task.id} failed: {_describe(exc)}") from None
     raise AssertionError("unreachable")
+
+
+@dataclass(frozen=True)
+class Failed:
+    """What :func:`run_task_quietly` returns instead of raising: the error's class and its one line."""
+
+    error: str
+    message: str
+
+    def exception(self) -> Exception:
+        return {"UserError": UserError, "TaskFailed": TaskFailed}[self.error](self.message)
+
+
+def run_task_quietly(domain: str, job_json: str, run_path: str, fence: str | None, task: Task) -> dict | Failed:
+    """:func:`run_task` for a Dask worker: its one-line errors come back as a :class:`Failed` value, so the
+    worker logs no "Compute Failed" traceback for what the client reports in one line."""
+    try:
+        return run_task(domain, job_json, run_path, fence, task)
+    except (UserError, TaskFailed) as exc:
+        return Failed("TaskFailed" if isinstance(exc, TaskFailed) else "UserError", str(exc))
 
 
 def _describe(exc: BaseException) -> str:

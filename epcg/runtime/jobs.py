@@ -253,8 +253,10 @@ _UNION_TAG = re.compile(r"^(int|float|str|bool|none|(literal|dict|list|tuple|set
 def _union_error(errors: list[dict]) -> str | None:
     """One line for a value that matched no member of a union: what each member would have taken."""
     first = errors[0]
+    if not first["loc"]:
+        return None
     parent = first["loc"][:-1]
-    members = [e for e in errors if e["loc"][:-1] == parent and e.get("input") is first.get("input")
+    members = [e for e in errors if e["loc"] and e["loc"][:-1] == parent and e.get("input") is first.get("input")
                and _UNION_TAG.match(str(e["loc"][-1]))]
     if len(members) < 2 or not _UNION_TAG.match(str(first["loc"][-1])):
         return None
