@@ -16,7 +16,8 @@ class InvalidValue(UserError, ValueError):
 
 
 class TaskFailed(Exception):
-    """A task raised a deterministic error: the run stops with one line naming the chunk (exit 1)."""
+    """A task raised a deterministic error, or the disk filled: the run stops with one line naming the chunk
+    (exit 1)."""
 
 
 class OutputFailed(Exception):

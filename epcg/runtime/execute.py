@@ -41,9 +41,10 @@ FATAL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPE
 def run_task(domain: str, job_json: str, run_path: str, fence: str | None, task: Task) -> dict[str, Any]:
     """Run one task where it lands (any worker), store its data, then its record.
 
-    A transient OSError is retried up to ``RETRIES`` times; a full disk or a
-    read-only filesystem raises UserError; any other exception becomes a
-    TaskFailed naming the chunk (one line at the client).
+    A transient OSError is retried up to ``RETRIES`` times; a full disk raises
+    TaskFailed (exit 1: the run wrote, and stopped), a read-only or forbidden
+    place UserError; any other exception becomes a TaskFailed naming the chunk
+    (one line at the client).
     """
     for attempt in range(1, RETRIES + 1):
         try:
@@ -52,8 +53,9 @@ def run_task(domain: str, job_json: str, run_path: str, fence: str | None, task:
             raise
         except OSError as exc:
             if exc.errno in FATAL_ERRNOS:
-                raise UserError(f"chunk {task.id}: {_describe(exc)} in {run_path}; "
-                                f"fix that, then 'epcg resume {run_path}'") from None
+                full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+                raise (TaskFailed if full else UserError)(f"chunk {task.id}: {_describe(exc)} in {run_path}; "
+                                                          f"fix that, then 'epcg resume {run_path}'") from None
             if attempt == RETRIES:
                 raise TaskFailed(f"chunk {task.id} failed {RETRIES} times: {_describe(exc)}") from None
             time.sleep(0.2 * 2**attempt)
