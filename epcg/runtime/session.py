@@ -359,7 +359,7 @@ def writing_outputs(run: RunDir) -> Iterator[None]:
     except OSError as exc:
         if exc.errno not in OUTPUT_ERRNOS:
             raise
-        where = exc.filename or run.path
+        where = exc.filename or f"the outputs in {run.path}"
         raise OutputFailed(f"cannot write {where}: {exc.strerror}; every chunk is done and kept: free space (or "
                            f"fix the permissions), then 'epcg report {run.path}' writes the results and the report"
                            ) from None
