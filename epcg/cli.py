@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from epcg.runtime.errors import Interrupted, OutputFailed, StaleTask, TaskFailed, UserError
+from epcg.runtime.errors import Interrupted, InvalidValue, OutputFailed, StaleTask, TaskFailed, UserError
 
 CONNECT_OPTIONS = [
     click.option("--workers", type=click.IntRange(min=1), help="Local worker processes (default: one per core)."),
@@ -258,11 +258,15 @@ def export(run_dir: Path, out: Path | None, limit: int, pictures: str, where: tu
 
     if out is not None and out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is a file, not a directory")
-    filters = dict(_filter(text) for text in where)
+    pairs = [_filter(text) for text in where]
+    filters = dict(pairs)
+    if len(filters) < len(pairs):
+        twice = next(key for i, (key, _) in enumerate(pairs) if key in dict(pairs[:i]))
+        raise UserError(f"--where {twice} is given twice: a filter takes one value (run export once per value)")
     try:
         path = epcg.open(run_dir).export(out or run_dir / "export", limit=limit,
                                          pictures=None if pictures == "none" else pictures, **filters)
-    except TypeError as exc:
+    except (TypeError, InvalidValue) as exc:
         raise UserError(f"--where: {exc}") from None
     click.echo(f"{sum(1 for _ in path.open())} objects: {path}")
 
@@ -292,6 +296,8 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
         run.group  # noqa: B018 - a missing store ends here, before the lock or any write
         refuse_in_use(run)
         run.identity()  # a damaged run.json ends here, before the cluster starts
+    if serial and performance_report:
+        raise UserError("--performance-report is Dask's report, and --serial runs without Dask: leave out one")
     spec = _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker, serial)
     done = run.done(plan.tasks()) if run.exists() else {}
     progress = TqdmProgress(file=sys.stderr, dynamic_ncols=True)

@@ -58,6 +58,9 @@ class Config:
     def model_validate(data: Any) -> pydantic.BaseModel:
         return _schema(data).model_validate(data)
 
+    schema_for = staticmethod(_schema)
+    """The schema a job's data is validated with (its error messages list that schema's keys)."""
+
 
 COARSEN = witness.COARSEN
 """Chunk keys the runtime may scale (the scans'; triple and unique-cover jobs have none of them)."""

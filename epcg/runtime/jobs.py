@@ -113,12 +113,14 @@ def read_toml(path: Path, what: str = "job file") -> dict[str, Any]:
     if path.is_dir():
         hint = f" (a run directory: 'epcg resume {path}')" if (path / "job.toml").is_file() else ""
         raise UserError(f"{what} {path} is a directory, not a TOML file{hint}")
-    if not path.is_file():
+    if not path.exists():
         raise UserError(f"{what} {path} does not exist")
     try:
-        if path.stat().st_size > MAX_TEXT:
-            raise UserError(f"{what} {path} is {path.stat().st_size:,} bytes, at most {MAX_TEXT:,}")
-        text = path.read_text()
+        with path.open("rb") as handle:  # a pipe or device too (bash's <(...)), read at most MAX_TEXT + 1 bytes
+            raw = handle.read(MAX_TEXT + 1)
+        if len(raw) > MAX_TEXT:
+            raise UserError(f"{what} {path} is more than {MAX_TEXT:,} bytes long")
+        text = raw.decode("utf-8").removeprefix("\ufeff")  # an editor's byte-order mark is not TOML's business
         if _nesting(text) > MAX_DEPTH:
             raise UserError(f"{what} {path} nests lists or tables more than {MAX_DEPTH} deep")
         return tomllib.loads(text)
@@ -136,13 +138,22 @@ def validate(data: dict[str, Any], source: str = "job") -> Job:
     except UserError as exc:
         raise UserError(f"{source}: {exc}") from None
     try:
-        check_types(data, model)
+        check_types(data, _schema_for(model, data))
         config = model.model_validate(data)
     except pydantic.ValidationError as exc:
-        raise UserError(f"{source}: {describe_error(exc, model)}") from None
+        raise UserError(f"{source}: {describe_error(exc, _schema_for(model, data))}") from None
     except (RecursionError, MemoryError, OverflowError) as exc:
         raise UserError(f"{source}: a value is too large or too deeply nested to validate ({type(exc).__name__})") from None
     return Job(name=config.name, domain=config.domain, config=config)
+
+
+def _schema_for(model: Any, data: Any) -> Any:
+    """The model that validated ``data``: a kind whose Config picks a schema by the job's keys names it with
+    ``schema_for(data)`` (so an error lists that schema's keys only)."""
+    try:
+        return getattr(model, "schema_for", lambda _data: model)(data)
+    except (pydantic.ValidationError, ValueError):
+        return model
 
 
 def load_job(path: Path, overrides: list[str] = ()) -> Job:

@@ -128,6 +128,13 @@ def repair(path: Path) -> list[str]:
     if not run.exists():
         raise UserError(f"{path} is not an epcg run directory (no {run.job_path.name})")
     job = validate(read_toml(run.job_path), source=str(run.job_path))
+    plan = _plan(job)
+    for task in plan.tasks():
+        record = run.read_record(task)
+        if record is not None and (record.get("start"), record.get("stop")) != (task.start, task.stop):
+            raise UserError(f"job.toml does not match the records (chunk {task.id} covers [{record.get('start')}, "
+                            f"{record.get('stop')}) in its record, [{task.start}, {task.stop}) by job.toml): "
+                            "restore the job.toml the run started with, then repair")
     rebuilt = []
     stored = run.stored_digest()
     if stored is None or not re.fullmatch(r"[0-9a-f]{64}", stored):
@@ -136,7 +143,7 @@ def repair(path: Path) -> list[str]:
     try:
         run.identity()
     except UserError:
-        fences = [str(r.get("fence") or "") for r in run.done(_plan(job).tasks()).values()]
+        fences = [str(r.get("fence") or "") for r in run.done(plan.tasks()).values()]
         seen = [(int(epoch), run_id) for run_id, _, epoch in (f.rpartition("/") for f in fences)
                 if run_id and epoch.isdigit()]
         epoch, run_id = max(seen) if seen else (0, uuid.uuid4().hex)
