@@ -150,7 +150,11 @@ class Run:
         """results.json as plain data."""
         if not self.finished:
             raise UserError(f"run {self.path} has no results yet: finish it with epcg.run or 'epcg resume {self.path}'")
-        return json.loads(self.dir.results_path.read_text())
+        try:
+            return json.loads(self.dir.results_path.read_text())
+        except (ValueError, OSError) as exc:
+            raise UserError(f"{self.dir.results_path} cannot be read ({' '.join(str(exc).split())}): "
+                            f"'epcg report {self.path}' writes it again") from None
 
     @property
     def summary(self) -> str:
