@@ -28,11 +28,14 @@ import copy
 import inspect
 import json
 import math
+import numbers
 import os
 from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from epcg.api.dwp import LevelMap
 from epcg.api.fling import FlingBoard, ratio_frame, set_ranks, solution_count_frame
@@ -294,7 +297,7 @@ class Run:
             raise InvalidValue(f"pieces must be a piece count 1..{top} (this run's layers), got {pieces!r}")
         if unique not in (True, False, None):
             raise InvalidValue(f"unique must be True, False or None, got {unique!r}")
-        if min_ratio is not None and (isinstance(min_ratio, bool) or not isinstance(min_ratio, (int, float))
+        if min_ratio is not None and (isinstance(min_ratio, (bool, np.bool_)) or not isinstance(min_ratio, numbers.Real)
                                       or math.isnan(min_ratio)):
             raise InvalidValue(f"min_ratio must be a number (an expert ratio), got {min_ratio!r}")
         return self._boards([pieces] if pieces is not None else range(1, top + 1), unique, min_ratio)
@@ -379,7 +382,8 @@ class Run:
 
 
 def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    """An integer (numpy's too), not a boolean."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
 
 def _count(name: str, value: Any, what: str = "a count >= 0") -> None:
