@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from epcg.runtime.errors import Interrupted, StaleTask, TaskFailed, UserError
+from epcg.runtime.errors import Interrupted, InvalidValue, OutputFailed, StaleTask, TaskFailed, UserError
 
 CONNECT_OPTIONS = [
     click.option("--workers", type=click.IntRange(min=1), help="Local worker processes (default: one per core)."),
@@ -59,14 +59,15 @@ class EpcgGroup(click.Group):
             _fail(str(exc), 2)
         except click.UsageError as exc:
             _fail(exc.format_message(), 2)
-        except TaskFailed as exc:
+        except (TaskFailed, OutputFailed) as exc:
             _fail(str(exc), 1)
         except StaleTask as exc:
             _fail(f"this client no longer owns the run: {exc}", 2)
         except OSError as exc:
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES):
                 raise
-            _fail(f"{exc.strerror}: {exc.filename or ''}".rstrip(": "), 2)
+            _fail(f"{exc.strerror}: {exc.filename or ''}".rstrip(": "),
+                  1 if exc.errno in (errno.ENOSPC, errno.EDQUOT) else 2)
         except MemoryError:
             _fail("out of memory in the epcg client; the job is too large for this machine", 2)
 
@@ -94,9 +95,7 @@ def main() -> None:
 def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker, memory_limit, out,
          max_tasks) -> None:
     """Print what JOB_FILE would cost, stage by stage, and whether `run` would accept it (nothing is written)."""
-    from dask.utils import parse_bytes
-
-    from epcg.runtime.cluster import LocalSpec, default_workers, local_memory
+    from epcg.runtime.cluster import LocalSpec, default_workers, local_memory, parse_size
     from epcg.runtime.estimate import MAX_TASKS, Limits, check, figures, free_disk, table
     from epcg.runtime.jobs import load_job
     from epcg.runtime.registry import job_kind
@@ -106,10 +105,7 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
     job = load_job(job_file, list(overrides))
     where = run_directory(out if out is not None else Path("runs") / job.name)
     n = workers or default_workers()
-    try:
-        memory = parse_bytes(memory_limit) if memory_limit else local_memory(LocalSpec(workers=n))
-    except ValueError:
-        raise UserError(f"--memory-limit {memory_limit!r} is not a size like '64GiB'") from None
+    memory = parse_size(memory_limit, "--memory-limit") if memory_limit else local_memory(LocalSpec(workers=n))
     job, job_plan, notes = plan_job(job, max_tasks or MAX_TASKS)
     fitted = fit_memory(Prepared(job, job_plan, RunDir(where), notes), memory, n)
     job, job_plan, notes = fitted.job, fitted.plan, fitted.notes
@@ -161,8 +157,11 @@ def resume(run_dir: Path, max_tasks, everything: bool, **cluster) -> None:
 
     _checked_when_serial(cluster["serial"], run_dir / "job.toml")
     prepared = prepare_resume(run_dir)
-    _go(prepared, new=False, max_tasks=max(max_tasks or MAX_TASKS, prepared.plan.num_tasks),
-        everything=everything, **cluster)
+    tasks = prepared.plan.num_tasks
+    if max_tasks is not None and max_tasks < tasks:
+        raise UserError(f"--max-tasks {max_tasks}: this run has {tasks:,} tasks, fixed when it started; "
+                        f"resume finishes them (leave --max-tasks out, or start a new run with 'epcg run')")
+    _go(prepared, new=False, max_tasks=max(max_tasks or MAX_TASKS, tasks), everything=everything, **cluster)
 
 
 @main.command()
@@ -177,7 +176,8 @@ def status(run_dir: Path) -> None:
     tasks = plan.tasks()
     done = run.done(tasks)
     live = run.is_locked()
-    state = "running" if live else ("finished" if run.results_path.exists() else "stopped")
+    written = all(p.is_file() for p in (run.results_path, run.summary_path, run.path / "report.html"))
+    state = "running" if live else ("finished" if written else "stopped")
     click.echo(f"{run.path}: job {job.name} ({job.domain}), {state}")
     try:
         info = json.loads((run.path / "live.json").read_text()) if live else {}
@@ -192,6 +192,9 @@ def status(run_dir: Path) -> None:
         seconds = sum(r.get("seconds", 0) for r in finished)
         click.echo(f"{stage.name:<28} {len(finished):>7}/{len(stage.tasks):<7} {seconds:>10.2f}")
     click.echo(f"{'total':<28} {len(done):>7}/{plan.num_tasks:<7}")
+    if not live and not written and len(done) == plan.num_tasks:
+        click.echo(f"every chunk is done, but results, summary or report.html are missing: "
+                   f"'epcg report {run.path}' writes them")
     torn = run.torn(tasks)
     if torn:
         click.echo(f"{len(torn)} damaged records (those chunks will be recomputed): {', '.join(torn[:10])}")
@@ -208,9 +211,12 @@ def status(run_dir: Path) -> None:
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("--all", "everything", is_flag=True,
               help="Check every finished chunk (default: only chunks not verified since they were recorded).")
+@click.option("--repair", is_flag=True,
+              help="First rebuild a lost manifest/job.sha256 (from job.toml) or run.json (from the records); "
+                   "then check every chunk.")
 @connect_options
-def verify(run_dir: Path, everything: bool, workers, threads_per_worker, scheduler, scheduler_file, cluster_file,
-           serial) -> None:
+def verify(run_dir: Path, everything: bool, repair: bool, workers, threads_per_worker, scheduler, scheduler_file,
+           cluster_file, serial) -> None:
     """Check finished chunks' stored bytes on the cluster; damaged chunks are forgotten so resume redoes them.
 
     Exit status 0 if every checked chunk is intact, 1 if some were damaged (their
@@ -218,10 +224,17 @@ def verify(run_dir: Path, everything: bool, workers, threads_per_worker, schedul
     """
     from epcg.runtime.logs import kept, to_run_directory
     from epcg.runtime.session import claimed, prepare_resume, unverified
+    from epcg.runtime.session import repair as rebuild
+    from epcg.runtime.store import RunDir
 
+    if repair:
+        with RunDir(run_dir).lock():
+            for what in rebuild(run_dir):
+                click.echo(f"{RunDir(run_dir).path}: rebuilt {what}")
+        everything = True
     prepared = prepare_resume(run_dir)
     prepared.run.group  # noqa: B018 - a missing store ends here, before the cluster, the lock or any write
-    spec = None if serial else _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker)
+    spec = _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker, serial)
     with kept(restore=False) as log, claimed(prepared, new=False), to_run_directory(log, None, prepared.run.path):
         if not everything and not unverified(prepared):
             spec = None  # nothing to read: no cluster to start
@@ -253,15 +266,33 @@ def report(run_dir: Path) -> None:
 def export(run_dir: Path, out: Path | None, limit: int, pictures: str, where: tuple[str, ...]) -> None:
     """Write what a run found as JSON lines (found.jsonl) and pictures; schema: epcg/api/export.py."""
     import epcg
-    from epcg.runtime.jobs import parse_override
 
-    filters = dict(parse_override(text) for text in where)
+    if out is not None and out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} is a file, not a directory")
+    pairs = [_filter(text) for text in where]
+    filters = dict(pairs)
+    if len(filters) < len(pairs):
+        twice = next(key for i, (key, _) in enumerate(pairs) if key in dict(pairs[:i]))
+        raise UserError(f"--where {twice} is given twice: a filter takes one value (run export once per value)")
     try:
         path = epcg.open(run_dir).export(out or run_dir / "export", limit=limit,
                                          pictures=None if pictures == "none" else pictures, **filters)
-    except TypeError as exc:
+    except (TypeError, InvalidValue) as exc:
         raise UserError(f"--where: {exc}") from None
     click.echo(f"{sum(1 for _ in path.open())} objects: {path}")
+
+
+def _filter(text: str) -> tuple[str, object]:
+    """``--where KEY=VALUE``: VALUE as a TOML value, or as plain text when it is not one (``length=longest``)."""
+    import tomllib
+
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip().isidentifier():
+        raise UserError(f"malformed --where {text!r}: expected KEY=VALUE, e.g. --where pieces=8")
+    try:
+        return key.strip(), tomllib.loads(f"v = {value.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        return key.strip(), value.strip()
 
 
 def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_per_worker, scheduler,
@@ -270,10 +301,16 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
     from epcg.runtime.progress import for_output
     from epcg.runtime.session import claimed, run_plan
 
+    from epcg.runtime.session import refuse_in_use
+
     plan, run = prepared.plan, prepared.run
     if not new:
         run.group  # noqa: B018 - a missing store ends here, before the lock or any write
-    spec = None if serial else _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker)
+        refuse_in_use(run)
+        run.identity()  # a damaged run.json ends here, before the cluster starts
+    if serial and performance_report:
+        raise UserError("--performance-report is Dask's report, and --serial runs without Dask: leave out one")
+    spec = _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker, serial)
     done = run.done(plan.tasks()) if run.exists() else {}
     if check:
         import json
@@ -387,7 +424,7 @@ def _signals():
 def _verify(prepared, executor, everything: bool, before_resume: bool) -> list[str]:
     """Check chunks recorded since the last check (all with ``everything``) where the executor runs tasks; say what
     was found. Damaged chunks lose their records, so resume recomputes exactly those. Returns their task ids."""
-    from epcg.runtime.session import verify
+    from epcg.runtime.session import checkable, verify
 
     run, plan = prepared.run, prepared.plan
     checked, bad = verify(prepared, executor, everything)
@@ -397,7 +434,7 @@ def _verify(prepared, executor, everything: bool, before_resume: bool) -> list[s
             click.echo(f"{run.path}: nothing to check, every finished chunk was verified since it was recorded "
                        "(--all reads them again)")
         elif not before_resume:
-            skipped = len(run.done(plan.tasks())) - checked
+            skipped = len(checkable(run, plan)) - checked
             click.echo(f"{run.path}: {checked} chunks checked {where}, all intact"
                        + (f" ({skipped} verified earlier, not read again; --all reads them too)" if skipped else ""))
         return bad
@@ -429,14 +466,21 @@ def _executor(spec):
         yield DaskExecutor(client)
 
 
-def _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker):
-    """The cluster: --scheduler, --scheduler-file or --cluster FILE, else $DASK_SCHEDULER_ADDRESS, else embedded."""
+def _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker, serial=False):
+    """The cluster: --scheduler, --scheduler-file or --cluster FILE, else $DASK_SCHEDULER_ADDRESS, else embedded;
+    None with --serial (which takes none of the others)."""
     import dask
 
     from epcg.runtime.cluster import LocalSpec, SchedulerSpec, load_cluster
 
     given = [name for name, value in (("--scheduler", scheduler), ("--scheduler-file", scheduler_file),
                                       ("--cluster", cluster_file)) if value]
+    if serial:
+        given += [name for name, value in (("--workers", workers), ("--threads-per-worker", threads_per_worker))
+                  if value]
+        if given:
+            raise UserError(f"--serial runs in this process, without Dask: leave out {', '.join(given)}")
+        return None
     if len(given) > 1:
         raise UserError(f"give one of {', '.join(given)}, not several")
     if scheduler:
@@ -481,11 +525,15 @@ def _report(run, enabled: bool):
 
 
 def _print_outputs(run) -> None:
+    """Write report.html, then say where the outputs are (only once all of them are written)."""
     from epcg.report_html import write_report
+    from epcg.runtime.session import writing_outputs
 
+    with writing_outputs(run):
+        report = write_report(run.path)
     click.echo(run.summary_path.read_text())
     click.echo(f"results: {run.results_path}\nsummary: {run.summary_path}\nfigures: {run.figures_dir}/")
-    click.echo(f"report:  {write_report(run.path)} (open it in any browser)")
+    click.echo(f"report:  {report} (open it in any browser)")
 
 
 if __name__ == "__main__":

@@ -47,10 +47,14 @@ null), then the fields of its type:
 
 from __future__ import annotations
 
+import errno
 import itertools
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from epcg.runtime.errors import OutputFailed, UserError
 
 SCHEMA = "epcg-found/1"
 
@@ -62,12 +66,22 @@ def export(run: Any, path: Path, *, limit: int | None = None, pictures: str | No
         raise ValueError(f"pictures must be 'png', 'svg' or None, got {pictures!r}")
     items = run.found(limit=limit, **filters)
     first = next(items, None)  # a bad filter fails here, before anything is written
+    try:
+        return _write(run, path, pictures, itertools.chain([first] if first is not None else [], items))
+    except OSError as exc:
+        where = exc.filename or path
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise OutputFailed(f"cannot write {where}: {exc.strerror}") from None
+        raise UserError(f"cannot write {where}: {exc.strerror}") from None
+
+
+def _write(run: Any, path: Path, pictures: str | None, items: Iterator[Any]) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     if pictures:
         (path / "pictures").mkdir(exist_ok=True)
     out = path / "found.jsonl"
     with out.open("w") as handle:
-        for item in itertools.chain([first] if first is not None else [], items):
+        for item in items:
             data = item.to_dict()
             ident = item.ident()
             picture = None

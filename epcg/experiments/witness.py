@@ -144,6 +144,16 @@ class Config(JobConfig):
         return [parse_row(text, self.kind) for text in self.rows]
 
 
+def notes(config: Config) -> list[str]:
+    """What the job asks for that does nothing: a solution-count cap for a board no row has."""
+    if not isinstance(config.solution_counts, dict):
+        return []
+    boards = sorted({f"{row.width}x{row.height}" for row in config.parsed_rows()})
+    stray = [board for board in config.solution_counts if board not in boards]
+    return [f"solution_counts names {', '.join(stray)}, the board of no row: it caps nothing "
+            f"(the rows' boards: {', '.join(boards)})"] if stray else []
+
+
 def plan(config: Config) -> Plan:
     stages = []
     for row in config.parsed_rows():

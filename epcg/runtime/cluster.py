@@ -22,7 +22,7 @@ from typing import Any, Literal
 import pydantic
 
 from epcg.runtime.errors import TaskFailed, UserError
-from epcg.runtime.jobs import describe_error, read_toml
+from epcg.runtime.jobs import check_types, describe_error, read_toml
 
 
 class TLS(pydantic.BaseModel):
@@ -50,6 +50,31 @@ class TLS(pydantic.BaseModel):
         )
 
 
+MAX_MEMORY = 1 << 50
+"""Largest memory per worker process a size may give (1 PiB): beyond it a size is a typo."""
+
+
+def parse_size(text: str, what: str) -> int:
+    """Bytes in ``text`` (like '64GiB'); a UserError naming ``what`` unless it is a size from 1 B to 1 PiB.
+
+    >>> parse_size("2 GiB", "--memory-limit")
+    2147483648
+    >>> parse_size("-5GB", "--memory-limit")
+    Traceback (most recent call last):
+    ...
+    epcg.runtime.errors.UserError: --memory-limit '-5GB' is not a size from 1 B to 1 PiB, like '64GiB'
+    """
+    from dask.utils import parse_bytes
+
+    try:
+        value = parse_bytes(text)
+    except (ValueError, TypeError):
+        value = None
+    if value is None or not 0 < value <= MAX_MEMORY:
+        raise UserError(f"{what} {text!r} is not a size from 1 B to 1 PiB, like '64GiB'")
+    return int(value)
+
+
 class _Spec(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
     tls: TLS | None = None
@@ -65,6 +90,16 @@ class LocalSpec(_Spec):
     host: str = "127.0.0.1"
     dashboard_address: str | None = "127.0.0.1:8787"
     memory_limit: str = "auto"
+
+    @pydantic.field_validator("memory_limit")
+    @classmethod
+    def _size(cls, text: str) -> str:
+        if text != "auto":
+            try:
+                parse_size(text, "memory_limit")
+            except UserError as exc:
+                raise ValueError(str(exc).removeprefix("memory_limit ")) from None
+        return text
 
 
 class SchedulerSpec(_Spec):
@@ -138,11 +173,12 @@ _SPECS: dict[str, type[_Spec]] = {
 
 def load_cluster(path: Path) -> LocalSpec | SchedulerSpec | JobqueueSpec:
     """Read and validate a cluster file (one clear UserError line on any mistake)."""
-    data = read_toml(path)
+    data = read_toml(path, "cluster file")
     model = _SPECS.get(data.get("kind"))
     if model is None:
         raise UserError(f"cluster file {path}: 'kind' must be one of {', '.join(_SPECS)}, got {data.get('kind')!r}")
     try:
+        check_types(data, model)
         return model.model_validate(data)
     except pydantic.ValidationError as exc:
         raise UserError(f"cluster file {path}: {describe_error(exc, model)}") from None
@@ -220,16 +256,11 @@ def worker_memory(client: Any, spec: LocalSpec | SchedulerSpec | JobqueueSpec | 
 
 def local_memory(spec: LocalSpec) -> int:
     """The memory limit each worker of the embedded cluster will get (Dask's 'auto' rule)."""
-    from dask.utils import parse_bytes
-
     from epcg.runtime.estimate import machine_memory
 
     if spec.memory_limit == "auto":
         return machine_memory() // (spec.workers or default_workers())
-    try:
-        return parse_bytes(spec.memory_limit)
-    except ValueError:
-        raise UserError(f"memory_limit {spec.memory_limit!r} is not a size like '4GiB'") from None
+    return parse_size(spec.memory_limit, "memory_limit")
 
 
 def _close_quietly(cluster: Any) -> None:

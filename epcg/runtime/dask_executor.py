@@ -11,7 +11,7 @@ from distributed import Client, as_completed
 from distributed.scheduler import KilledWorker
 
 from epcg.runtime.errors import TaskFailed
-from epcg.runtime.execute import OnDone, run_task, warm_up
+from epcg.runtime.execute import Failed, OnDone, run_task_quietly, warm_up
 from epcg.runtime.plan import Stage, Task
 from epcg.runtime.store import check_chunk
 
@@ -117,7 +117,7 @@ class DaskExecutor:
                     submitted.add(stage.name)
                     for task in pending[stage.name]:
                         future = self.client.submit(
-                            run_task,
+                            run_task_quietly,
                             *call,
                             task,
                             key=f"epcg-{task.id}-{tokenize(call, task)}",
@@ -148,6 +148,8 @@ class DaskExecutor:
                         record = future.result()
                     except KilledWorker as exc:
                         raise crashed(task, exc.allowed_failures + 1) from None
+                    if isinstance(record, Failed):
+                        raise record.exception()
                     left[task.stage] -= 1
                     on_done(task, record)
                     if left[task.stage] == 0:

@@ -10,8 +10,19 @@ class UserError(Exception):
     """
 
 
+class InvalidValue(UserError, ValueError):
+    """A value the Python API cannot take (a filter naming nothing that exists): a ValueError to API callers,
+    one line and exit status 2 in the CLI."""
+
+
 class TaskFailed(Exception):
-    """A task raised a deterministic error: the run stops with one line naming the chunk (exit 1)."""
+    """A task raised a deterministic error, or the disk filled: the run stops with one line naming the chunk
+    (exit 1)."""
+
+
+class OutputFailed(Exception):
+    """Every chunk is done but results, summary, figures or report could not be written (a full disk): one line
+    naming the file and how to write them again (exit 1)."""
 
 
 class StaleTask(Exception):

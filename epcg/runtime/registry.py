@@ -60,6 +60,7 @@ class JobKind(Protocol):
     # ``prepare(config, run)`` creates arrays before any task runs (idempotent);
     # ``cleanup(config, run)`` runs in the client when the session's tasks end or stop
     # (e.g. to delete shared state named by ``run.cache_key``);
+    # ``notes(config)`` lists what a valid job asks for that does nothing (printed before it runs);
     # ``estimate(config)`` gives ``epcg plan`` its figures (:class:`epcg.runtime.estimate.StageCost`);
     # ``plan_notes(config)`` gives ``epcg plan`` lines of its own after the table (what a choice costs);
     # ``COARSEN`` names the keys the runtime may scale up (chunk sizes) so tasks are not too small;

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import os
+import re
 import time
+import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from epcg.runtime.errors import UserError
+from epcg.runtime.errors import OutputFailed, UserError
 from epcg.runtime.estimate import (
     MAX_TASKS,
     TARGET_TASK_SECONDS,
@@ -30,9 +33,13 @@ from epcg.runtime.jobs import Job, read_toml, validate
 from epcg.runtime.plan import Plan, TooManyTasks
 from epcg.runtime.progress import Callback
 from epcg.runtime.registry import job_kind
-from epcg.runtime.store import RunDir, check_chunk, write_atomic
+from epcg.runtime.store import DIGEST_FILE, RunDir, check_chunk, seal, unseal, write_atomic
 
 VERIFIED_FILE = "manifest/verified.json"
+REDUCED_FILE = "manifest/reduce.json"
+"""The record of the arrays the reduction wrote (the rows' puzzles at the minimum): what verify checks of them."""
+REDUCE = "reduce"
+"""The name verify gives the reduction's arrays among the chunks it checks."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,8 @@ def run_directory(out: Path) -> Path:
                 raise UserError(f"--out {out}: {parent} is a file, not a directory")
             if not os.access(parent, os.W_OK | os.X_OK):
                 raise UserError(f"--out {out}: cannot create directories in {parent} (permission denied)")
+            if os.statvfs(parent).f_blocks == 0:
+                raise UserError(f"--out {out}: {parent} is on a filesystem that holds no files (like /proc or /sys)")
             break
     if path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
         raise UserError(f"--out {out}: directory is not writable")
@@ -97,12 +106,62 @@ def prepare_resume(path: Path) -> Prepared:
     if not run.exists():
         raise UserError(f"{path} is not an epcg run directory (no {run.job_path.name})")
     job = validate(read_toml(run.job_path), source=str(run.job_path))
-    if run.stored_digest() != job.digest:
+    stored = run.stored_digest()
+    if stored is None or not re.fullmatch(r"[0-9a-f]{64}", stored):
+        raise UserError(
+            f"{run.path / DIGEST_FILE} is {'missing' if stored is None else 'damaged'}, so job.toml cannot be "
+            f"checked against the job the run started with; if job.toml is that job, 'epcg verify --repair "
+            f"{run.path}' rewrites it from job.toml and checks every chunk"
+        )
+    if stored != job.digest:
         raise UserError(
             f"{run.job_path} has changed since the run started; resume only continues the "
             "same job (restore the file, or start a new run with 'epcg run')"
         )
     return Prepared(job, _plan(job), run)
+
+
+def refuse_in_use(run: RunDir) -> None:
+    """A UserError if another process holds the run's lock: said before any cluster starts (the lock is taken later)."""
+    if run.is_locked():
+        try:
+            owner = (run.path / ".lock").read_text().strip() or "unknown"
+        except OSError:
+            owner = "unknown"
+        raise UserError(f"run directory {run.path} is in use by another epcg process ({owner}); "
+                        "wait for it to finish or stop it first")
+
+
+def repair(path: Path) -> list[str]:
+    """Rebuild a run's identity where it is lost: ``manifest/job.sha256`` from job.toml, ``run.json`` (run id
+    and epoch) from the fences of the records. The caller holds the lock and then verifies every chunk, which
+    is what vouches for the data. Returns what was rebuilt (nothing when both are sound)."""
+    run = RunDir(path)
+    if not run.exists():
+        raise UserError(f"{path} is not an epcg run directory (no {run.job_path.name})")
+    job = validate(read_toml(run.job_path), source=str(run.job_path))
+    plan = _plan(job)
+    for task in plan.tasks():
+        record = run.read_record(task)
+        if record is not None and (record.get("start"), record.get("stop")) != (task.start, task.stop):
+            raise UserError(f"job.toml does not match the records (chunk {task.id} covers [{record.get('start')}, "
+                            f"{record.get('stop')}) in its record, [{task.start}, {task.stop}) by job.toml): "
+                            "restore the job.toml the run started with, then repair")
+    rebuilt = []
+    stored = run.stored_digest()
+    if stored is None or not re.fullmatch(r"[0-9a-f]{64}", stored):
+        write_atomic(run.path / DIGEST_FILE, job.digest + "\n")
+        rebuilt.append(f"{DIGEST_FILE} (the digest of job.toml)")
+    try:
+        run.identity()
+    except UserError:
+        fences = [str(r.get("fence") or "") for r in run.done(plan.tasks()).values()]
+        seen = [(int(epoch), run_id) for run_id, _, epoch in (f.rpartition("/") for f in fences)
+                if run_id and epoch.isdigit()]
+        epoch, run_id = max(seen) if seen else (0, uuid.uuid4().hex)
+        write_atomic(run.run_file, json.dumps({"run_id": run_id, "epoch": epoch, "started_at": 0}))
+        rebuilt.append(f"run.json (run id and epoch {epoch} {'from the records' if seen else 'new'})")
+    return rebuilt
 
 
 def _plan(job: Job) -> Plan:
@@ -123,7 +182,8 @@ def plan_job(job: Job, max_tasks: int = MAX_TASKS) -> tuple[Job, Plan, tuple[str
     """The job's plan, its chunk keys scaled up where its tasks would be too small (results are identical).
 
     A job kind names in ``COARSEN`` the keys it may scale without changing any
-    result (chunk sizes). A job of more than ``max_tasks`` tasks is first
+    result (chunk sizes). The kind's own notes (``notes(config)``: what the job
+    asks for that does nothing) come first. A job of more than ``max_tasks`` tasks is first
     coarsened until it has fewer (a plan of millions of tasks is not even
     built; without keys such a job is refused). Then, where the job kind
     estimates compute, each key whose stages spend more than a small share of
@@ -134,18 +194,19 @@ def plan_job(job: Job, max_tasks: int = MAX_TASKS) -> tuple[Job, Plan, tuple[str
     """
     kind = job_kind(job.domain)
     keys = tuple(key for key in getattr(kind, "COARSEN", ()) if key in type(job.config).model_fields)
+    said = tuple(getattr(kind, "notes", lambda _config: ())(job.config))
     original = job
     job, plan, first = _bounded(job, keys, max_tasks)
     fitted = _fit_cost(job, plan, keys)
     if fitted is None and job is original:
-        return job, plan, ()
+        return job, plan, said
     old, new = original.to_dict(), (fitted or (job,))[0].to_dict()
     changed = [k for k in keys if old[k] != new[k]]
     given, using = (", ".join(f"{k}={d[k]}" for k in changed) for d in (old, new))
     if fitted is None:
         note = (f"{given} would give {first:,} tasks, more than {max_tasks:,}; using {using} "
                 f"({plan.num_tasks:,} tasks, identical results; --max-tasks raises the bound)")
-        return job, plan, (note,)
+        return job, plan, (*said, note)
     job, plan, before, after = fitted
     counts = {f.name: f.tasks for f in after}
     moved = [f for f in before if counts.get(f.name) != f.tasks]
@@ -162,7 +223,7 @@ def plan_job(job: Job, max_tasks: int = MAX_TASKS) -> tuple[Job, Plan, tuple[str
             f"a task should take here (scheduling them about {share(was)} of the work); using {using} "
             f"({sum(counts[f.name] for f in moved):,} tasks there, scheduling {share(overhead_share(after))} of "
             "the job, identical results)")
-    return job, plan, (note,)
+    return job, plan, (*said, note)
 
 
 def _bounded(job: Job, keys: tuple[str, ...], max_tasks: int) -> tuple[Job, Plan, int]:
@@ -370,13 +431,39 @@ def finish(
     if missing:
         raise UserError(f"run {run.path} has {missing} unfinished tasks: 'epcg resume {run.path}'")
     experiment = job_kind(job.domain)
-    results = {"job": job.name, "domain": job.domain}
-    results.update(experiment.reduce(job.config, plan, records, run))
-    results.update(timing or {})
-    run.write_results(results)
-    summary, _figures = experiment.report(job.config, results, run)
-    run.write_summary(summary)
+    with writing_outputs(run):
+        (run.path / REDUCED_FILE).unlink(missing_ok=True)
+        run.written = {}
+        results = {"job": job.name, "domain": job.domain}
+        results.update(experiment.reduce(job.config, plan, records, run))
+        results.update(timing or {})
+        if run.written:
+            run.sync_written()
+            write_atomic(run.path / REDUCED_FILE, seal({"task": REDUCE, "ended_at": round(time.time(), 3),
+                                                         "fence": run.fence, "data": run.written}))
+        run.write_results(results)
+        summary, _figures = experiment.report(job.config, results, run)
+        run.write_summary(summary)
     return results
+
+
+OUTPUT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG, errno.EIO}
+"""Errors writing a run's outputs that the user must fix (space, permissions) before writing them again."""
+
+
+@contextlib.contextmanager
+def writing_outputs(run: RunDir) -> Iterator[None]:
+    """Turn a full disk (or a refused write) while results, summary, figures or report are written into an
+    OutputFailed naming the file and how to write them again, once every chunk is done."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in OUTPUT_ERRNOS:
+            raise
+        where = exc.filename or f"the outputs in {run.path}"
+        raise OutputFailed(f"cannot write {where}: {exc.strerror}; every chunk is done and kept: free space (or "
+                           f"fix the permissions), then 'epcg report {run.path}' writes the results and the report"
+                           ) from None
 
 
 def _stamp(task_id: str, record: dict[str, Any]) -> str:
@@ -397,7 +484,7 @@ def verify(prepared: Prepared, executor: Executor | None = None, everything: boo
     _job, plan, run = prepared
     run.group  # noqa: B018 - raises StoreMissing before anything is checked or deleted
     tasks = {task.id: task for task in plan.tasks()}
-    records = run.done(list(tasks.values()))
+    records = checkable(run, plan)
     verified = _verified(run)
     todo = {t: r for t, r in records.items() if everything or _stamp(t, r) not in verified}
     ids = sorted(todo)
@@ -408,7 +495,7 @@ def verify(prepared: Prepared, executor: Executor | None = None, everything: boo
         intact = [check_chunk(str(run.path), todo[t]) for t in ids]
     bad = [t for t, ok in zip(ids, intact) if not ok]
     for task_id in bad:
-        run.record_path(tasks[task_id]).unlink(missing_ok=True)
+        (run.path / REDUCED_FILE if task_id == REDUCE else run.record_path(tasks[task_id])).unlink(missing_ok=True)
     if bad:
         run.results_path.unlink(missing_ok=True)
     good = {_stamp(t, r) for t, r in records.items() if t not in bad and (t in todo or _stamp(t, r) in verified)}
@@ -420,7 +507,19 @@ def unverified(prepared: Prepared) -> int:
     """Finished chunks not verified since they were recorded: what :func:`verify` reads by default."""
     _job, plan, run = prepared
     verified = _verified(run)
-    return sum(_stamp(t, r) not in verified for t, r in run.done(plan.tasks()).items())
+    return sum(_stamp(t, r) not in verified for t, r in checkable(run, plan).items())
+
+
+def checkable(run: RunDir, plan: Plan) -> dict[str, dict[str, Any]]:
+    """What verify checks, by name: the finished tasks' records, and the reduction's (:data:`REDUCE`) if intact."""
+    records = run.done(plan.tasks())
+    try:
+        reduced = unseal((run.path / REDUCED_FILE).read_text())
+    except (OSError, UnicodeDecodeError):
+        reduced = None
+    if reduced is not None and reduced.get("task") == REDUCE:
+        records[REDUCE] = reduced
+    return records
 
 
 def _verified(run: RunDir) -> set[str]:

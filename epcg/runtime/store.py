@@ -82,9 +82,11 @@ def write_atomic(path: Path, text: str) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename is None:
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise
     fsync_dir(path.parent)
 
@@ -173,11 +175,16 @@ class RunDir:
     def identity(self) -> dict[str, Any]:
         """``{"run_id", "epoch", "started_at"}`` from DIR/run.json (a run started before ids: derived)."""
         try:
-            return json.loads(self.run_file.read_text())
+            ident = json.loads(self.run_file.read_text())
         except FileNotFoundError:
             return {"run_id": hashlib.sha256(str(self.path).encode()).hexdigest()[:32], "epoch": 0, "started_at": 0}
-        except ValueError:
-            raise UserError(f"{self.run_file} is damaged; the run's identity cannot be read") from None
+        except (ValueError, OSError):
+            ident = None
+        if not (isinstance(ident, dict) and isinstance(ident.get("run_id"), str)
+                and type(ident.get("epoch")) is int):
+            raise UserError(f"{self.run_file} is damaged, the run's identity cannot be read: "
+                            f"'epcg verify --repair {self.path}' rebuilds it from the records")
+        return ident
 
     def new_epoch(self) -> str:
         """Start a client session: bump the epoch (caller holds the lock); return the new fence."""
