@@ -27,7 +27,7 @@ def test_plan_coarsens_tiny_chunks_by_their_calibrated_cost() -> None:
     result = epcg("plan", str(ROOT / "jobs" / "witness-must-cross.toml"), "--set", "chunk_size=1",
                   "--set", 'rows=["4x4:6"]', "--workers", "2")
     assert result.returncode == 0, result.stderr
-    notes = [line for line in result.stdout.splitlines() if line.startswith("note:")]
+    notes = [line for line in result.stdout.splitlines() if line.startswith("note: chunk_size")]
     assert len(notes) == 1 and "82,598,880 tasks" in notes[0] and "1 s a task" in notes[0], notes
     chunk, tasks = (int(x.replace(",", "")) for x in re.search(r"using chunk_size=(\d+) \(([\d,]+) tasks", notes[0]).groups())
     assert tasks == math.ceil(82_598_880 / chunk) and 1 < tasks < 1000  # not the 79,961 of the task cap
