@@ -1,4 +1,4 @@
-"""Count start-to-goal paths without listing them: a frontier dynamic programme (Knuth's SIMPATH).
+"""Count start-to-goal paths without listing them: a frontier dynamic programme (Knuth's SIMPATH) in numba.
 
 The grid's edges are processed one at a time, each either used by the path or
 not. Between two edges only the *frontier* matters: the vertices touched by a
@@ -18,14 +18,28 @@ cycle and is refused; joining ``S`` to ``T`` completes the path, allowed only
 when no other fragment is open, after which no further edge may be used. A
 vertex leaving the frontier must not be an open end. Paths that differ only in
 the order of processing land in the same state, so each state carries the
-number of partial paths reaching it (a Python int: exact at any size).
+number of partial paths reaching it.
+
+A state is one ``uint64``: four bits per frontier slot (slot ``k`` in bits
+``4k .. 4k+3``), labels ``>= 4`` renumbered in order of first appearance, so
+equal states are equal integers. The frontier holds ``min(width, height) + 2``
+vertices at most, so sixteen slots count any board up to 14 cells on its
+shorter side. The live states of one step sit in two flat arrays (keys and
+counts) and the next step's states are merged in an open-addressing hash
+table: no Python object per state.
+
+Counts are exact: each is ``limbs`` unsigned 64-bit words (little-endian
+base 2^64) added with carries. The programme starts with the fewest words
+that hold the board's estimated count (one word up to 8×8, which has
+3.3e15 paths) and, if any addition carries out of the top word, runs again
+with one more, so a count is never wrapped and 64-bit words are used
+wherever they suffice.
 
 Must-cross constraints are applied inside the programme: a required edge may
 not be skipped, a required vertex must leave the frontier ``DONE``.
 
-The edges are swept across the shorter side, so the frontier holds about
-``min(width, height) + 2`` vertices. Index conventions (vertices, edges and
-must-cross positions) are those of ``geometry.py``, for any board size.
+Index conventions (vertices, edges and must-cross positions) are those of
+``geometry.py``, for any board size.
 
 >>> [count_paths(n, n) for n in range(1, 6)]
 [2, 12, 184, 8512, 1262816]
@@ -35,18 +49,24 @@ must-cross positions) are those of ``geometry.py``, for any board size.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Iterator
+import math
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
 
 from epcg.domains.witness.geometry import Geometry
 
-__all__ = ["FREE", "DONE", "S", "T", "GridGraph", "count_paths", "count_paths_by_step"]
+__all__ = ["FREE", "DONE", "S", "T", "MAX_SLOTS", "GridGraph", "FrontierRun", "count_paths", "frontier_run"]
 
 FREE, DONE, S, T = 0, 1, 2, 3
 _FIRST_LABEL = 4
+MAX_SLOTS = 16
+"""Frontier vertices one ``uint64`` state holds (four bits each)."""
 
-State = tuple[int, ...]
+_EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)  # no valid state: a label appears at most twice
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 @dataclass(frozen=True)
@@ -90,94 +110,264 @@ class GridGraph(Geometry):
         return self.num_horizontal_edges + min(ay, by) * (self.width + 1) + ax
 
 
-def _canonical(state: list[int]) -> State:
-    """Renumber the labels ``>= 4`` in order of first appearance."""
-    names: dict[int, int] = {}
-    out = []
-    for x in state:
-        if x >= _FIRST_LABEL:
-            x = names.setdefault(x, _FIRST_LABEL + len(names))
-        out.append(x)
-    return tuple(out)
+@dataclass(frozen=True)
+class _Schedule:
+    """Per edge step, what the kernel does to every state, as int64 arrays of one entry per step.
 
-
-def _use(state: State, i: int, j: int) -> list[int] | None:
-    """The state after using the edge between frontier slots ``i`` and ``j``, or None if illegal."""
-    a, b = state[i], state[j]
-    if a == DONE or b == DONE or max(state) < S:  # a full vertex, or the path is complete
-        return None
-    out = list(state)
-    if a == FREE and b == FREE:  # a new fragment
-        out[i] = out[j] = max(max(state) + 1, _FIRST_LABEL)
-    elif a == FREE:  # extend the fragment ending at j
-        out[i], out[j] = b, DONE
-    elif b == FREE:
-        out[i], out[j] = DONE, a
-    elif a == b:  # both ends of one fragment: a cycle
-        return None
-    else:
-        out[i] = out[j] = DONE
-        if {a, b} == {S, T}:  # the path is complete: no other fragment may be open
-            return None if max(out) >= S else out
-        keep, drop = (a, b) if a < b else (b, a)  # S and T outrank other labels
-        out[out.index(drop)] = keep  # the far end of the dropped fragment
-    return out
-
-
-def count_paths_by_step(width: int, height: int, cross: Iterable[int] = ()) -> Iterator[tuple[int, int]]:
-    """Run the programme, yielding ``(edges processed, live states)`` after each edge; returns the count.
-
-    Use ``count_paths`` for the count; this generator exists so benchmarks can
-    report the frontier's width.
+    ``enter``: bits ORed into every state (new vertices appended at the top slots);
+    ``i, j``: the edge's slots; ``must_use``: 1 if the edge is required;
+    ``leave1, leave2``: slots leaving after the edge (-1: none; ``leave2``
+    indexed after ``leave1`` is removed); ``allow1, allow2``: bit ``v`` set if
+    a leaving vertex may hold value ``v``; ``slots``: frontier size before leaving.
     """
-    g = GridGraph(width, height)
-    required = set(int(p) for p in cross)
-    if any(not 0 <= p < g.num_positions for p in required):
-        raise ValueError(f"must-cross positions must be 0..{g.num_positions - 1}, got {sorted(required)}")
+
+    enter: np.ndarray
+    i: np.ndarray
+    j: np.ndarray
+    must_use: np.ndarray
+    leave1: np.ndarray
+    allow1: np.ndarray
+    leave2: np.ndarray
+    allow2: np.ndarray
+    slots: np.ndarray
+
+
+def _schedule(g: GridGraph, required: set[int]) -> _Schedule:
+    """The frontier's slot bookkeeping, done once in Python so the kernel only sees slot numbers."""
     order = g.sweep()
     last: dict[int, int] = {}
     for step, e in enumerate(order):
         for v in g.edge_vertices(e):
             last[v] = step
+    cols: dict[str, list[int]] = {k: [] for k in _Schedule.__dataclass_fields__}
     frontier: list[int] = []
-    states: dict[State, int] = {(): 1}
     for step, e in enumerate(order):
+        enter = 0
         for v in g.edge_vertices(e):
             if v not in frontier:
+                value = S if v == g.start else T if v == g.goal else FREE
+                enter |= value << (4 * len(frontier))
                 frontier.append(v)
-                start = S if v == g.start else T if v == g.goal else FREE
-                states = {s + (start,): n for s, n in states.items()}
+        if len(frontier) > MAX_SLOTS:
+            raise ValueError(
+                f"board {g.width}x{g.height}: counting needs a frontier of {len(frontier)} vertices, "
+                f"at most {MAX_SLOTS} fit (the shorter side may be at most {MAX_SLOTS - 2})")
         a, b = g.edge_vertices(e)
-        i, j = frontier.index(a), frontier.index(b)
-        must_use = g.num_vertices + e in required
-        nxt: dict[State, int] = defaultdict(int)
-        for s, n in states.items():
-            if not must_use:
-                nxt[s] += n
-            used = _use(s, i, j)
-            if used is not None:
-                nxt[_canonical(used)] += n
-        for v in (a, b):
-            if last[v] != step:
+        cols["enter"].append(enter)
+        cols["i"].append(frontier.index(a))
+        cols["j"].append(frontier.index(b))
+        cols["must_use"].append(int(g.num_vertices + e in required))
+        cols["slots"].append(len(frontier))
+        leaving = [v for v in (a, b) if last[v] == step]
+        for n in (1, 2):
+            if len(leaving) >= n:
+                v = leaving[n - 1]
+                cols[f"leave{n}"].append(frontier.index(v))
+                cols[f"allow{n}"].append((1 << DONE) if v in required else (1 << FREE) | (1 << DONE))
+                frontier.remove(v)
+            else:
+                cols[f"leave{n}"].append(-1)
+                cols[f"allow{n}"].append(0)
+    return _Schedule(**{k: np.array(v, dtype=np.int64) for k, v in cols.items()})
+
+
+@njit(cache=True, nogil=True)
+def _unpack(key: np.uint64, n: int, out: np.ndarray) -> None:
+    for k in range(n):
+        out[k] = np.int64((key >> np.uint64(4 * k)) & np.uint64(15))
+
+
+@njit(cache=True, nogil=True)
+def _pack(vals: np.ndarray, n: int, names: np.ndarray) -> np.uint64:
+    """Pack ``n`` slot values, renumbering labels ``>= 4`` in order of first appearance (``names``: scratch)."""
+    names[:] = 0
+    next_label = _FIRST_LABEL
+    key = np.uint64(0)
+    for k in range(n):
+        x = vals[k]
+        if x >= _FIRST_LABEL:
+            if names[x] == 0:
+                names[x] = next_label
+                next_label += 1
+            x = names[x]
+        key |= np.uint64(x) << np.uint64(4 * k)
+    return key
+
+
+@njit(cache=True, nogil=True)
+def _use(vals: np.ndarray, n: int, i: int, j: int) -> bool:
+    """Use the edge between slots ``i`` and ``j`` in place; False if that is illegal."""
+    a, b = vals[i], vals[j]
+    if a == DONE or b == DONE:
+        return False
+    top = 0
+    for k in range(n):
+        top = max(top, vals[k])
+    if top < S:  # the path is complete
+        return False
+    if a == FREE and b == FREE:  # a new fragment
+        vals[i] = vals[j] = max(top + 1, _FIRST_LABEL)
+    elif a == FREE:  # extend the fragment ending at j
+        vals[i], vals[j] = b, DONE
+    elif b == FREE:
+        vals[i], vals[j] = DONE, a
+    elif a == b:  # both ends of one fragment: a cycle
+        return False
+    else:
+        vals[i] = vals[j] = DONE
+        if min(a, b) == S and max(a, b) == T:  # complete: no other fragment may be open
+            for k in range(n):
+                if vals[k] >= S:
+                    return False
+            return True
+        keep, drop = min(a, b), max(a, b)  # S and T outrank other labels
+        for k in range(n):
+            if vals[k] == drop:  # the far end of the dropped fragment
+                vals[k] = keep
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _leave(vals: np.ndarray, n: int, k: int, allow: int) -> bool:
+    """Remove slot ``k`` (shifting the slots above it down); False if its value is not allowed."""
+    if (allow >> vals[k]) & 1 == 0:
+        return False
+    for m in range(k, n - 1):
+        vals[m] = vals[m + 1]
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _add(table: np.ndarray, slot: int, counts: np.ndarray, row: int) -> bool:
+    """``table[slot] += counts[row]`` over the limbs with carries; True if the top limb carried out."""
+    carry = np.uint64(0)
+    for m in range(table.shape[1]):
+        a = table[slot, m]
+        s = a + counts[row, m]
+        c1 = s < a
+        s2 = s + carry
+        c2 = s2 < s
+        table[slot, m] = s2
+        carry = np.uint64(1) if (c1 or c2) else np.uint64(0)
+    return carry != 0
+
+
+@njit(cache=True, nogil=True)
+def _insert(tkeys: np.ndarray, tcounts: np.ndarray, shift: np.uint64, key: np.uint64,
+            counts: np.ndarray, row: int) -> tuple[bool, bool]:
+    """Add ``counts[row]`` to ``key``'s entry (a table of ``2^(64 - shift)`` slots); ``(new entry, overflowed)``."""
+    mask = len(tkeys) - 1
+    slot = np.int64((key * _GOLDEN) >> shift)
+    while True:
+        if tkeys[slot] == key:
+            return False, _add(tcounts, slot, counts, row)
+        if tkeys[slot] == _EMPTY:
+            tkeys[slot] = key
+            return True, _add(tcounts, slot, counts, row)
+        slot = (slot + 1) & mask
+
+
+@njit(cache=True, nogil=True)
+def _step(keys, counts, enter, i, j, must_use, leave1, allow1, leave2, allow2, slots):
+    """One edge: every state skips and uses it, vertices leave, equal states merge.
+
+    Returns ``(keys, counts, overflowed)`` of the next step. Trusts the schedule.
+    """
+    n_in = len(keys)
+    size, bits = 16, 4
+    while size < 3 * n_in:  # at most two successors a state: load factor <= 2/3
+        size, bits = size * 2, bits + 1
+    shift = np.uint64(64 - bits)
+    tkeys = np.full(size, _EMPTY, dtype=np.uint64)
+    tcounts = np.zeros((size, counts.shape[1]), dtype=np.uint64)
+    vals = np.zeros(MAX_SLOTS, dtype=np.int64)
+    names = np.zeros(16, dtype=np.int64)
+    used = 0
+    overflow = False
+    for r in range(n_in):
+        key = keys[r] | np.uint64(enter)
+        for use in range(2):
+            if use == 0 and must_use:
                 continue
-            k = frontier.index(v)
-            allowed = (DONE,) if v in required else (FREE, DONE)
-            left: dict[State, int] = defaultdict(int)
-            for s, n in nxt.items():
-                if s[k] in allowed:
-                    left[_canonical(list(s[:k] + s[k + 1:]))] += n
-            nxt = left
-            frontier.pop(k)
-        states = nxt
-        yield step + 1, len(states)
-    return states.get((), 0)
+            _unpack(key, slots, vals)
+            n = slots
+            if use == 1 and not _use(vals, n, i, j):
+                continue
+            if leave1 >= 0:
+                if not _leave(vals, n, leave1, allow1):
+                    continue
+                n -= 1
+            if leave2 >= 0:
+                if not _leave(vals, n, leave2, allow2):
+                    continue
+                n -= 1
+            new, over = _insert(tkeys, tcounts, shift, _pack(vals, n, names), counts, r)
+            used += new
+            overflow |= over
+    out_keys = np.empty(used, dtype=np.uint64)
+    out_counts = np.empty((used, counts.shape[1]), dtype=np.uint64)
+    w = 0
+    for s in range(size):
+        if tkeys[s] != _EMPTY:
+            out_keys[w] = tkeys[s]
+            out_counts[w] = tcounts[s]
+            w += 1
+    return out_keys, out_counts, overflow
+
+
+@dataclass(frozen=True)
+class FrontierRun:
+    """One run of the programme: the count and what it took."""
+
+    count: int
+    widest: int
+    """Largest number of live states after any edge."""
+    limbs: int
+    """64-bit words per count in the run that did not overflow."""
+    peak_bytes: int
+    """Largest size of one step's input, hash table and output arrays together."""
+
+
+def _run(sched: _Schedule, limbs: int) -> FrontierRun | None:
+    """Run with ``limbs`` words a count; None if a count outgrew them."""
+    keys = np.zeros(1, dtype=np.uint64)
+    counts = np.zeros((1, limbs), dtype=np.uint64)
+    counts[0, 0] = 1
+    widest, peak = 1, 0
+    for s in range(len(sched.i)):
+        n_in = len(keys)
+        keys, counts, overflow = _step(
+            keys, counts, sched.enter[s], sched.i[s], sched.j[s], sched.must_use[s] != 0,
+            sched.leave1[s], sched.allow1[s], sched.leave2[s], sched.allow2[s], sched.slots[s])
+        if overflow:
+            return None
+        size = 16
+        while size < 3 * n_in:
+            size *= 2
+        peak = max(peak, 8 * (1 + limbs) * (n_in + size + len(keys)))
+        widest = max(widest, len(keys))
+    total = sum(int(x) << (64 * m) for m, x in enumerate(counts[0])) if len(keys) else 0
+    return FrontierRun(total, widest, limbs, peak)
+
+
+def _limbs_for(width: int, height: int) -> int:
+    """Words a count likely needs: corner-to-corner paths grow like 2^(0.81 cells) (8×8: 2^51.5)."""
+    return max(1, math.ceil((0.81 * width * height + 8) / 64))
+
+
+def frontier_run(width: int, height: int, cross: Iterable[int] = ()) -> FrontierRun:
+    """Count the paths crossing every position in ``cross``, with the run's statistics."""
+    g = GridGraph(width, height)
+    required = set(int(p) for p in cross)
+    if any(not 0 <= p < g.num_positions for p in required):
+        raise ValueError(f"must-cross positions must be 0..{g.num_positions - 1}, got {sorted(required)}")
+    sched = _schedule(g, required)
+    limbs = _limbs_for(width, height)
+    while (run := _run(sched, limbs)) is None:
+        limbs += 1
+    return run
 
 
 def count_paths(width: int, height: int, cross: Iterable[int] = ()) -> int:
     """Number of start-to-goal paths on a ``width × height`` panel crossing every position in ``cross``."""
-    run = count_paths_by_step(width, height, cross)
-    while True:
-        try:
-            next(run)
-        except StopIteration as stop:
-            return stop.value
+    return frontier_run(width, height, cross).count
