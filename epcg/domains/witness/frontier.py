@@ -24,9 +24,10 @@ A state is one ``uint64``: four bits per frontier slot (slot ``k`` in bits
 ``4k .. 4k+3``), labels ``>= 4`` renumbered in order of first appearance, so
 equal states are equal integers. The frontier holds ``min(width, height) + 2``
 vertices at most, so sixteen slots count any board up to 14 cells on its
-shorter side. The live states of one step sit in two flat arrays (keys and
-counts) and the next step's states are merged in an open-addressing hash
-table: no Python object per state.
+shorter side. The live states of one step sit in one array, a row per state
+(its key, then its count), and the next step's states are merged in an
+open-addressing hash table of the same rows (a key and its count share a
+cache line), grown as it fills: no Python object per state.
 
 Counts are exact: each is ``limbs`` unsigned 64-bit words (little-endian
 base 2^64) added with carries. The programme starts with the fewest words
@@ -67,6 +68,8 @@ MAX_SLOTS = 16
 
 _EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)  # no valid state: a label appears at most twice
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_NIBBLE = np.uint64(15)
+_ENDS = np.uint64(0xEEEEEEEEEEEEEEEE)  # a nibble meets this mask only if its value is >= S
 
 
 @dataclass(frozen=True)
@@ -171,79 +174,81 @@ def _schedule(g: GridGraph, required: set[int]) -> _Schedule:
     return _Schedule(**{k: np.array(v, dtype=np.int64) for k, v in cols.items()})
 
 
-@njit(cache=True, nogil=True)
-def _unpack(key: np.uint64, n: int, out: np.ndarray) -> None:
-    for k in range(n):
-        out[k] = np.int64((key >> np.uint64(4 * k)) & np.uint64(15))
+@njit(cache=True, nogil=True, inline="always")
+def _get(key: np.uint64, k: int) -> int:
+    return np.int64((key >> np.uint64(4 * k)) & _NIBBLE)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put(key: np.uint64, k: int, value: int) -> np.uint64:
+    shift = np.uint64(4 * k)
+    return (key & ~(_NIBBLE << shift)) | (np.uint64(value) << shift)
 
 
 @njit(cache=True, nogil=True)
-def _pack(vals: np.ndarray, n: int, names: np.ndarray) -> np.uint64:
-    """Pack ``n`` slot values, renumbering labels ``>= 4`` in order of first appearance (``names``: scratch)."""
-    names[:] = 0
+def _leave(key: np.uint64, k: int, allow: int) -> tuple[bool, np.uint64]:
+    """Remove slot ``k``, shifting the slots above it down; False if its value is not in ``allow``."""
+    if (allow >> _get(key, k)) & 1 == 0:
+        return False, key
+    shift = np.uint64(4 * k)
+    low = key & ((np.uint64(1) << shift) - np.uint64(1))
+    return True, low | (((key >> shift) >> np.uint64(4)) << shift)
+
+
+@njit(cache=True, nogil=True)
+def _canonical(key: np.uint64, n: int) -> np.uint64:
+    """Renumber the labels ``>= 4`` of the ``n`` slots in order of first appearance."""
+    names = np.uint64(0)  # nibble x: the new name of label x (0: none yet)
     next_label = _FIRST_LABEL
-    key = np.uint64(0)
+    out = np.uint64(0)
     for k in range(n):
-        x = vals[k]
+        x = _get(key, k)
         if x >= _FIRST_LABEL:
-            if names[x] == 0:
-                names[x] = next_label
+            y = _get(names, x)
+            if y == 0:
+                y = next_label
                 next_label += 1
-            x = names[x]
-        key |= np.uint64(x) << np.uint64(4 * k)
-    return key
+                names = _put(names, x, y)
+            x = y
+        out |= np.uint64(x) << np.uint64(4 * k)
+    return out
 
 
 @njit(cache=True, nogil=True)
-def _use(vals: np.ndarray, n: int, i: int, j: int) -> bool:
-    """Use the edge between slots ``i`` and ``j`` in place; False if that is illegal."""
-    a, b = vals[i], vals[j]
-    if a == DONE or b == DONE:
-        return False
-    top = 0
-    for k in range(n):
-        top = max(top, vals[k])
-    if top < S:  # the path is complete
-        return False
+def _use(key: np.uint64, n: int, i: int, j: int) -> tuple[bool, np.uint64]:
+    """The state after using the edge between slots ``i`` and ``j`` (labels not yet renumbered); False if illegal."""
+    a, b = _get(key, i), _get(key, j)
+    if a == DONE or b == DONE or key & _ENDS == 0:  # a full vertex, or the path is complete
+        return False, key
     if a == FREE and b == FREE:  # a new fragment
-        vals[i] = vals[j] = max(top + 1, _FIRST_LABEL)
-    elif a == FREE:  # extend the fragment ending at j
-        vals[i], vals[j] = b, DONE
-    elif b == FREE:
-        vals[i], vals[j] = DONE, a
-    elif a == b:  # both ends of one fragment: a cycle
-        return False
-    else:
-        vals[i] = vals[j] = DONE
-        if min(a, b) == S and max(a, b) == T:  # complete: no other fragment may be open
-            for k in range(n):
-                if vals[k] >= S:
-                    return False
-            return True
-        keep, drop = min(a, b), max(a, b)  # S and T outrank other labels
+        top = 0
         for k in range(n):
-            if vals[k] == drop:  # the far end of the dropped fragment
-                vals[k] = keep
-    return True
+            top = max(top, _get(key, k))
+        label = max(top + 1, _FIRST_LABEL)
+        return True, _put(_put(key, i, label), j, label)
+    if a == FREE:  # extend the fragment ending at j
+        return True, _put(_put(key, i, b), j, DONE)
+    if b == FREE:
+        return True, _put(_put(key, i, DONE), j, a)
+    if a == b:  # both ends of one fragment: a cycle
+        return False, key
+    key = _put(_put(key, i, DONE), j, DONE)
+    if min(a, b) == S and max(a, b) == T:  # complete: no other fragment may be open
+        return key & _ENDS == 0, key
+    keep, drop = min(a, b), max(a, b)  # S and T outrank other labels
+    for k in range(n):
+        if _get(key, k) == drop:  # the far end of the dropped fragment
+            key = _put(key, k, keep)
+    return True, key
 
 
 @njit(cache=True, nogil=True)
-def _leave(vals: np.ndarray, n: int, k: int, allow: int) -> bool:
-    """Remove slot ``k`` (shifting the slots above it down); False if its value is not allowed."""
-    if (allow >> vals[k]) & 1 == 0:
-        return False
-    for m in range(k, n - 1):
-        vals[m] = vals[m + 1]
-    return True
-
-
-@njit(cache=True, nogil=True)
-def _add(table: np.ndarray, slot: int, counts: np.ndarray, row: int) -> bool:
-    """``table[slot] += counts[row]`` over the limbs with carries; True if the top limb carried out."""
+def _add(table: np.ndarray, slot: int, states: np.ndarray, row: int) -> bool:
+    """``table[slot]``'s count ``+= states[row]``'s, limb by limb with carries; True if the top limb carried out."""
     carry = np.uint64(0)
-    for m in range(table.shape[1]):
+    for m in range(1, table.shape[1]):
         a = table[slot, m]
-        s = a + counts[row, m]
+        s = a + states[row, m]
         c1 = s < a
         s2 = s + carry
         c2 = s2 < s
@@ -253,66 +258,85 @@ def _add(table: np.ndarray, slot: int, counts: np.ndarray, row: int) -> bool:
 
 
 @njit(cache=True, nogil=True)
-def _insert(tkeys: np.ndarray, tcounts: np.ndarray, shift: np.uint64, key: np.uint64,
-            counts: np.ndarray, row: int) -> tuple[bool, bool]:
-    """Add ``counts[row]`` to ``key``'s entry (a table of ``2^(64 - shift)`` slots); ``(new entry, overflowed)``."""
-    mask = len(tkeys) - 1
+def _insert(table: np.ndarray, shift: np.uint64, key: np.uint64, states: np.ndarray, row: int) -> tuple[bool, bool]:
+    """Add ``states[row]``'s count to ``key``'s entry of a table of ``2^(64 - shift)`` rows;
+    ``(new entry, overflowed)``."""
+    mask = len(table) - 1
     slot = np.int64((key * _GOLDEN) >> shift)
     while True:
-        if tkeys[slot] == key:
-            return False, _add(tcounts, slot, counts, row)
-        if tkeys[slot] == _EMPTY:
-            tkeys[slot] = key
-            return True, _add(tcounts, slot, counts, row)
+        if table[slot, 0] == key:
+            return False, _add(table, slot, states, row)
+        if table[slot, 0] == _EMPTY:
+            table[slot, 0] = key
+            return True, _add(table, slot, states, row)
         slot = (slot + 1) & mask
 
 
 @njit(cache=True, nogil=True)
-def _step(keys, counts, enter, i, j, must_use, leave1, allow1, leave2, allow2, slots):
+def _table(bits: int, width: int) -> np.ndarray:
+    table = np.zeros((1 << bits, width), dtype=np.uint64)
+    table[:, 0] = _EMPTY
+    return table
+
+
+@njit(cache=True, nogil=True)
+def _grow(table: np.ndarray, bits: int) -> np.ndarray:
+    """The same entries in a table twice the size."""
+    bigger = _table(bits + 1, table.shape[1])
+    shift = np.uint64(63 - bits)
+    for s in range(len(table)):
+        if table[s, 0] != _EMPTY:
+            _insert(bigger, shift, table[s, 0], table, s)
+    return bigger
+
+
+@njit(cache=True, nogil=True)
+def _step(states, enter, i, j, must_use, leave1, allow1, leave2, allow2, slots):
     """One edge: every state skips and uses it, vertices leave, equal states merge.
 
-    Returns ``(keys, counts, overflowed)`` of the next step. Trusts the schedule.
+    ``states``: one row a state, its key then its count's limbs. Returns
+    ``(next states, overflowed, table rows used at most)``. Trusts the schedule.
     """
-    n_in = len(keys)
-    size, bits = 16, 4
-    while size < 3 * n_in:  # at most two successors a state: load factor <= 2/3
-        size, bits = size * 2, bits + 1
-    shift = np.uint64(64 - bits)
-    tkeys = np.full(size, _EMPTY, dtype=np.uint64)
-    tcounts = np.zeros((size, counts.shape[1]), dtype=np.uint64)
-    vals = np.zeros(MAX_SLOTS, dtype=np.int64)
-    names = np.zeros(16, dtype=np.int64)
+    bits = 4
+    while (1 << bits) < 2 * len(states):
+        bits += 1
+    table = _table(bits, states.shape[1])
     used = 0
     overflow = False
-    for r in range(n_in):
-        key = keys[r] | np.uint64(enter)
-        for use in range(2):
-            if use == 0 and must_use:
-                continue
-            _unpack(key, slots, vals)
-            n = slots
-            if use == 1 and not _use(vals, n, i, j):
-                continue
+    for r in range(len(states)):
+        if 3 * used > 2 * (1 << bits) - 6:  # keep the load factor below 2/3 (two inserts ahead)
+            table = _grow(table, bits)
+            bits += 1
+        shift = np.uint64(64 - bits)
+        key = states[r, 0] | np.uint64(enter)
+        if not must_use:  # skip the edge: leaving FREE or DONE slots keeps the labels' order
+            ok, nxt = True, key
             if leave1 >= 0:
-                if not _leave(vals, n, leave1, allow1):
-                    continue
-                n -= 1
-            if leave2 >= 0:
-                if not _leave(vals, n, leave2, allow2):
-                    continue
-                n -= 1
-            new, over = _insert(tkeys, tcounts, shift, _pack(vals, n, names), counts, r)
+                ok, nxt = _leave(nxt, leave1, allow1)
+            if ok and leave2 >= 0:
+                ok, nxt = _leave(nxt, leave2, allow2)
+            if ok:
+                new, over = _insert(table, shift, nxt, states, r)
+                used += new
+                overflow |= over
+        ok, nxt = _use(key, slots, i, j)
+        if ok and leave1 >= 0:
+            ok, nxt = _leave(nxt, leave1, allow1)
+        if ok and leave2 >= 0:
+            ok, nxt = _leave(nxt, leave2, allow2)
+        if ok:
+            n = slots - (leave1 >= 0) - (leave2 >= 0)
+            new, over = _insert(table, shift, _canonical(nxt, n), states, r)
             used += new
             overflow |= over
-    out_keys = np.empty(used, dtype=np.uint64)
-    out_counts = np.empty((used, counts.shape[1]), dtype=np.uint64)
+    out = np.empty((used, states.shape[1]), dtype=np.uint64)
     w = 0
-    for s in range(size):
-        if tkeys[s] != _EMPTY:
-            out_keys[w] = tkeys[s]
-            out_counts[w] = tcounts[s]
+    for s in range(len(table)):
+        if table[s, 0] != _EMPTY:
+            for m in range(states.shape[1]):
+                out[w, m] = table[s, m]
             w += 1
-    return out_keys, out_counts, overflow
+    return out, overflow, len(table)
 
 
 @dataclass(frozen=True)
@@ -330,23 +354,19 @@ class FrontierRun:
 
 def _run(sched: _Schedule, limbs: int) -> FrontierRun | None:
     """Run with ``limbs`` words a count; None if a count outgrew them."""
-    keys = np.zeros(1, dtype=np.uint64)
-    counts = np.zeros((1, limbs), dtype=np.uint64)
-    counts[0, 0] = 1
+    states = np.zeros((1, 1 + limbs), dtype=np.uint64)
+    states[0, 1] = 1
     widest, peak = 1, 0
     for s in range(len(sched.i)):
-        n_in = len(keys)
-        keys, counts, overflow = _step(
-            keys, counts, sched.enter[s], sched.i[s], sched.j[s], sched.must_use[s] != 0,
+        n_in = len(states)
+        states, overflow, table = _step(
+            states, sched.enter[s], sched.i[s], sched.j[s], sched.must_use[s] != 0,
             sched.leave1[s], sched.allow1[s], sched.leave2[s], sched.allow2[s], sched.slots[s])
         if overflow:
             return None
-        size = 16
-        while size < 3 * n_in:
-            size *= 2
-        peak = max(peak, 8 * (1 + limbs) * (n_in + size + len(keys)))
-        widest = max(widest, len(keys))
-    total = sum(int(x) << (64 * m) for m, x in enumerate(counts[0])) if len(keys) else 0
+        peak = max(peak, 8 * (1 + limbs) * (n_in + table + len(states)))
+        widest = max(widest, len(states))
+    total = sum(int(x) << (64 * m) for m, x in enumerate(states[0, 1:])) if len(states) else 0
     return FrontierRun(total, widest, limbs, peak)
 
 
