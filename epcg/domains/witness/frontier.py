@@ -25,9 +25,11 @@ A state is one ``uint64``: four bits per frontier slot (slot ``k`` in bits
 equal states are equal integers. The frontier holds ``min(width, height) + 2``
 vertices at most, so sixteen slots count any board up to 14 cells on its
 shorter side. The live states of one step sit in one array, a row per state
-(its key, then its count), and the next step's states are merged in an
-open-addressing hash table of the same rows (a key and its count share a
-cache line), grown as it fills: no Python object per state.
+(its key, then its count). A step writes every state's successors in order,
+partitions them by hash into buckets of a few thousand (passes that read and
+write memory in sequence), and merges each bucket's equal states in an
+open-addressing hash table small enough to stay in the processor's cache: no
+Python object per state, and no random access to memory larger than a cache.
 
 Counts are exact: each is ``limbs`` unsigned 64-bit words (little-endian
 base 2^64) added with carries. The programme starts with the fewest words
@@ -70,6 +72,7 @@ _EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)  # no valid state: a label appears at mos
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _NIBBLE = np.uint64(15)
 _ENDS = np.uint64(0xEEEEEEEEEEEEEEEE)  # a nibble meets this mask only if its value is >= S
+_BUCKET = 2048  # successors merged at a time, at most about
 
 
 @dataclass(frozen=True)
@@ -258,56 +261,21 @@ def _add(table: np.ndarray, slot: int, states: np.ndarray, row: int) -> bool:
 
 
 @njit(cache=True, nogil=True)
-def _insert(table: np.ndarray, shift: np.uint64, key: np.uint64, states: np.ndarray, row: int) -> tuple[bool, bool]:
-    """Add ``states[row]``'s count to ``key``'s entry of a table of ``2^(64 - shift)`` rows;
-    ``(new entry, overflowed)``."""
-    mask = len(table) - 1
-    slot = np.int64((key * _GOLDEN) >> shift)
-    while True:
-        if table[slot, 0] == key:
-            return False, _add(table, slot, states, row)
-        if table[slot, 0] == _EMPTY:
-            table[slot, 0] = key
-            return True, _add(table, slot, states, row)
-        slot = (slot + 1) & mask
+def _bucket(key: np.uint64, bucket_bits: int) -> int:
+    """Which of ``2^bucket_bits`` buckets a key's hash falls in (its top bits)."""
+    if bucket_bits == 0:
+        return 0
+    return np.int64((key * _GOLDEN) >> np.uint64(64 - bucket_bits))
 
 
 @njit(cache=True, nogil=True)
-def _table(bits: int, width: int) -> np.ndarray:
-    table = np.zeros((1 << bits, width), dtype=np.uint64)
-    table[:, 0] = _EMPTY
-    return table
-
-
-@njit(cache=True, nogil=True)
-def _grow(table: np.ndarray, bits: int) -> np.ndarray:
-    """The same entries in a table twice the size."""
-    bigger = _table(bits + 1, table.shape[1])
-    shift = np.uint64(63 - bits)
-    for s in range(len(table)):
-        if table[s, 0] != _EMPTY:
-            _insert(bigger, shift, table[s, 0], table, s)
-    return bigger
-
-
-@njit(cache=True, nogil=True)
-def _step(states, enter, i, j, must_use, leave1, allow1, leave2, allow2, slots):
-    """One edge: every state skips and uses it, vertices leave, equal states merge.
-
-    ``states``: one row a state, its key then its count's limbs. Returns
-    ``(next states, overflowed, table rows used at most)``. Trusts the schedule.
-    """
-    bits = 4
-    while (1 << bits) < 2 * len(states):
-        bits += 1
-    table = _table(bits, states.shape[1])
-    used = 0
-    overflow = False
+def _successors(states, enter, i, j, must_use, leave1, allow1, leave2, allow2, slots):
+    """Every state's successors after the edge: ``(keys, source rows, how many)``."""
+    keys = np.empty(2 * len(states), dtype=np.uint64)
+    src = np.empty(2 * len(states), dtype=np.int64)
+    after = slots - (leave1 >= 0) - (leave2 >= 0)
+    m = 0
     for r in range(len(states)):
-        if 3 * used > 2 * (1 << bits) - 6:  # keep the load factor below 2/3 (two inserts ahead)
-            table = _grow(table, bits)
-            bits += 1
-        shift = np.uint64(64 - bits)
         key = states[r, 0] | np.uint64(enter)
         if not must_use:  # skip the edge: leaving FREE or DONE slots keeps the labels' order
             ok, nxt = True, key
@@ -316,27 +284,76 @@ def _step(states, enter, i, j, must_use, leave1, allow1, leave2, allow2, slots):
             if ok and leave2 >= 0:
                 ok, nxt = _leave(nxt, leave2, allow2)
             if ok:
-                new, over = _insert(table, shift, nxt, states, r)
-                used += new
-                overflow |= over
+                keys[m], src[m] = nxt, r
+                m += 1
         ok, nxt = _use(key, slots, i, j)
         if ok and leave1 >= 0:
             ok, nxt = _leave(nxt, leave1, allow1)
         if ok and leave2 >= 0:
             ok, nxt = _leave(nxt, leave2, allow2)
         if ok:
-            n = slots - (leave1 >= 0) - (leave2 >= 0)
-            new, over = _insert(table, shift, _canonical(nxt, n), states, r)
-            used += new
-            overflow |= over
-    out = np.empty((used, states.shape[1]), dtype=np.uint64)
-    w = 0
-    for s in range(len(table)):
-        if table[s, 0] != _EMPTY:
-            for m in range(states.shape[1]):
-                out[w, m] = table[s, m]
-            w += 1
-    return out, overflow, len(table)
+            keys[m], src[m] = _canonical(nxt, after), r
+            m += 1
+    return keys, src, m
+
+
+@njit(cache=True, nogil=True)
+def _step(states, enter, i, j, must_use, leave1, allow1, leave2, allow2, slots):
+    """One edge: every state skips and uses it, vertices leave, equal states merge.
+
+    ``states``: one row a state, its key then its count's limbs. The successors
+    are partitioned by hash into buckets of a few thousand (sequential passes),
+    then each bucket is merged in a hash table small enough to stay in cache.
+    Returns ``(next states, overflowed, bytes of the step's arrays)``. Trusts the schedule.
+    """
+    width = states.shape[1]
+    keys, src, m = _successors(states, enter, i, j, must_use, leave1, allow1, leave2, allow2, slots)
+    bucket_bits = 0
+    while (m >> bucket_bits) > _BUCKET:
+        bucket_bits += 1
+    start = np.zeros((1 << bucket_bits) + 1, dtype=np.int64)
+    for t in range(m):
+        start[_bucket(keys[t], bucket_bits) + 1] += 1
+    largest = 0
+    for b in range(1 << bucket_bits):
+        largest = max(largest, start[b + 1])
+        start[b + 1] += start[b]
+    rows = np.empty((m, width), dtype=np.uint64)
+    fill = start[:-1].copy()
+    for t in range(m):
+        b = _bucket(keys[t], bucket_bits)
+        p = fill[b]
+        fill[b] += 1
+        rows[p, 0] = keys[t]
+        for limb in range(1, width):
+            rows[p, limb] = states[src[t], limb]
+    table_bits = 4
+    while (1 << table_bits) < 2 * largest:  # load factor <= 1/2
+        table_bits += 1
+    table = np.zeros((1 << table_bits, width), dtype=np.uint64)
+    table[:, 0] = _EMPTY
+    mask = (1 << table_bits) - 1
+    shift = np.uint64(64 - table_bits)
+    out = np.empty((m, width), dtype=np.uint64)
+    used = 0
+    overflow = False
+    for b in range(1 << bucket_bits):
+        for p in range(start[b], start[b + 1]):
+            key = rows[p, 0]
+            slot = np.int64(((key * _GOLDEN) << np.uint64(bucket_bits)) >> shift)
+            while table[slot, 0] != key and table[slot, 0] != _EMPTY:
+                slot = (slot + 1) & mask
+            table[slot, 0] = key
+            overflow |= _add(table, slot, rows, p)
+        for s in range(len(table)):
+            if table[s, 0] != _EMPTY:
+                for limb in range(width):
+                    out[used, limb] = table[s, limb]
+                    table[s, limb] = 0
+                table[s, 0] = _EMPTY
+                used += 1
+    nbytes = keys.nbytes + src.nbytes + rows.nbytes + out.nbytes + table.nbytes
+    return out[:used].copy(), overflow, nbytes
 
 
 @dataclass(frozen=True)
@@ -359,12 +376,12 @@ def _run(sched: _Schedule, limbs: int) -> FrontierRun | None:
     widest, peak = 1, 0
     for s in range(len(sched.i)):
         n_in = len(states)
-        states, overflow, table = _step(
+        states, overflow, nbytes = _step(
             states, sched.enter[s], sched.i[s], sched.j[s], sched.must_use[s] != 0,
             sched.leave1[s], sched.allow1[s], sched.leave2[s], sched.allow2[s], sched.slots[s])
         if overflow:
             return None
-        peak = max(peak, 8 * (1 + limbs) * (n_in + table + len(states)))
+        peak = max(peak, states.nbytes + nbytes + 8 * (1 + limbs) * n_in)
         widest = max(widest, len(states))
     total = sum(int(x) << (64 * m) for m, x in enumerate(states[0, 1:])) if len(states) else 0
     return FrontierRun(total, widest, limbs, peak)
