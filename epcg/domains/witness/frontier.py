@@ -366,7 +366,7 @@ class FrontierRun:
     limbs: int
     """64-bit words per count in the run that did not overflow."""
     peak_bytes: int
-    """Largest size of one step's input, hash table and output arrays together."""
+    """Largest size of one step's arrays together: its input, successors, buckets, merge table and output."""
 
 
 def _run(sched: _Schedule, limbs: int) -> FrontierRun | None:
