@@ -122,3 +122,11 @@ def test_bad_positions_are_refused() -> None:
         count_paths(2, 2, [21])
     with pytest.raises(ValueError):
         count_paths(0, 2)
+
+
+@pytest.mark.slow
+def test_published_counts_past_two_words() -> None:
+    # OEIS A007764, 13 and 14 vertices a side: 12x12 fits two 64-bit words, 13x13 needs three.
+    assert count_paths(12, 12) == 64_528_039_343_270_018_963_357_185_158_482_118
+    run = frontier_run(13, 13)
+    assert run.count == 69_450_664_761_521_361_664_274_701_548_907_358_996_488 and run.limbs == 3
