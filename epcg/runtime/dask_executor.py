@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Sequence
 
 from dask.base import tokenize
 from distributed import Client, as_completed
 
+from epcg.runtime.errors import Drain
 from epcg.runtime.execute import OnDone, run_task, warm_up
 from epcg.runtime.plan import Stage, Task
 from epcg.runtime.store import check_chunk
@@ -88,7 +90,30 @@ class DaskExecutor:
                 on_done(task, record)
                 if left[task.stage] == 0:
                     submit_ready()
-        except BaseException:
+        except BaseException as exc:
             for future in list(futures.futures):
                 future.cancel()
+            if isinstance(exc, Drain):
+                finish_running(self.client, exc)
             raise
+
+
+def _running(dask_worker) -> int:
+    return len(dask_worker.active_threads)
+
+
+def finish_running(client: Client, drain: Drain) -> None:
+    """Wait (at most ``drain.grace`` seconds) for the chunks still running on the workers: a cancelled
+    task keeps running in its worker thread and writes its record when it ends, so a whole chunk is kept."""
+    began = time.monotonic()
+    while True:
+        try:
+            running = sum(client.run(_running).values())
+        except (OSError, TimeoutError):
+            running = None
+        if drain.in_flight is None:
+            drain.in_flight = running
+        if not running or time.monotonic() - began >= drain.grace:
+            drain.unfinished, drain.waited = running, round(time.monotonic() - began, 1)
+            return
+        time.sleep(0.25)

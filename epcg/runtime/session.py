@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from epcg.runtime.batch import history_for_results
 from epcg.runtime.errors import UserError
 from epcg.runtime.estimate import MAX_TASKS, coarsen_factor, figures, size
 from epcg.runtime.execute import Executor, SerialExecutor, execute
@@ -21,6 +22,9 @@ from epcg.runtime.registry import job_kind
 from epcg.runtime.store import RunDir, check_chunk, write_atomic
 
 VERIFIED_FILE = "manifest/verified.json"
+SCAFFOLD = (".lock", "logs")
+"""What a directory may hold before its run is laid out: the lock, and worker jobs' logs written while
+the cluster starts."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +79,7 @@ def _check_new(run: RunDir) -> None:
             f"run directory {run.path} already holds a run: continue it with "
             f"'epcg resume {run.path}', or pass another --out"
         )
-    if run.path.exists() and any(p.name != ".lock" for p in run.path.iterdir()):
+    if run.path.exists() and any(p.name not in SCAFFOLD for p in run.path.iterdir()):
         raise UserError(f"--out {run.path} exists and is not an epcg run directory")
 
 
@@ -229,7 +233,7 @@ def _check_new_locked(run: RunDir) -> None:
     if run.exists():
         raise UserError(f"run directory {run.path} already holds a run (started at the same moment?): "
                         f"'epcg resume {run.path}', or pass another --out")
-    if any(p.name != ".lock" for p in run.path.iterdir()):
+    if any(p.name not in SCAFFOLD for p in run.path.iterdir()):
         raise UserError(f"--out {run.path} exists and is not an epcg run directory")
 
 
@@ -278,6 +282,9 @@ def finish(
     results = {"job": job.name, "domain": job.domain}
     results.update(experiment.reduce(job.config, plan, records, run))
     results.update(timing or {})
+    allocations = history_for_results(run, records)
+    if allocations:
+        results["allocations"] = allocations
     run.write_results(results)
     summary, _figures = experiment.report(job.config, results, run)
     run.write_summary(summary)
