@@ -209,7 +209,7 @@ def status(run_dir: Path) -> None:
     if info:
         click.echo(f"dashboard: {info.get('dashboard')}  scheduler: {info.get('scheduler')}  "
                    f"workers: {info.get('workers')}")
-        ssh = tunnel(info.get("dashboard") or "")
+        ssh = tunnel(info.get("dashboard") or "", info.get("host"))
         if ssh:
             click.echo(f"from your machine: {ssh}")
     click.echo(f"{'stage':<28} {'chunks':>15} {'compute s':>10}")

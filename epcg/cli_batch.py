@@ -203,14 +203,15 @@ def cancel(run_dir: Path, wait: float) -> None:
     if info is None:
         raise UserError(f"{run.path} was not submitted (epcg run): stop its client with Ctrl-C or kill")
     history = batch.read_history(run)
-    history["cancel"] = True
+    waiting = history["next"]
+    history.update(cancel=True, next=None)
     batch.write_history(run, history)
     kind = batch.KINDS.get(info["kind"])
     stopped = []
     if kind is not None:
-        if history["next"]:
-            _call(kind.cancel_args(history["next"], drain=False))
-            stopped.append(f"job {history['next']} (waiting)")
+        if waiting:
+            _call(kind.cancel_args(waiting, drain=False))
+            stopped.append(f"job {waiting} (waiting)")
         for alloc in history["allocations"]:
             if alloc.get("job") and not alloc.get("ended_at") and kind.states([alloc["job"]]):
                 _call(kind.cancel_args(alloc["job"], drain=True))
@@ -221,18 +222,32 @@ def cancel(run_dir: Path, wait: float) -> None:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(alloc["pid"], signal.SIGUSR1)
                     stopped.append(f"driver pid {alloc['pid']}")
-    history = batch.read_history(run)
-    history["next"] = None
-    batch.write_history(run, history)
     click.echo(f"{run.path}: cancelled {', '.join(stopped) or 'nothing was queued or running'}")
+    live = {a["pid"] for a in history["allocations"] if not a.get("ended_at")}
     deadline = time.monotonic() + wait
-    while run.is_locked() and time.monotonic() < deadline:
+    while time.monotonic() < deadline and (run.is_locked() or _still_running(batch.read_history(run), live)):
         time.sleep(0.5)
-    if run.is_locked():
+    if run.is_locked() or _still_running(batch.read_history(run), live):
         click.echo(f"the running allocation has not stopped yet; 'epcg status {run.path}' shows when it has")
     done = len(run.done(prepare_resume(run_dir).plan.tasks()))
     click.echo(f"{done} chunks kept; 'epcg submit --resume {run.path} --cluster FILE' or "
                f"'epcg resume {run.path}' continues later")
+
+
+def _still_running(history: dict, pids: set[int]) -> bool:
+    """True while one of these allocations has not recorded its end and its driver (on this node) lives."""
+    for alloc in history["allocations"]:
+        if alloc.get("pid") in pids and not alloc.get("ended_at"):
+            if alloc.get("node") != socket.gethostname():
+                return True
+            try:
+                os.kill(alloc["pid"], 0)
+                return True
+            except ProcessLookupError:
+                pass
+            except PermissionError:
+                return True
+    return False
 
 
 def _call(args: list[str]) -> None:
@@ -262,9 +277,14 @@ def drive(run_dir: Path) -> None:
     end = (batch.allocation_end(kind, job_id) or began + info["walltime_seconds"]) if kind is not None else None
     drain_at = end - spec.signal_lead if end is not None else None
 
-    def on_early(signum, _frame):
+    def on_early(signum, frame):
         if "signal" in caught:
             return  # already stopping
+        signum = caught.pop("deferred", signum)
+        if _in_finalizer(frame):  # an exception raised there would be swallowed: try again in a moment
+            caught["deferred"] = signum
+            signal.setitimer(signal.ITIMER_REAL, 0.5)
+            return
         now = time.time()
         if signum == signal.SIGUSR1 and drain_at is not None and now < drain_at - 5 \
                 and not batch.read_history(run)["cancel"]:
@@ -277,14 +297,15 @@ def drive(run_dir: Path) -> None:
         raise caught["drain"]
 
     signal.signal(signal.SIGUSR1, on_early)
+    signal.signal(signal.SIGALRM, on_early)
     if drain_at is not None:
-        signal.signal(signal.SIGALRM, on_early)
         signal.alarm(max(1, round(drain_at - time.time())))
     history = batch.read_history(run)
     done = run.done(prepared.plan.tasks())
     batch.settle(history, done)
     stop = "the run is already finished" if run.results_path.exists() else batch.decide(
-        history, None if kind is None else info["max_requeues"] + history.get("base", 0))
+        history, None if kind is None else info["max_requeues"] + history.get("base", 0),
+        prepared.plan.num_tasks - len(done))
     alloc = {"job": job_id, "pid": os.getpid(), "node": socket.gethostname(), "started_at": round(began, 3)}
     history["allocations"].append(alloc)
     if history["next"] == job_id:
@@ -307,6 +328,15 @@ def drive(run_dir: Path) -> None:
     why, status = _drive(prepared, info, spec, kind, run, caught)
     _end_allocation(run, kind, began, why, caught)
     sys.exit(status)
+
+
+def _in_finalizer(frame) -> bool:
+    """True if the signal interrupted an object's ``__del__`` (garbage collection), which swallows exceptions."""
+    while frame is not None:
+        if frame.f_code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _drive(prepared, info, spec, kind, run, caught) -> tuple[str, int]:
@@ -362,11 +392,13 @@ def _end_allocation(run, kind, began: float, why: str, caught) -> None:
     mine.update(ended_at=round(time.time(), 3), why=why)
     if "signal" in caught:
         mine["signal_at"] = round(caught["at"], 3)
-    done = batch.chunks_between(run.done(_tasks(run)), began, None)
+    tasks = _tasks(run)
+    records = run.done(tasks)
+    done = batch.chunks_between(records, began, None)
     batch.write_history(run, history)
     if why == "finished":
         _cancel_next(run, kind, "the run is finished")
-    elif not done:
+    elif not done and len(records) < len(tasks):
         _cancel_next(run, kind, "this allocation made no progress")
     elif history["cancel"]:
         _cancel_next(run, kind, "cancelled")

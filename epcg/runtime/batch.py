@@ -352,12 +352,13 @@ def settle(history: dict[str, Any], records: dict[str, dict]) -> None:
             alloc["why"] = "killed (the driver ended without a word: time limit, node failure or scancel)"
 
 
-def decide(history: dict[str, Any], max_requeues: int | None) -> str | None:
-    """Why this allocation must not compute (None: it should). Call after :func:`settle`, before adding it."""
+def decide(history: dict[str, Any], max_requeues: int | None, left: int) -> str | None:
+    """Why this allocation must not compute (None: it should), with ``left`` chunks still to do.
+    Call after :func:`settle`, before adding this allocation."""
     allocations = history["allocations"]
     if history.get("cancel"):
         return "cancelled by epcg cancel"
-    if allocations and allocations[-1].get("chunks", 0) == 0:
+    if left and allocations and allocations[-1].get("chunks", 0) == 0:
         return (f"allocation {len(allocations)} (job {allocations[-1].get('job')}) made no progress: "
                 "a chunk may need longer than walltime - signal_lead, or the workers did not start "
                 "(see DIR/logs/)")
@@ -401,18 +402,21 @@ def describe(run: RunDir, info: dict[str, Any], records: dict[str, dict], finish
     return lines
 
 
-def tunnel(dashboard: str) -> str | None:
-    """The ssh command that brings a dashboard on a compute node to this machine's browser."""
+def tunnel(dashboard: str, node: str | None) -> str | None:
+    """The ssh command that brings a dashboard on a compute node to a person's own browser (through this
+    machine, the login node, where ``epcg status`` runs)."""
     from urllib.parse import urlsplit
 
     url = urlsplit(dashboard)
     if not url.hostname or not url.port:
         return None
     here = socket.gethostname()
-    if url.hostname in ("127.0.0.1", "localhost", "::1"):
-        return None
-    return (f"ssh -N -L {url.port}:{url.hostname}:{url.port} {here}   "
-            f"(then open http://localhost:{url.port}/status on your machine)")
+    if url.hostname in ("127.0.0.1", "localhost", "::1"):  # listening on the node's loopback only
+        hop = here if node in (None, here) else f"-J {here} {node}"
+        command = f"ssh -N -L {url.port}:localhost:{url.port} {hop}"
+    else:
+        command = f"ssh -N -L {url.port}:{url.hostname}:{url.port} {here}"
+    return f"{command}   (then open http://localhost:{url.port}/status)"
 
 
 def history_for_results(run: RunDir, records: dict[str, dict]) -> list[dict[str, Any]] | None:
