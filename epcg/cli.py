@@ -189,7 +189,7 @@ def status(run_dir: Path) -> None:
     """Say what is done in a run directory: chunks per stage, throughput, ETA, dashboard (read-only, no lock)."""
     import json
 
-    from epcg.runtime.batch import describe, read_batch, tunnel
+    from epcg.runtime.batch import describe, read_batch, read_history, tunnel
     from epcg.runtime.session import prepare_resume
 
     job, plan, run = prepare_resume(run_dir)
@@ -199,6 +199,8 @@ def status(run_dir: Path) -> None:
     finished = run.results_path.exists()
     state = "running" if live else ("finished" if finished else "stopped")
     submitted = read_batch(run)
+    if submitted and state == "stopped" and read_history(run)["next"]:
+        state = "waiting for its next allocation"
     click.echo(f"{run.path}: job {job.name} ({job.domain}), {state}")
     for line in describe(run, submitted, done, finished) if submitted else []:
         click.echo(line)

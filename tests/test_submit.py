@@ -337,3 +337,11 @@ def test_plan_against_a_cluster_file(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "3 node(s) x 4 single-threaded workers" in result.stdout
     assert "checked against: 12 workers, 2.0 GiB per worker" in result.stdout
+
+
+@pytest.mark.parametrize("name", ["slurm", "pbs"])
+def test_every_cluster_key_is_in_the_example_file(name: str) -> None:
+    text = (Path(__file__).resolve().parents[1] / "cluster" / f"{name}.toml").read_text()
+    keys = set(JobqueueSpec.model_fields) | {"minimum", "maximum", "ca_file", "cert", "key"}
+    missing = [key for key in keys if f"{key} =" not in text and f"[{key}]" not in text]
+    assert not missing, f"cluster/{name}.toml does not mention {missing}"
