@@ -396,18 +396,16 @@ def _end_allocation(run, kind, began: float, why: str, caught) -> None:
     records = run.done(tasks)
     done = batch.chunks_between(records, began, None)
     batch.write_history(run, history)
+    batch.settle(history, records)
+    stop = "the run is finished" if why == "finished" else batch.decide(history, None, len(tasks) - len(records))
+    if stop:
+        _cancel_next(run, kind, stop)
     if why == "finished":
-        _cancel_next(run, kind, "the run is finished")
-    elif not done and len(records) < len(tasks):
-        _cancel_next(run, kind, "this allocation made no progress")
-    elif history["cancel"]:
-        _cancel_next(run, kind, "cancelled")
-    if why == "finished":
-        _refresh_outputs(run, history)
+        _refresh_outputs(run)
     click.echo(f"epcg: allocation ended: {why}; {len(done)} chunks done in it")
 
 
-def _refresh_outputs(run, history) -> None:
+def _refresh_outputs(run) -> None:
     """results.json and report.html with the last allocation's end (they were written just before it)."""
     import json
 

@@ -111,11 +111,11 @@ def _allocations_html(allocations: list[dict[str, Any]] | None) -> str:
     rows = "".join(
         f"<tr><td>{n}</td><td>{_e(str(a.get('job') or 'pid ' + str(a.get('pid'))))}</td><td>{_e(str(a.get('node')))}"
         f"</td><td>{clock(a.get('started_at'))}</td><td>{clock(a.get('ended_at'))}</td><td>{a.get('chunks', 0)}</td>"
-        f"<td>{_e(a.get('why', 'running'))}</td></tr>"
+        f"<td style='text-align:left'>{_e(a.get('why', 'running'))}</td></tr>"
         for n, a in enumerate(allocations, 1)
     )
     return ("<section id=allocations><h2>Allocations</h2><table><thead><tr><th>#</th><th>batch job</th><th>node</th>"
-            "<th>start</th><th>end</th><th>chunks</th><th>how it ended</th></tr></thead><tbody>"
+            "<th>start</th><th>end</th><th>chunks</th><th style='text-align:left'>how it ended</th></tr></thead><tbody>"
             f"{rows}</tbody></table></section>")
 
 

@@ -54,6 +54,8 @@ HISTORY_FILE = "allocations.json"
 SCHEDULER_FILE = "scheduler.json"
 DRIVER_LOG = "driver.log"
 LOG_DIR = "logs"
+IDLE_ALLOCATIONS = 2
+"""Allocations in a row without a finished chunk after which the run stops (one may be a slow start)."""
 DRAIN_MARGIN = 10
 """Seconds of the signal lead kept free after the chunks in flight are waited for (the driver's own exit)."""
 
@@ -358,8 +360,9 @@ def decide(history: dict[str, Any], max_requeues: int | None, left: int) -> str 
     allocations = history["allocations"]
     if history.get("cancel"):
         return "cancelled by epcg cancel"
-    if left and allocations and allocations[-1].get("chunks", 0) == 0:
-        return (f"allocation {len(allocations)} (job {allocations[-1].get('job')}) made no progress: "
+    idle = allocations[-IDLE_ALLOCATIONS:]
+    if left and len(idle) == IDLE_ALLOCATIONS and not any(a.get("chunks", 0) for a in idle):
+        return (f"{IDLE_ALLOCATIONS} allocations in a row (the last job {idle[-1].get('job')}) made no progress: "
                 "a chunk may need longer than walltime - signal_lead, or the workers did not start "
                 "(see DIR/logs/)")
     if max_requeues is not None and len(allocations) > max_requeues:
