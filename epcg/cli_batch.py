@@ -411,11 +411,10 @@ def _refresh_outputs(run) -> None:
 
     from epcg.report_html import write_report
     from epcg.runtime import batch
-    from epcg.runtime.store import write_atomic
 
     results = json.loads(run.results_path.read_text())
     results["allocations"] = batch.history_for_results(run, run.done(_tasks(run)))
-    write_atomic(run.results_path, json.dumps(results, indent=2) + "\n")
+    run.write_results(results)
     write_report(run.path)
 
 
