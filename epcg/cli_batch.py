@@ -276,16 +276,23 @@ def drive(run_dir: Path) -> None:
     job_id = batch.allocation_id(kind)
     end = (batch.allocation_end(kind, job_id) or began + info["walltime_seconds"]) if kind is not None else None
     drain_at = end - spec.signal_lead if end is not None else None
+    tasks = prepared.plan.tasks()
 
     def on_early(signum, frame):
         if "signal" in caught:
-            return  # already stopping
+            if signum == signal.SIGUSR1:
+                os.write(2, f"epcg: SIGUSR1 at {time.strftime('%H:%M:%S')}: already stopping\n".encode())
+            return
         signum = caught.pop("deferred", signum)
         if _in_finalizer(frame):  # an exception raised there would be swallowed: try again in a moment
             caught["deferred"] = signum
             signal.setitimer(signal.ITIMER_REAL, 0.5)
             return
         now = time.time()
+        if not batch.read_history(run)["cancel"] and len(run.done(tasks)) == len(tasks):
+            os.write(2, f"epcg: {signal.Signals(signum).name} at {time.strftime('%H:%M:%S')}: every chunk is done, "
+                        "finishing the results\n".encode())
+            return
         if signum == signal.SIGUSR1 and drain_at is not None and now < drain_at - 5 \
                 and not batch.read_history(run)["cancel"]:
             # the batch system checks time limits every so often and signals up to a minute early
@@ -303,7 +310,7 @@ def drive(run_dir: Path) -> None:
     history = batch.read_history(run)
     done = run.done(prepared.plan.tasks())
     batch.settle(history, done)
-    stop = "the run is already finished" if run.results_path.exists() else batch.decide(
+    stop = "finished: nothing was left to compute" if run.results_path.exists() else batch.decide(
         history, None if kind is None else info["max_requeues"] + history.get("base", 0),
         prepared.plan.num_tasks - len(done))
     alloc = {"job": job_id, "pid": os.getpid(), "node": socket.gethostname(), "started_at": round(began, 3)}
@@ -314,10 +321,11 @@ def drive(run_dir: Path) -> None:
     click.echo(f"epcg: allocation {number} of {run.path} ({f'job {job_id}' if job_id else f'pid {os.getpid()}'} "
                f"on {alloc['node']}), {len(done)} of {prepared.plan.num_tasks} chunks done before it")
     if stop is not None:
-        alloc.update(ended_at=round(time.time(), 3), why=f"did not compute: {stop}")
+        done_already = stop.startswith("finished")
+        alloc.update(ended_at=round(time.time(), 3), why=stop if done_already else f"did not compute: {stop}")
         batch.write_history(run, history)
         click.echo(f"epcg: stopping: {stop}")
-        sys.exit(0 if stop.startswith(("the run is already", "cancelled")) else 1)
+        sys.exit(0 if done_already or stop.startswith("cancelled") else 1)
     if kind is not None and number - 1 < info["max_requeues"]:
         history["next"] = batch.submit(kind, run.path / info["script"], after=job_id)
         click.echo(f"epcg: continuation: job {history['next']} submitted, starts after job {job_id} ends "
