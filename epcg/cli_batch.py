@@ -309,7 +309,7 @@ def drive(run_dir: Path) -> None:
         signal.alarm(max(1, round(drain_at - time.time())))
     history = batch.read_history(run)
     done = run.done(prepared.plan.tasks())
-    batch.settle(history, done)
+    batch.settle(history, done, starting=round(began, 3))
     stop = "finished: nothing was left to compute" if run.results_path.exists() else batch.decide(
         history, None if kind is None else info["max_requeues"] + history.get("base", 0),
         prepared.plan.num_tasks - len(done))

@@ -320,6 +320,8 @@ def test_requeue_decision() -> None:
     batch.settle(killed, {"a": {"ended_at": 50, "seconds": 2}, "b": {"ended_at": 120, "seconds": 1}})
     assert killed["allocations"][0]["chunks"] == 1 and killed["allocations"][0]["why"].startswith("killed")
     assert killed["allocations"][1]["chunks"] == 1 and "why" not in killed["allocations"][1]
+    batch.settle(killed, {}, starting=200)  # a new allocation starts: the one before it was killed too
+    assert killed["allocations"][1]["why"].startswith("killed") and killed["allocations"][1]["ended_at"] == 100
 
 
 def _fake_sbatch(folder: Path) -> Path:

@@ -339,11 +339,12 @@ def chunks_between(records: dict[str, dict], start: float, end: float | None) ->
     return [r for r in records.values() if r.get("ended_at", 0) >= start and (end is None or r["ended_at"] < end)]
 
 
-def settle(history: dict[str, Any], records: dict[str, dict]) -> None:
-    """Fill in what the allocations could not write themselves: chunks done, and an end for one that was killed."""
+def settle(history: dict[str, Any], records: dict[str, dict], starting: float | None = None) -> None:
+    """Fill in what the allocations could not write themselves: chunks done, and an end for one that was
+    killed (it has none, and a later allocation started, or one is ``starting`` now)."""
     allocations = history["allocations"]
     for i, alloc in enumerate(allocations):
-        later = allocations[i + 1]["started_at"] if i + 1 < len(allocations) else None
+        later = allocations[i + 1]["started_at"] if i + 1 < len(allocations) else starting
         end = alloc.get("ended_at") or later
         finished = chunks_between(records, alloc["started_at"], end)
         alloc["chunks"] = len(finished)
