@@ -195,18 +195,28 @@ def _wait_detached(run: Path, timeout: float) -> None:
         time.sleep(0.5)
 
 
-def test_detach_survives_hangup(tmp_path: Path) -> None:
+SMALL = ["--set", "max_pieces=6", "--set", "chunk_words=2048"]
+"""A Fling! job of many small chunks: a few seconds of work."""
+
+
+@pytest.fixture(scope="module")
+def small_reference(tmp_path_factory) -> Path:
+    """SMALL run uninterrupted, in this process."""
+    reference = tmp_path_factory.mktemp("small") / "reference"
+    assert epcg("run", str(JOBS / "fling.toml"), "--out", str(reference), "--serial", *SMALL).returncode == 0
+    return reference
+
+
+def test_detach_survives_hangup(tmp_path: Path, small_reference: Path) -> None:
     """--detach: the submitting shell gets SIGHUP at once; the daemon runs on and finishes; status from elsewhere."""
-    job = ["--set", "max_pieces=5"]
+    job = SMALL
     run = tmp_path / "detached"
     _detach(tmp_path, run, job)
     _wait_detached(run, timeout=180)
     status = epcg("status", str(run)).stdout
     assert "finished" in status.splitlines()[0] and "allocation 1: pid" in status
     assert "epcg: allocation ended: finished" in (run / "driver.log").read_text()
-    reference = tmp_path / "reference"
-    assert epcg("run", str(JOBS / "fling.toml"), "--out", str(reference), "--serial", *job).returncode == 0
-    assert load_results(run) == load_results(reference)
+    assert load_results(run) == load_results(small_reference)
 
 
 @pytest.mark.slow
@@ -231,9 +241,9 @@ def test_detach_cancel_and_resume(tmp_path: Path) -> None:
     assert load_results(run) == load_results(reference)
 
 
-def test_run_treats_sighup_like_sigterm(tmp_path: Path) -> None:
+def test_run_treats_sighup_like_sigterm(tmp_path: Path, small_reference: Path) -> None:
     """`epcg run` whose terminal closes: whole chunks kept, the resume command printed, exit status 129."""
-    job = ["--set", "max_pieces=6", "--set", "chunk_words=2048"]
+    job = SMALL
     run = tmp_path / "run"
     proc = subprocess.Popen([sys.executable, "-m", "epcg", "run", str(JOBS / "fling.toml"), "--out", str(run),
                              "--workers", "2", *job], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -247,9 +257,7 @@ def test_run_treats_sighup_like_sigterm(tmp_path: Path) -> None:
     assert proc.returncode == 129, err
     assert f"'epcg resume {run}' continues" in err
     assert epcg("resume", str(run), "--serial").returncode == 0
-    reference = tmp_path / "reference"
-    assert epcg("run", str(JOBS / "fling.toml"), "--out", str(reference), "--serial", *job).returncode == 0
-    assert load_results(run) == load_results(reference)
+    assert load_results(run) == load_results(small_reference)
 
 
 SLURM_SCRIPT = """#!/usr/bin/env bash
