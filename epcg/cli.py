@@ -1,4 +1,7 @@
-"""``epcg plan | run | resume | status | verify | report``: the command line over :mod:`epcg.runtime.session`."""
+"""``epcg plan | run | resume | status | verify | report``: the command line over :mod:`epcg.runtime.session`.
+
+``submit`` and ``cancel`` (runs as batch jobs) are in :mod:`epcg.cli_batch`.
+"""
 
 from __future__ import annotations
 
@@ -92,8 +95,10 @@ def main() -> None:
 @click.option("--memory-limit", metavar="SIZE", help="Memory per worker process to check against, e.g. 64GiB.")
 @click.option("--out", type=click.Path(path_type=Path), help="Where the run would go (for the free-disk figure).")
 @click.option("--max-tasks", type=click.IntRange(min=1), default=None, help="Most tasks a run may have.")
+@click.option("--cluster", "cluster_file", type=click.Path(path_type=Path),
+              help="Plan for this cluster file's workers (slurm/pbs: one allocation of `epcg submit`).")
 def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker, memory_limit, out,
-         max_tasks) -> None:
+         max_tasks, cluster_file) -> None:
     """Print what JOB_FILE would cost, stage by stage, and whether `run` would accept it (nothing is written)."""
     from epcg.runtime.cluster import LocalSpec, default_workers, local_memory, parse_size
     from epcg.runtime.estimate import MAX_TASKS, Limits, check, figures, free_disk, table
@@ -104,8 +109,11 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
 
     job = load_job(job_file, list(overrides))
     where = run_directory(out if out is not None else Path("runs") / job.name)
-    n = workers or default_workers()
-    memory = parse_size(memory_limit, "--memory-limit") if memory_limit else local_memory(LocalSpec(workers=n))
+    if cluster_file is not None:
+        n, memory, threads_per_worker = _planned_workers(cluster_file, workers, memory_limit)
+    else:
+        n = workers or default_workers()
+        memory = parse_size(memory_limit, "--memory-limit") if memory_limit else local_memory(LocalSpec(workers=n))
     job, job_plan, notes = plan_job(job, max_tasks or MAX_TASKS)
     fitted = fit_memory(Prepared(job, job_plan, RunDir(where), notes), memory, n)
     job, job_plan, notes = fitted.job, fitted.plan, fitted.notes
@@ -127,6 +135,26 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
         click.echo(f"run would refuse: {exc}")
         return
     click.echo("run would accept this job")
+
+
+def _planned_workers(cluster_file: Path, workers, memory_limit) -> tuple[int, int, int]:
+    """Workers, memory per worker and threads per worker that the cluster file gives a run."""
+    from epcg.runtime.batch import worker_memory_limit, workers_per_node
+    from epcg.runtime.cluster import JobqueueSpec, LocalSpec, default_workers, load_cluster, local_memory
+
+    if workers or memory_limit:
+        raise UserError("--cluster gives the workers and their memory: drop --workers and --memory-limit")
+    spec = load_cluster(cluster_file)
+    if isinstance(spec, LocalSpec):
+        n = spec.workers or default_workers()
+        return n, local_memory(spec.model_copy(update={"workers": n})), spec.threads_per_worker
+    if isinstance(spec, JobqueueSpec):
+        n = spec.nodes * workers_per_node(spec)
+        click.echo(f"note: planned as `epcg submit` runs it: {spec.nodes} node(s) x {workers_per_node(spec)} "
+                   f"single-threaded workers, {spec.memory} per node, walltime {spec.walltime}")
+        return n, worker_memory_limit(spec), 1
+    raise UserError(f"cluster file {cluster_file}: kind = 'scheduler' does not say how many workers it has; "
+                    "plan with --workers and --memory-limit instead")
 
 
 @main.command()
@@ -170,6 +198,7 @@ def status(run_dir: Path) -> None:
     """Say what is done in a run directory: chunks per stage, throughput, ETA, dashboard (read-only, no lock)."""
     import json
 
+    from epcg.runtime.batch import describe, read_batch, read_history, tunnel
     from epcg.runtime.session import prepare_resume
 
     job, plan, run = prepare_resume(run_dir)
@@ -178,7 +207,12 @@ def status(run_dir: Path) -> None:
     live = run.is_locked()
     written = all(p.is_file() for p in (run.results_path, run.summary_path, run.path / "report.html"))
     state = "running" if live else ("finished" if written else "stopped")
+    submitted = read_batch(run)
+    if submitted and state == "stopped" and read_history(run)["next"]:
+        state = "waiting for its next allocation"
     click.echo(f"{run.path}: job {job.name} ({job.domain}), {state}")
+    for line in describe(run, submitted, done, finished) if submitted else []:
+        click.echo(line)
     try:
         info = json.loads((run.path / "live.json").read_text()) if live else {}
     except (OSError, ValueError):
@@ -186,6 +220,9 @@ def status(run_dir: Path) -> None:
     if info:
         click.echo(f"dashboard: {info.get('dashboard')}  scheduler: {info.get('scheduler')}  "
                    f"workers: {info.get('workers')}")
+        ssh = tunnel(info.get("dashboard") or "", info.get("host"))
+        if ssh:
+            click.echo(f"from your machine: {ssh}")
     click.echo(f"{'stage':<28} {'chunks':>15} {'compute s':>10}")
     for stage in plan.stages:
         finished = [done[t.id] for t in stage.tasks if t.id in done]
@@ -203,7 +240,8 @@ def status(run_dir: Path) -> None:
         first = min(r["ended_at"] - r["seconds"] for r in records)
         rate = len(records) / max(max(r["ended_at"] for r in records) - first, 1e-9)
         left = plan.num_tasks - len(done)
-        eta = f"ETA {left / rate / 60:.1f} min at that rate" if live else f"resume with 'epcg resume {run.path}'"
+        eta = (f"ETA {left / rate / 60:.1f} min of computing at that rate" if live or submitted
+               else f"resume with 'epcg resume {run.path}'")
         click.echo(f"throughput {rate:.2f} chunks/s over the run so far; {left} chunks left; {eta}")
 
 
@@ -299,9 +337,7 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
         scheduler_file, cluster_file, performance_report, serial, force, check) -> None:
     from epcg.runtime.logs import kept, to_run_directory
     from epcg.runtime.progress import for_output
-    from epcg.runtime.session import claimed, run_plan
-
-    from epcg.runtime.session import refuse_in_use
+    from epcg.runtime.session import claimed, refuse_in_use, run_plan
 
     plan, run = prepared.plan, prepared.run
     if not new:
@@ -311,6 +347,7 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
     if serial and performance_report:
         raise UserError("--performance-report is Dask's report, and --serial runs without Dask: leave out one")
     spec = _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker, serial)
+    spec = _logs_in_run(spec, run)
     done = run.done(plan.tasks()) if run.exists() else {}
     if check:
         import json
@@ -329,7 +366,7 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
                         _verify(prepared, None, everything, before_resume=True)
                     run_plan(prepared, None, [progress])
             else:
-                from epcg.runtime.cluster import JobqueueSpec, LocalSpec, connect
+                from epcg.runtime.cluster import JobqueueSpec, LocalSpec, connect, dashboard_url
                 from epcg.runtime.dask_executor import PATIENCE, DaskExecutor
 
                 if isinstance(spec, LocalSpec):
@@ -340,10 +377,11 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
                     if not (scheduler or scheduler_file or cluster_file or isinstance(spec, LocalSpec)):
                         click.echo(f"using the scheduler at {spec.address} (DASK_SCHEDULER_ADDRESS)")
                     _announce(prepared, done)
-                    click.echo(f"Dask dashboard: {client.dashboard_link}")
+                    dashboard = dashboard_url(client, spec)
+                    click.echo(f"Dask dashboard: {dashboard}")
                     executor = DaskExecutor(client, patience=None if isinstance(spec, JobqueueSpec) else PATIENCE)
-                    with claimed(prepared, new), to_run_directory(log, client, run.path), _live(run, client), \
-                            _report(run, performance_report):
+                    with claimed(prepared, new), to_run_directory(log, client, run.path), \
+                            _live(run, client, dashboard), _report(run, performance_report):
                         from epcg.dashboard import register
 
                         click.echo(f"epcg progress: {register(client, run.path) or 'not on this scheduler'}")
@@ -353,7 +391,7 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
         except KeyboardInterrupt:
             progress.on_run_end()
             click.echo(f"\ninterrupted; 'epcg resume {run.path}' continues where this stopped", err=True)
-            sys.exit(143 if stop.get("signal") == signal.SIGTERM else 130)
+            sys.exit(EXIT_STATUS.get(stop.get("signal"), 130))
         except UserError:
             raise
         except Exception:
@@ -405,20 +443,26 @@ def _check_plan(prepared, spec, client, done, max_tasks: int, force: bool):
     return prepared
 
 
+EXIT_STATUS = {signal.SIGTERM: 143, signal.SIGHUP: 129}
+"""Exit status after a stop by signal (128 + its number, as a shell reports it); Ctrl-C is 130."""
+
+
 @contextlib.contextmanager
 def _signals():
-    """SIGTERM ends the client like Ctrl-C: futures cancelled, whole chunks kept, resume command printed."""
+    """SIGTERM and SIGHUP (the terminal closed) end the client like Ctrl-C: futures cancelled, whole
+    chunks kept, resume command printed."""
     seen: dict[str, int] = {}
 
     def on_term(signum, _frame):
         seen["signal"] = signum
         raise Interrupted()
 
-    previous = signal.signal(signal.SIGTERM, on_term)
+    previous = {signum: signal.signal(signum, on_term) for signum in EXIT_STATUS}
     try:
         yield seen
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _verify(prepared, executor, everything: bool, before_resume: bool) -> list[str]:
@@ -497,22 +541,52 @@ def _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_
     return spec.model_copy(update=overrides)
 
 
+LIVE_REFRESH = 5.0
+"""Seconds between updates of DIR/live.json's worker count (adaptive clusters grow and shrink)."""
+
+
 @contextlib.contextmanager
-def _live(run, client):
-    """While a run is live, DIR/live.json tells `epcg status` where its dashboard is."""
+def _live(run, client, dashboard):
+    """While a run is live, DIR/live.json tells `epcg status` where its dashboard is and how many workers it has."""
     import json
     import os
+    import socket
+    import threading
 
     from epcg.runtime.store import write_atomic
 
     path = run.path / "live.json"
-    info = {"pid": os.getpid(), "dashboard": client.dashboard_link,
-            "scheduler": client.scheduler.address, "workers": len(client.scheduler_info()["workers"])}
-    write_atomic(path, json.dumps(info))
+    info = {"pid": os.getpid(), "host": socket.gethostname(), "dashboard": dashboard,
+            "scheduler": client.scheduler.address}
+
+    def write() -> None:
+        info["workers"] = len(client.scheduler_info(n_workers=-1)["workers"])
+        write_atomic(path, json.dumps(info))
+
+    def refresh() -> None:
+        while not stopped.wait(LIVE_REFRESH):
+            with contextlib.suppress(Exception):  # a scheduler going away ends the run, not this thread's job
+                write()
+
+    write()
+    stopped = threading.Event()
+    thread = threading.Thread(target=refresh, name="epcg-live", daemon=True)
+    thread.start()
     try:
         yield
     finally:
+        stopped.set()
+        thread.join()
         path.unlink(missing_ok=True)
+
+
+def _logs_in_run(spec, run):
+    """Worker jobs of a SLURM or PBS cluster write their logs into DIR/logs/ unless the cluster file says where."""
+    from epcg.runtime.cluster import JobqueueSpec
+
+    if isinstance(spec, JobqueueSpec) and spec.log_directory is None:
+        return spec.model_copy(update={"log_directory": str(run.path / "logs")})
+    return spec
 
 
 def _report(run, enabled: bool):
@@ -535,6 +609,8 @@ def _print_outputs(run) -> None:
     click.echo(f"results: {run.results_path}\nsummary: {run.summary_path}\nfigures: {run.figures_dir}/")
     click.echo(f"report:  {report} (open it in any browser)")
 
+
+from epcg import cli_batch  # noqa: E402, F401 - registers submit, cancel and drive on `main`
 
 if __name__ == "__main__":
     main()

@@ -20,6 +20,7 @@ import html
 import json
 import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,7 @@ def build_html(run: Run, items: int = GALLERY_ITEMS) -> str:
         + "</p>",
         "<nav><a href='#tables'>tables</a> · <a href='#plots'>plots</a> · <a href='#gallery'>gallery</a></nav>",
         "<section id=tables>", markdown_html(run.summary), "</section>",
+        _allocations_html(run.results.get("allocations")),
         "<section id=plots><h2>Plots</h2>", _plots_html(run, groups), "</section>",
         "<section id=gallery><h2>Gallery</h2>", f"<p id=sample-note>{_e(sample_note)}</p>",
         _filters_html(run.domain, groups), "<p id=count></p>", _gallery_html(groups), "</section>",
@@ -98,6 +100,25 @@ def build_html(run: Run, items: int = GALLERY_ITEMS) -> str:
         "<img id=detail-img alt='detail'><p id=detail-caption></p><pre id=detail-json></pre></div></div>",
     ]
     return PAGE.format(title=_e(f"{run.name}: epcg report"), style=STYLE, body="\n".join(parts), script=SCRIPT)
+
+
+def _allocations_html(allocations: list[dict[str, Any]] | None) -> str:
+    """The batch allocations a submitted run used, one row each ("" for a run that was not submitted)."""
+    if not allocations:
+        return ""
+
+    def clock(seconds: float | None) -> str:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds)) if seconds else "–"
+
+    rows = "".join(
+        f"<tr><td>{n}</td><td>{_e(str(a.get('job') or 'pid ' + str(a.get('pid'))))}</td><td>{_e(str(a.get('node')))}"
+        f"</td><td>{clock(a.get('started_at'))}</td><td>{clock(a.get('ended_at'))}</td><td>{a.get('chunks', 0)}</td>"
+        f"<td style='text-align:left'>{_e(a.get('why', 'running'))}</td></tr>"
+        for n, a in enumerate(allocations, 1)
+    )
+    return ("<section id=allocations><h2>Allocations</h2><table><thead><tr><th>#</th><th>batch job</th><th>node</th>"
+            "<th>start</th><th>end</th><th>chunks</th><th style='text-align:left'>how it ended</th></tr></thead><tbody>"
+            f"{rows}</tbody></table></section>")
 
 
 # -- the gallery ---------------------------------------------------------------

@@ -123,7 +123,8 @@ class Adapt(pydantic.BaseModel):
 
 
 class JobqueueSpec(_Spec):
-    """Workers as SLURM or PBS jobs, through dask-jobqueue."""
+    """A SLURM or PBS cluster: workers as batch jobs through dask-jobqueue (``run``), or whole
+    runs as batch jobs that requeue themselves (``submit``, :mod:`epcg.runtime.batch`)."""
 
     kind: Literal["slurm", "pbs"]
     cores: int = pydantic.Field(ge=1)
@@ -143,10 +144,41 @@ class JobqueueSpec(_Spec):
     python: str | None = None
     adapt: Adapt = Adapt()
     dashboard_address: str | None = "127.0.0.1:8787"
+    nodes: int = pydantic.Field(1, ge=1)
+    """``submit``: nodes of one allocation."""
+    tasks_per_node: int | None = pydantic.Field(None, ge=1)
+    """``submit``: single-threaded worker processes per node (default: one per core)."""
+    signal_lead: int = pydantic.Field(90, ge=1)
+    """``submit``: seconds before the walltime at which the driver stops handing out chunks and requeues."""
+    max_requeues: int = pydantic.Field(10, ge=0)
+    """``submit``: continuation jobs at most after the first allocation."""
+    directives: list[str] = []
+    """``submit``: extra header lines of the batch script, as written (``#SBATCH --qos=long``)."""
 
     @property
     def threads_per_worker(self) -> int:
         return max(1, self.cores // self.processes)
+
+    @property
+    def walltime_seconds(self) -> int:
+        return parse_walltime(self.walltime)
+
+    @pydantic.field_validator("walltime")
+    @classmethod
+    def _walltime(cls, text: str) -> str:
+        parse_walltime(text)
+        return text
+
+    @pydantic.field_validator("memory")
+    @classmethod
+    def _memory(cls, text: str) -> str:
+        from dask.utils import parse_bytes
+
+        try:
+            parse_bytes(text)
+        except ValueError:
+            raise ValueError(f"{text!r} is not a size like '8GiB'") from None
+        return text
 
     def job_kwargs(self) -> dict[str, Any]:
         """Keyword arguments of the dask-jobqueue cluster class."""
@@ -160,10 +192,44 @@ class JobqueueSpec(_Spec):
                 f"export NUMBA_NUM_THREADS={pin}", "export OMP_NUM_THREADS=1", *self.prologue,
             ],
             "scheduler_options": {"dashboard_address": self.dashboard_address},
+            "worker_extra_args": _staggered_lifetime(self.walltime_seconds),
         }
         if self.tls is not None:
             kwargs.update(security=self.tls.security(), protocol="tls://")
         return {k: v for k, v in kwargs.items() if v is not None}
+
+
+def parse_walltime(text: str) -> int:
+    """Seconds of a batch walltime: ``[D-]HH:MM:SS``, ``MM:SS`` or minutes (SLURM's forms).
+
+    >>> parse_walltime("01:00:00"), parse_walltime("1-00:00:00"), parse_walltime("05:30"), parse_walltime("2")
+    (3600, 86400, 330, 120)
+    """
+    days, _, clock = text.strip().rpartition("-")
+    parts = clock.split(":")
+    try:
+        numbers = [int(p) for p in parts]
+        day = int(days) if days else 0
+    except ValueError:
+        raise ValueError(f"walltime {text!r} is not [D-]HH:MM:SS") from None
+    if len(numbers) > 3 or any(n < 0 for n in numbers) or day < 0:
+        raise ValueError(f"walltime {text!r} is not [D-]HH:MM:SS")
+    if len(numbers) == 1:
+        seconds = numbers[0] * 60
+    elif len(numbers) == 2:
+        seconds = numbers[0] * 60 + numbers[1]
+    else:
+        seconds = numbers[0] * 3600 + numbers[1] * 60 + numbers[2]
+    seconds += day * 86400
+    if seconds <= 0:
+        raise ValueError(f"walltime {text!r} is not positive")
+    return seconds
+
+
+def _staggered_lifetime(walltime: int) -> list[str]:
+    """Worker jobs retire between 65 % and 95 % of their walltime, each at its own moment, so jobs
+    started together do not expire together and the run always has workers while adapt replaces them."""
+    return ["--lifetime", f"{int(walltime * 0.8)}s", "--lifetime-stagger", f"{int(walltime * 0.15)}s"]
 
 
 _SPECS: dict[str, type[_Spec]] = {
@@ -317,3 +383,15 @@ def _start(spec: LocalSpec | JobqueueSpec, security: Any) -> Iterator[Any]:
     with cls(**spec.job_kwargs()) as cluster:
         cluster.adapt(minimum_jobs=spec.adapt.minimum, maximum_jobs=spec.adapt.maximum)
         yield cluster
+
+
+def dashboard_url(client: Any, spec: LocalSpec | SchedulerSpec | JobqueueSpec | None) -> str | None:
+    """The dashboard's address as the scheduler listens on it: the host of the spec's ``dashboard_address``
+    (Dask's own link names the scheduler's host instead) and the port the dashboard really got."""
+    link = client.dashboard_link
+    port = (client.scheduler_info().get("services") or {}).get("dashboard")
+    address = getattr(spec, "dashboard_address", None)
+    host = address.rpartition(":")[0].strip("[]") if address and ":" in address else ""
+    if port is None or host in ("", "0.0.0.0", "::"):
+        return link
+    return f"http://{host}:{port}/status"

@@ -10,7 +10,7 @@ from dask.base import tokenize
 from distributed import Client, as_completed
 from distributed.scheduler import KilledWorker
 
-from epcg.runtime.errors import TaskFailed
+from epcg.runtime.errors import Drain, TaskFailed
 from epcg.runtime.execute import Failed, OnDone, run_task_quietly, warm_up
 from epcg.runtime.plan import Stage, Task
 from epcg.runtime.store import check_chunk
@@ -155,7 +155,30 @@ class DaskExecutor:
                     if left[task.stage] == 0:
                         submit_ready()
                 alive = time.monotonic()
-        except BaseException:
+        except BaseException as exc:
             for future in list(futures.futures):
                 future.cancel()
+            if isinstance(exc, Drain):
+                finish_running(self.client, exc)
             raise
+
+
+def _running(dask_worker) -> int:
+    return len(dask_worker.active_threads)
+
+
+def finish_running(client: Client, drain: Drain) -> None:
+    """Wait (at most ``drain.grace`` seconds) for the chunks still running on the workers: a cancelled
+    task keeps running in its worker thread and writes its record when it ends, so a whole chunk is kept."""
+    began = time.monotonic()
+    while True:
+        try:
+            running = sum(client.run(_running).values())
+        except (OSError, TimeoutError):
+            running = None
+        if drain.in_flight is None:
+            drain.in_flight = running
+        if not running or time.monotonic() - began >= drain.grace:
+            drain.unfinished, drain.waited = running, round(time.monotonic() - began, 1)
+            return
+        time.sleep(0.25)

@@ -34,3 +34,18 @@ class StaleTask(Exception):
 
 class Interrupted(KeyboardInterrupt):
     """The client got SIGTERM: handled like Ctrl-C (futures cancelled, resume command printed)."""
+
+
+class Drain(Interrupted):
+    """The batch system's early signal, the driver's own timer, or ``epcg cancel``: stop handing out
+    chunks and give those in flight up to ``grace`` seconds to finish and write their records."""
+
+    def __init__(self, signum: int, grace: float) -> None:
+        super().__init__(signum, grace)
+        self.signum = signum
+        self.grace = grace
+        self.in_flight: int | None = None
+        """Chunks that were running when the signal came (set by the executor)."""
+        self.unfinished: int | None = None
+        """Of those, chunks still running when the grace ran out (they are recomputed later)."""
+        self.waited: float = 0.0

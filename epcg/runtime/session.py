@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from epcg.runtime.batch import history_for_results
 from epcg.runtime.errors import OutputFailed, UserError
 from epcg.runtime.estimate import (
     MAX_TASKS,
@@ -40,6 +41,9 @@ REDUCED_FILE = "manifest/reduce.json"
 """The record of the arrays the reduction wrote (the rows' puzzles at the minimum): what verify checks of them."""
 REDUCE = "reduce"
 """The name verify gives the reduction's arrays among the chunks it checks."""
+SCAFFOLD = (".lock", "logs")
+"""What a directory may hold before its run is laid out: the lock, and worker jobs' logs written while
+the cluster starts."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +100,7 @@ def _check_new(run: RunDir) -> None:
             f"run directory {run.path} already holds a run: continue it with "
             f"'epcg resume {run.path}', or pass another --out"
         )
-    if run.path.exists() and any(p.name != ".lock" for p in run.path.iterdir()):
+    if run.path.exists() and any(p.name not in SCAFFOLD for p in run.path.iterdir()):
         raise UserError(f"--out {run.path} exists and is not an epcg run directory")
 
 
@@ -385,7 +389,7 @@ def _check_new_locked(run: RunDir) -> None:
     if run.exists():
         raise UserError(f"run directory {run.path} already holds a run (started at the same moment?): "
                         f"'epcg resume {run.path}', or pass another --out")
-    if any(p.name != ".lock" for p in run.path.iterdir()):
+    if any(p.name not in SCAFFOLD for p in run.path.iterdir()):
         raise UserError(f"--out {run.path} exists and is not an epcg run directory")
 
 
@@ -437,6 +441,9 @@ def finish(
         results = {"job": job.name, "domain": job.domain}
         results.update(experiment.reduce(job.config, plan, records, run))
         results.update(timing or {})
+        allocations = history_for_results(run, records)
+        if allocations:
+            results["allocations"] = allocations
         if run.written:
             run.sync_written()
             write_atomic(run.path / REDUCED_FILE, seal({"task": REDUCE, "ended_at": round(time.time(), 3),
