@@ -211,7 +211,7 @@ def status(run_dir: Path) -> None:
     if submitted and state == "stopped" and read_history(run)["next"]:
         state = "waiting for its next allocation"
     click.echo(f"{run.path}: job {job.name} ({job.domain}), {state}")
-    for line in describe(run, submitted, done, finished) if submitted else []:
+    for line in describe(run, submitted, done, written) if submitted else []:
         click.echo(line)
     try:
         info = json.loads((run.path / "live.json").read_text()) if live else {}
