@@ -13,8 +13,9 @@ like ``state``; ``*data`` is the walk's ``data`` tuple):
   ``parent`` with ``element`` added (elements come in ascending order);
 - ``score(state, *data) -> int``: the score of a full state (``k`` elements);
 - ``dead(state, *data) -> bool`` (optional): True when every combination
-  extending this prefix scores ``dead_score``; the walk then skips the whole
-  subtree and counts its ranks as ``dead_score`` without visiting them.
+  extending this prefix (of fewer than ``k`` elements, the empty one too)
+  scores ``dead_score``; the walk then skips the whole subtree and counts its
+  ranks as ``dead_score`` without visiting them.
 
 Ranks are those of :class:`epcg.combinatorics.Combinations` (lexicographic:
 rank 0 is ``(0, 1, ..., k-1)``), and every subtree is a contiguous block of
@@ -415,14 +416,14 @@ def _walk(n, k, empty, extend, score, score_last, fused, dead, dead_score, data,
     its next sibling's block. Trusts its caller: ``0 <= start < stop <= C(n, k)``.
     """
     empty(states[0], *data)
-    if dead(states[0], *data):
-        return _take_block(dead_score, start, stop, want_min, has_ignore, ignore, top, want_hist, has_cap, cap,
-                           acc, mins, top_scores, top_ranks, hist, others)
-    if k == 0:
+    if k == 0:  # one rank, the full state itself (``dead`` only ever judges proper prefixes)
         if _take(score(states[0], *data), _ZERO, _ONE, want_min, has_ignore, ignore, top, want_hist, has_cap, cap,
                  acc, mins, top_scores, top_ranks, hist, others):
             return stop
         return start
+    if dead(states[0], *data):
+        return _take_block(dead_score, start, stop, want_min, has_ignore, ignore, top, want_hist, has_cap, cap,
+                           acc, mins, top_scores, top_ranks, hist, others)
     last = k - 1
     i = 0
     items[0] = -1
