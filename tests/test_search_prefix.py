@@ -48,6 +48,13 @@ def score_last(parent, element, weights, params):
 
 
 @njit(cache=True)
+def score_upto(parent, element, limit, weights, params):
+    """The score when it is at most ``limit``, else some value above it (as a count that stops early)."""
+    s = score_last(parent, element, weights, params)
+    return s if s <= limit else limit + 1 + element % 3
+
+
+@njit(cache=True)
 def over(state, weights, params):
     return state[0] > params[0]
 
@@ -73,7 +80,7 @@ spaces = st.fixed_dictionaries({
     "offset": st.integers(-10, 3),
     "big": st.sampled_from([1, -1, 7, HIST_LIMIT]),
     "dead_score": st.integers(-3, 4),
-    "fused": st.booleans(),
+    "leaf": st.sampled_from(["score", "score_last", "score_upto"]),
 })
 reductions = st.builds(Reductions, min=st.booleans(), ignore=st.sampled_from([None, 0, 1, -3]),
                        top=st.integers(0, 6), histogram=st.booleans(), cap=st.sampled_from([None, 0, 2, 30]))
@@ -86,7 +93,8 @@ def build(case: dict) -> tuple[PrefixWalk, list[int]]:
     params = np.array([case["limit"], case["mult"], case["mod"], case["offset"], case["big"]], dtype=np.int64)
     walk = PrefixWalk(n=n, k=k, state=np.zeros(2, np.int64), empty=start, extend=add, score=score, dead=over,
                       dead_score=case["dead_score"], data=(weights, params),
-                      score_last=score_last if case["fused"] else None)
+                      score_last=score_last if case["leaf"] == "score_last" else None,
+                      score_upto=score_upto if case["leaf"] == "score_upto" else None)
     combinations = Combinations(n, k)
     scores = [reference_score(combinations.unrank(r), weights, params, case["dead_score"])
               for r in range(combinations.max_rank)]
@@ -112,7 +120,7 @@ def test_buffers_grow_with_many_ties_wide_histograms_and_odd_scores() -> None:
     """A minimum reached by 462 ranks, scores up to ~5000 and beyond ``HIST_LIMIT``, many negative scores."""
     for params in ([100, 0, 1, 0, 1], [100, 1, 5000, 0, 1], [100, 13, 997, 500, HIST_LIMIT]):
         case = {"n": 11, "k_share": 6 / 11, "weights": list(range(11)), "limit": params[0], "mult": params[1],
-                "mod": params[2], "offset": params[3], "big": params[4], "dead_score": 0, "fused": True}
+                "mod": params[2], "offset": params[3], "big": params[4], "dead_score": 0, "leaf": "score_last"}
         walk, scores = build(case)
         r = Reductions(top=4, histogram=True)
         assert walk_range(walk, 0, len(scores), r) == ScanPartial.of_scores(np.array(scores), 0, r)
@@ -121,7 +129,7 @@ def test_buffers_grow_with_many_ties_wide_histograms_and_odd_scores() -> None:
 def test_a_dead_subtree_is_skipped_and_counted() -> None:
     """Every prefix over the limit prunes its block: the ranks are counted, never scored."""
     case = {"n": 10, "k_share": 0.4, "weights": [5] * 11, "limit": 4, "mult": 1, "mod": 7, "offset": 0, "big": 1,
-            "dead_score": -1, "fused": False}
+            "dead_score": -1, "leaf": "score"}
     walk, scores = build(case)
     whole = walk_range(walk, 0, len(scores), Reductions(ignore=-1, histogram=True))
     assert (whole.count, whole.ignored, whole.histogram.counts) == (210, 210, {-1: 210})
@@ -130,7 +138,7 @@ def test_a_dead_subtree_is_skipped_and_counted() -> None:
 
 def test_bad_walks_are_refused() -> None:
     weights, params = np.zeros(3, np.int64), np.zeros(5, np.int64)
-    with pytest.raises(ValueError, match="score or score_last"):
+    with pytest.raises(ValueError, match="score, score_last or score_upto"):
         PrefixWalk(n=3, k=1, state=np.zeros(2, np.int64), empty=start, extend=add, data=(weights, params))
     with pytest.raises(ValueError, match="k = 0"):
         PrefixWalk(n=3, k=0, state=np.zeros(2, np.int64), empty=start, extend=add, score_last=score_last)

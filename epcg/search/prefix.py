@@ -86,6 +86,7 @@ from epcg.search.scan import ArgMin, Histogram, Reductions, ScanPartial, ScanSpa
 __all__ = ["PrefixWalk", "walk_range"]
 
 INT64_MAX = np.iinfo(np.int64).max
+INT64_MIN = np.iinfo(np.int64).min
 _ZERO = np.int64(0)
 _ONE = np.int64(1)
 HIST_LIMIT = 1 << 20
@@ -114,6 +115,14 @@ def _unused_score_last(parent, element, *data):
     return 0
 
 
+@njit(nogil=True)
+def _unused_score_upto(parent, element, limit, *data):
+    return 0
+
+
+_EXTEND_AND_SCORE, _SCORE_LAST, _SCORE_UPTO = 0, 1, 2
+
+
 @dataclass(frozen=True)
 class PrefixWalk:
     """The ``C(n, k)`` combinations of ``k`` of ``n`` elements, scored by a state built element by element.
@@ -125,7 +134,11 @@ class PrefixWalk:
     Instead of (or beside) ``score``, ``score_last(parent, element, *data) ->
     int`` may give the score of ``parent`` extended by its last element without
     writing that state (one pass over the state instead of two: most ranks are
-    leaves); the walk then uses it for every rank.
+    leaves); the walk then uses it for every rank. ``score_upto(parent,
+    element, limit, *data) -> int`` is the same score, allowed to stop once it
+    is past ``limit`` and return any value above it: the walk passes the
+    largest score that still matters to its reductions (the minimum so far,
+    the histogram's cap, the ignored score), so a count can end early.
     """
 
     n: int
@@ -139,17 +152,18 @@ class PrefixWalk:
     """The score of every combination below a prefix that ``dead`` rejects."""
     data: tuple = ()
     score_last: Callable[..., int] | None = None
+    score_upto: Callable[..., int] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "n", operator.index(self.n))
         object.__setattr__(self, "k", operator.index(self.k))
         object.__setattr__(self, "dead_score", operator.index(self.dead_score))
         Combinations(self.n, self.k)  # checks n and k
-        if self.score is None and self.score_last is None:
-            raise ValueError("a PrefixWalk needs score or score_last")
+        if self.score is None and self.score_last is None and self.score_upto is None:
+            raise ValueError("a PrefixWalk needs score, score_last or score_upto")
         if self.score is None and self.k == 0:
             raise ValueError("k = 0 has no last element: give score (the empty combination's), not only score_last")
-        for name in ("empty", "extend", "score", "dead", "score_last"):
+        for name in ("empty", "extend", "score", "dead", "score_last", "score_upto"):
             function = getattr(self, name)
             if function is not None and not hasattr(function, "py_func"):
                 raise ValueError(f"{name} must be a numba @njit function, got {function!r}")
@@ -164,9 +178,14 @@ class PrefixWalk:
         return Combinations(self.n, self.k).max_rank
 
     def functions(self) -> tuple:
-        """``(empty, extend, score, score_last, fused, dead)`` as the kernels take them (placeholders for unset ones)."""
+        """``(empty, extend, score, score_last, score_upto, leaf, dead)`` as the kernels take them.
+
+        Placeholders stand for the unset ones; ``leaf`` says how a leaf is scored (the last of them given).
+        """
+        leaf = _SCORE_UPTO if self.score_upto is not None else _SCORE_LAST if self.score_last is not None \
+            else _EXTEND_AND_SCORE
         return (self.empty, self.extend, self.score or _unused_score, self.score_last or _unused_score_last,
-                self.score_last is not None, self.dead)
+                self.score_upto or _unused_score_upto, leaf, self.dead)
 
     def space(self, name: str = "space", decode: Callable[[int], Any] | None = None,
               render: Callable[[Any], Any] | None = None) -> ScanSpace:
@@ -190,7 +209,7 @@ class PrefixWalk:
 
 
 @njit(nogil=True)
-def _evaluate_rank(rank, n, k, empty, extend, score, score_last, fused, dead, dead_score, state, data):
+def _evaluate_rank(rank, n, k, empty, extend, score, score_last, score_upto, leaf, dead, dead_score, state, data):
     """The score of one rank: unrank it, build its state from the empty one, prune as the walk does."""
     items = np.empty(k, dtype=np.int64)
     _unrank_lex(rank, n, k, items)
@@ -199,8 +218,10 @@ def _evaluate_rank(rank, n, k, empty, extend, score, score_last, fused, dead, de
     for i in range(k):
         if dead(states[i], *data):
             return dead_score
-        if fused and i == k - 1:
+        if leaf == _SCORE_LAST and i == k - 1:
             return score_last(states[i], items[i], *data)
+        if leaf == _SCORE_UPTO and i == k - 1:
+            return score_upto(states[i], items[i], INT64_MAX, *data)
         extend(states[i], items[i], states[i + 1], *data)
     return score(states[k], *data)
 
@@ -350,8 +371,23 @@ def _take_block(s, lo, hi, want_min, has_ignore, ignore, top, want_hist, has_cap
     return hi
 
 
+@njit(cache=True, nogil=True)
+def _limit(best, want_min, has_ignore, ignore, top, want_hist, has_cap, cap):
+    """The largest score the reductions still need exactly (``best``: the minimum so far, or INT64_MAX)."""
+    if top > 0 or (want_hist and not has_cap):
+        return INT64_MAX
+    limit = INT64_MIN
+    if want_min:
+        limit = best
+    if want_hist:
+        limit = max(limit, cap)
+    if has_ignore:
+        limit = max(limit, ignore)
+    return limit
+
+
 @njit(nogil=True, inline="always")
-def _leaves(n, k, extend, score, score_last, fused, data, states, q0, b0, start, stop,
+def _leaves(n, k, extend, score, score_last, score_upto, leaf, data, states, q0, b0, start, stop,
             want_min, has_ignore, ignore, top, want_hist, has_cap, cap, acc, mins, top_scores, top_ranks, hist, others):
     """Score the leaves below ``states[k-1]``: element ``q`` (``q0 <= q < n``) is rank ``b0 + q - q0``.
 
@@ -367,13 +403,16 @@ def _leaves(n, k, extend, score, score_last, fused, data, states, q0, b0, start,
     best = acc[_BEST] if acc[_HAS_BEST] != 0 else INT64_MAX
     top_open = top > 0 and acc[_TOP_FULL] == 0
     top_gate = acc[_TOP_THRESHOLD]
+    limit = _limit(best, want_min, has_ignore, ignore, top, want_hist, has_cap, cap)
     out = -1
     for q in range(max(q0, q0 + start - b0), n):
         rank = b0 + q - q0
         if rank >= stop:
             out = stop
             break
-        if fused:
+        if leaf == _SCORE_UPTO:
+            s = score_upto(states[last], q, limit, *data)
+        elif leaf == _SCORE_LAST:
             s = score_last(states[last], q, *data)
         else:
             extend(states[last], q, states[k], *data)
@@ -402,13 +441,14 @@ def _leaves(n, k, extend, score, score_last, fused, data, states, q0, b0, start,
         best = acc[_BEST] if acc[_HAS_BEST] != 0 else INT64_MAX
         top_open = top > 0 and acc[_TOP_FULL] == 0
         top_gate = acc[_TOP_THRESHOLD]
+        limit = _limit(best, want_min, has_ignore, ignore, top, want_hist, has_cap, cap)
     acc[_IGNORED] += ignored
     acc[_ABOVE] += above
     return out
 
 
 @njit(nogil=True)
-def _walk(n, k, empty, extend, score, score_last, fused, dead, dead_score, data, states, items, bases, start, stop,
+def _walk(n, k, empty, extend, score, score_last, score_upto, leaf, dead, dead_score, data, states, items, bases, start, stop,
           want_min, has_ignore, ignore, top, want_hist, has_cap, cap, acc, mins, top_scores, top_ranks, hist, others):
     """Walk ranks ``[start, stop)`` depth first; returns the rank it stopped at (``stop``, or a buffer was full).
 
@@ -430,7 +470,7 @@ def _walk(n, k, empty, extend, score, score_last, fused, dead, dead_score, data,
     bases[0] = 0
     while i >= 0:
         if i == last:
-            out = _leaves(n, k, extend, score, score_last, fused, data, states, items[i] + 1, bases[i], start, stop,
+            out = _leaves(n, k, extend, score, score_last, score_upto, leaf, data, states, items[i] + 1, bases[i], start, stop,
                           want_min, has_ignore, ignore, top, want_hist, has_cap, cap, acc, mins, top_scores,
                           top_ranks, hist, others)
             if out >= 0:
