@@ -2,7 +2,7 @@
 
 Many content spaces are combinations built one element at a time: ``k``
 hexagons among ``n`` positions, ``k`` pieces among ``n`` cells. Scoring each
-rank from scratch repeats the work of its prefix ``C(n-1-a, ...)`` times; a
+rank from scratch redoes the work of its prefixes for every rank; a
 depth-first walk extends one state per depth and shares each prefix with every
 combination below it. A :class:`PrefixWalk` is that walk, with the game left
 to four small ``@njit`` functions over a fixed-size state (a NumPy array shaped
@@ -16,6 +16,11 @@ like ``state``; ``*data`` is the walk's ``data`` tuple):
   extending this prefix (of fewer than ``k`` elements, the empty one too)
   scores ``dead_score``; the walk then skips the whole subtree and counts its
   ranks as ``dead_score`` without visiting them.
+
+Most ranks are leaves, so ``score_last(parent, element, *data)`` may replace
+``score``: the score of ``parent`` plus its last element, without writing that
+state; ``score_upto(parent, element, limit, *data)`` may moreover stop once
+past the ``limit`` the walk passes (see :class:`PrefixWalk`).
 
 Ranks are those of :class:`epcg.combinatorics.Combinations` (lexicographic:
 rank 0 is ``(0, 1, ..., k-1)``), and every subtree is a contiguous block of
@@ -245,8 +250,9 @@ def walk_range(walk: PrefixWalk, start: int, stop: int, reductions: Reductions =
     at = start
     while at < stop:
         acc[_NEED] = 0
-        at = _walk(walk.n, walk.k, *walk.functions(), walk.dead_score, walk.data, states, items, bases, at, stop, r.min, r.ignore is not None, r.ignore or 0, r.top,
-                   r.histogram, r.cap is not None, r.cap or 0, acc, mins, top_scores, top_ranks, hist, others)
+        at = _walk(walk.n, walk.k, *walk.functions(), walk.dead_score, walk.data, states, items, bases, at, stop,
+                   r.min, r.ignore is not None, r.ignore or 0, r.top, r.histogram, r.cap is not None, r.cap or 0,
+                   acc, mins, top_scores, top_ranks, hist, others)
         if acc[_NEED] == _ROOM_MIN:
             mins = np.concatenate([mins, np.zeros(len(mins), dtype=np.int64)])
         elif acc[_NEED] == _ROOM_HIST:
@@ -448,8 +454,9 @@ def _leaves(n, k, extend, score, score_last, score_upto, leaf, data, states, q0,
 
 
 @njit(nogil=True)
-def _walk(n, k, empty, extend, score, score_last, score_upto, leaf, dead, dead_score, data, states, items, bases, start, stop,
-          want_min, has_ignore, ignore, top, want_hist, has_cap, cap, acc, mins, top_scores, top_ranks, hist, others):
+def _walk(n, k, empty, extend, score, score_last, score_upto, leaf, dead, dead_score, data, states, items, bases,
+          start, stop, want_min, has_ignore, ignore, top, want_hist, has_cap, cap,
+          acc, mins, top_scores, top_ranks, hist, others):
     """Walk ranks ``[start, stop)`` depth first; returns the rank it stopped at (``stop``, or a buffer was full).
 
     ``items[i]`` is the element at depth ``i``, ``bases[i]`` the first rank of
@@ -470,9 +477,9 @@ def _walk(n, k, empty, extend, score, score_last, score_upto, leaf, dead, dead_s
     bases[0] = 0
     while i >= 0:
         if i == last:
-            out = _leaves(n, k, extend, score, score_last, score_upto, leaf, data, states, items[i] + 1, bases[i], start, stop,
-                          want_min, has_ignore, ignore, top, want_hist, has_cap, cap, acc, mins, top_scores,
-                          top_ranks, hist, others)
+            out = _leaves(n, k, extend, score, score_last, score_upto, leaf, data, states, items[i] + 1, bases[i],
+                          start, stop, want_min, has_ignore, ignore, top, want_hist, has_cap, cap,
+                          acc, mins, top_scores, top_ranks, hist, others)
             if out >= 0:
                 return out
             i -= 1
