@@ -244,9 +244,11 @@ def check_slice(config: Config) -> None:
 
 
 def warm_up(config: Config) -> None:
-    """Build each row's space and compile its evaluator once per worker."""
+    """Build each row's space and compile its evaluator, and its ``evaluate_range`` on one rank, once per worker."""
     for params in config.rows:
-        _checked(config, params)
+        space = _checked(config, params)
+        if space.evaluate_range is not None and space.max_rank:
+            scan_range(space, 0, 1, config.reductions())
 
 
 def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
