@@ -23,8 +23,8 @@ from epcg.runtime.store import unseal
 from .conftest import JOBS, epcg, load_results
 
 WALLTIME = "00:01:00"
-LEAD = 30
-"""The driver stops handing out chunks 30 s before each 1-minute allocation ends: about 20 s of each computes."""
+LEAD = 40
+"""The driver stops handing out chunks 40 s before each 1-minute allocation ends: about 10 s of each computes."""
 SLOW_MACHINE = 45
 """Seconds of the 7-piece reference run beyond which the machine is busy enough that 7 pieces already need
 3 allocations (the 8-piece job would need dozens); below it the test submits the 8-piece job."""
@@ -91,13 +91,15 @@ def _wait_chunks(run: Path, allocation: int, at_least: int, timeout: float) -> N
 
 
 def test_submit_requeues_until_finished(slurm, tmp_path: Path) -> None:
-    """One `epcg submit`, no further command: 1-minute allocations, each signalled, each followed by the next."""
+    """One `epcg submit`, no further command: 1-minute allocations, each signalled, each followed by the next.
+
+    One worker per allocation, so that the 8-piece job needs at least 3 of them on a quiet machine too."""
     env, _ = slurm
     job, reference = _sized_job(tmp_path)
     run = tmp_path / "submitted"
     began = time.monotonic()
-    submitted = _epcg(env, "submit", str(JOBS / "fling.toml"), "--cluster", str(_cluster_file(tmp_path / "s.toml")),
-                      "--out", str(run), *job)
+    cluster = _cluster_file(tmp_path / "s.toml", tasks_per_node="1")
+    submitted = _epcg(env, "submit", str(JOBS / "fling.toml"), "--cluster", str(cluster), "--out", str(run), *job)
     assert submitted.returncode == 0, submitted.stderr
     assert time.monotonic() - began < 30  # returns at once
     assert "submitted batch job" in submitted.stdout and f"epcg cancel {run}" in submitted.stdout
@@ -117,7 +119,7 @@ def test_submit_requeues_until_finished(slurm, tmp_path: Path) -> None:
         assert f"allocation {n}: job {allocations[n - 1]['job']}" in status
     assert f"requeued {len(allocations) - 1} of 40" in status
     live = [s for s in seen if "dashboard: http" in s]
-    assert live and any("workers: 2" in s and "ssh -N -L" in s for s in live), seen[-1]
+    assert live and any("workers: 1" in s and "ssh -N -L" in s for s in live), seen[-1]
     assert "Allocations" in (run / "report.html").read_text()
     records = {f"{p.parent.name}/{p.stem}": unseal(p.read_text()) for p in (run / "manifest").glob("*/*.json")}
     batch.settle(history, records)
