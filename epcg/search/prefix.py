@@ -209,8 +209,9 @@ class PrefixWalk:
             render=render,
         )
 
-    def _evaluate_range(self, start: int, stop: int, reductions: Reductions) -> ScanPartial:
-        return walk_range(self, start, stop, reductions)
+    def _evaluate_range(self, start: int, stop: int, reductions: Reductions) -> ScanPartial | None:
+        """The walk, or None (the scan then scores rank by rank) for the reduction it does not compute: ``max``."""
+        return None if reductions.max else walk_range(self, start, stop, reductions)
 
 
 @njit(nogil=True)

@@ -1,6 +1,5 @@
-"""The movingai page's must-cross question on epcg's public interface: which placements of ``k`` hexagons
-on a ``width`` x ``height`` Witness panel leave the fewest paths (but one) crossing them all? A placement
-is built hexagon by hexagon; its state is the set of paths crossing all its hexagons so far."""
+"""Which placements of ``k`` hexagons on a Witness panel leave the fewest paths (at least one) crossing them all?
+Built hexagon by hexagon (a PrefixWalk); a placement's state is the set of paths crossing all its hexagons."""
 
 import numpy as np
 from numba import njit
