@@ -86,7 +86,7 @@ def main() -> None:
 @click.option("--threads-per-worker", type=click.IntRange(min=1), default=1, show_default=True,
               help="Threads per worker process: they share its memory and each runs tasks.")
 @click.option("--memory-limit", metavar="SIZE", help="Memory per worker process to check against, e.g. 64GiB.")
-@click.option("--out", type=click.Path(path_type=Path), help="Where the run would go (for the free-disk figure).")
+@click.option("--out", help="Where the run would go: a path or a URL such as s3://bucket/prefix.")
 @click.option("--max-tasks", type=click.IntRange(min=1), default=None, help="Most tasks a run may have.")
 def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker, memory_limit, out,
          max_tasks) -> None:
@@ -94,7 +94,7 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
     from dask.utils import parse_bytes
 
     from epcg.runtime.cluster import LocalSpec, default_workers, local_memory
-    from epcg.runtime.estimate import MAX_TASKS, Limits, check, figures, free_disk, table
+    from epcg.runtime.estimate import MAX_TASKS, Limits, check, figures, table
     from epcg.runtime.jobs import load_job
     from epcg.runtime.registry import job_kind
     from epcg.runtime.session import Prepared, fit_memory, plan_job, run_directory
@@ -110,7 +110,8 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
     job, job_plan, notes = plan_job(job, max_tasks or MAX_TASKS)
     fitted = fit_memory(Prepared(job, job_plan, RunDir(where), notes), memory, n)
     job, job_plan, notes = fitted.job, fitted.plan, fitted.notes
-    limits = Limits(workers=n, memory_per_worker=memory, free_disk=free_disk(where), max_tasks=max_tasks or MAX_TASKS,
+    limits = Limits(workers=n, memory_per_worker=memory, free_disk=fitted.run.location.free_bytes(),
+                    max_tasks=max_tasks or MAX_TASKS,
                     threads=threads_per_worker)
     figs = figures(job_kind(job.domain), job.config, job_plan, n * threads_per_worker)
     for note in notes:
@@ -127,10 +128,10 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
 
 @main.command()
 @click.argument("job_file", type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(path_type=Path), help="Run directory (default runs/<job name>).")
+@click.option("--out", help="Run directory: a path or a URL such as s3://bucket/prefix (default runs/<job name>).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a job key with a TOML value.")
 @cluster_options
-def run(job_file: Path, out: Path | None, overrides: tuple[str, ...], max_tasks, **cluster) -> None:
+def run(job_file: Path, out: str | None, overrides: tuple[str, ...], max_tasks, **cluster) -> None:
     """Run JOB_FILE in a new run directory."""
     from epcg.runtime.estimate import MAX_TASKS
     from epcg.runtime.jobs import load_job
@@ -141,11 +142,11 @@ def run(job_file: Path, out: Path | None, overrides: tuple[str, ...], max_tasks,
 
 
 @main.command()
-@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.argument("run_dir")
 @click.option("--verify", "everything", is_flag=True,
               help="Re-check every finished chunk first (default: only chunks recorded since the last check).")
 @cluster_options
-def resume(run_dir: Path, max_tasks, everything: bool, **cluster) -> None:
+def resume(run_dir: str, max_tasks, everything: bool, **cluster) -> None:
     """Finish an interrupted run: only its unfinished chunks are computed."""
     from epcg.runtime.estimate import MAX_TASKS
     from epcg.runtime.session import prepare_resume
@@ -156,21 +157,22 @@ def resume(run_dir: Path, max_tasks, everything: bool, **cluster) -> None:
 
 
 @main.command()
-@click.argument("run_dir", type=click.Path(path_type=Path))
-def status(run_dir: Path) -> None:
+@click.argument("run_dir")
+def status(run_dir: str) -> None:
     """Say what is done in a run directory: chunks per stage, throughput, ETA, dashboard (read-only, no lock)."""
     import json
 
     from epcg.runtime.session import prepare_resume
+    from epcg.runtime.store import LIVE, RESULTS
 
     job, plan, run = prepare_resume(run_dir)
     tasks = plan.tasks()
     done = run.done(tasks)
     live = run.is_locked()
-    state = "running" if live else ("finished" if run.results_path.exists() else "stopped")
+    state = "running" if live else ("finished" if run.has(RESULTS) else "stopped")
     click.echo(f"{run.path}: job {job.name} ({job.domain}), {state}")
     try:
-        info = json.loads((run.path / "live.json").read_text()) if live else {}
+        info = json.loads(run.read_text(LIVE) or "{}") if live else {}
     except (OSError, ValueError):
         info = {}
     if info:
@@ -195,11 +197,11 @@ def status(run_dir: Path) -> None:
 
 
 @main.command()
-@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.argument("run_dir")
 @click.option("--all", "everything", is_flag=True,
               help="Check every finished chunk (default: only chunks not verified since they were recorded).")
 @connect_options
-def verify(run_dir: Path, everything: bool, workers, threads_per_worker, scheduler, scheduler_file, cluster_file,
+def verify(run_dir: str, everything: bool, workers, threads_per_worker, scheduler, scheduler_file, cluster_file,
            serial) -> None:
     """Check finished chunks' stored bytes on the cluster; damaged chunks are forgotten so resume redoes them.
 
@@ -221,8 +223,8 @@ def verify(run_dir: Path, everything: bool, workers, threads_per_worker, schedul
 
 
 @main.command()
-@click.argument("run_dir", type=click.Path(path_type=Path))
-def report(run_dir: Path) -> None:
+@click.argument("run_dir")
+def report(run_dir: str) -> None:
     """Rebuild results.json, summary.md, figures and report.html of a finished run."""
     from epcg.runtime.session import claimed, finish, prepare_resume
 
@@ -233,20 +235,21 @@ def report(run_dir: Path) -> None:
 
 
 @main.command()
-@click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(path_type=Path), help="Where to write (default RUN_DIR/export).")
+@click.argument("run_dir")
+@click.option("--out", type=click.Path(path_type=Path), help="Where to write (default RUN_DIR/export; for a URL run ./<job name>-export).")
 @click.option("--limit", type=click.IntRange(min=1), default=1000, show_default=True, help="Objects at most.")
 @click.option("--pictures", type=click.Choice(["png", "svg", "none"]), default="png", show_default=True)
 @click.option("--where", multiple=True, metavar="KEY=VALUE",
               help="A filter of Run.puzzles/boards/triples/maps, e.g. --where pieces=8 --where min_ratio=50.")
-def export(run_dir: Path, out: Path | None, limit: int, pictures: str, where: tuple[str, ...]) -> None:
+def export(run_dir: str, out: Path | None, limit: int, pictures: str, where: tuple[str, ...]) -> None:
     """Write what a run found as JSON lines (found.jsonl) and pictures; schema: epcg/api/export.py."""
     import epcg
     from epcg.runtime.jobs import parse_override
 
     filters = dict(parse_override(text) for text in where)
     try:
-        path = epcg.open(run_dir).export(out or run_dir / "export", limit=limit,
+        opened = epcg.open(run_dir)
+        path = opened.export(out or opened.default_export(), limit=limit,
                                          pictures=None if pictures == "none" else pictures, **filters)
     except TypeError as exc:
         raise UserError(f"--where: {exc}") from None
@@ -313,7 +316,7 @@ def _check_plan(prepared, spec, client, done, max_tasks: int, force: bool):
     """The prepared job, fitted to the workers' memory if it is new (:func:`~epcg.runtime.session.fit_memory`);
     refuse (one line) a job whose memory, disk or task count the workers cannot take."""
     from epcg.runtime.cluster import LocalSpec, default_workers, local_memory, worker_memory
-    from epcg.runtime.estimate import Limits, check, figures, free_disk, machine_memory
+    from epcg.runtime.estimate import Limits, check, figures, machine_memory
     from epcg.runtime.registry import job_kind
     from epcg.runtime.session import fit_memory
 
@@ -328,7 +331,7 @@ def _check_plan(prepared, spec, client, done, max_tasks: int, force: bool):
     if not run.exists():
         prepared = fit_memory(prepared, memory, workers)
     job, plan, _ = prepared
-    limits = Limits(workers=workers, memory_per_worker=memory, free_disk=free_disk(run.path), max_tasks=max_tasks)
+    limits = Limits(workers=workers, memory_per_worker=memory, free_disk=run.location.free_bytes(), max_tasks=max_tasks)
     check(figures(job_kind(job.domain), job.config, plan, workers, set(done)), limits, force)
     return prepared
 
@@ -424,16 +427,15 @@ def _live(run, client):
     import json
     import os
 
-    from epcg.runtime.store import write_atomic
+    from epcg.runtime.store import LIVE
 
-    path = run.path / "live.json"
     info = {"pid": os.getpid(), "dashboard": client.dashboard_link,
             "scheduler": client.scheduler.address, "workers": len(client.scheduler_info()["workers"])}
-    write_atomic(path, json.dumps(info))
+    run.write_text(LIVE, json.dumps(info))
     try:
         yield
     finally:
-        path.unlink(missing_ok=True)
+        run.delete(LIVE)
 
 
 def _report(run, enabled: bool):
@@ -442,15 +444,17 @@ def _report(run, enabled: bool):
         return contextlib.nullcontext()
     from distributed import performance_report
 
-    return performance_report(filename=str(run.path / "performance-report.html"))
+    return run.published(performance_report, "performance-report.html")
 
 
 def _print_outputs(run) -> None:
     from epcg.report_html import write_report
 
-    click.echo(run.summary_path.read_text())
-    click.echo(f"results: {run.results_path}\nsummary: {run.summary_path}\nfigures: {run.figures_dir}/")
-    click.echo(f"report:  {write_report(run.path)} (open it in any browser)")
+    from epcg.runtime.store import FIGURES, SUMMARY
+
+    click.echo(run.read_text(SUMMARY))
+    click.echo(f"results: {run.results_path}\nsummary: {run.summary_path}\nfigures: {run.describe(FIGURES)}/")
+    click.echo(f"report:  {write_report(run.location.where)} (open it in any browser)")
 
 
 if __name__ == "__main__":

@@ -191,7 +191,7 @@ class Config(JobConfig):
 
 EVALUATE = fling_evaluate.EVALUATE
 SHARED = "shared"
-"""Directory of the run holding the raw layer files of ``shared_previous``; cleared by each session's prepare."""
+"""Scratch directory of the raw layer files of ``shared_previous`` (in the run on a filesystem, in each machine's temp directory for an object store); cleared by each session's prepare."""
 
 
 def _layer_arrays(config: Config, k: int) -> tuple[str, ...]:
@@ -311,7 +311,7 @@ def plan(config: Config) -> Plan:
 def prepare(config: Config, run: RunDir) -> None:
     """Create every layer's arrays (empty) before any task writes a chunk; drop raw layer files of
     earlier sessions (a resumed run may have recomputed a damaged chunk since)."""
-    shutil.rmtree(run.path / SHARED, ignore_errors=True)
+    shutil.rmtree(run.scratch(SHARED), ignore_errors=True)
     retrograde.create_arrays(config.space, run, config.chunk_words, config.max_pieces)
 
 
@@ -347,8 +347,8 @@ def _drop_shared_before(directory: Path, name: str) -> None:
 def _map_shared(run: RunDir, names: tuple[str, ...], span: tuple[int, int] | None = None) -> Words:
     """The arrays of a finished layer (or words ``[a, b)`` of them) as read-only maps of one raw file each,
     written once per machine (the driver's loader with ``shared_previous``)."""
-    directory = run.path / SHARED
-    directory.mkdir(exist_ok=True)
+    directory = run.scratch(SHARED) / run.cache_key.replace("/", "-")  # a machine's copy of this session's layers
+    directory.mkdir(parents=True, exist_ok=True)
     maps = []
     for name in names:
         path = directory / (name.replace("/", "-") + ".u64")

@@ -113,14 +113,23 @@ def read_toml(path: Path) -> dict[str, Any]:
     try:
         if path.stat().st_size > MAX_TEXT:
             raise UserError(f"job file {path} is {path.stat().st_size:,} bytes, at most {MAX_TEXT:,}")
-        text = path.read_text()
-        if _nesting(text) > MAX_DEPTH:
-            raise UserError(f"job file {path} nests lists or tables more than {MAX_DEPTH} deep")
-        return tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        return loads_toml(path.read_text(), str(path))
+    except UnicodeDecodeError as exc:
         raise UserError(f"job file {path} is not valid TOML: {_one_line(exc)}") from None
     except OSError as exc:
         raise UserError(f"job file {path} cannot be read: {exc.strerror}") from None
+
+
+def loads_toml(text: str, source: str) -> dict[str, Any]:
+    """Parse a job's TOML text (a file's, or a run directory's job.toml wherever it is stored)."""
+    if len(text) > MAX_TEXT:
+        raise UserError(f"job file {source} is {len(text):,} bytes, at most {MAX_TEXT:,}")
+    if _nesting(text) > MAX_DEPTH:
+        raise UserError(f"job file {source} nests lists or tables more than {MAX_DEPTH} deep")
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"job file {source} is not valid TOML: {_one_line(exc)}") from None
 
 
 def validate(data: dict[str, Any], source: str = "job") -> Job:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -18,7 +19,8 @@ from epcg.runtime.jobs import Job, read_toml, validate
 from epcg.runtime.plan import Plan, TooManyTasks
 from epcg.runtime.progress import Callback
 from epcg.runtime.registry import job_kind
-from epcg.runtime.store import RunDir, check_chunk, write_atomic
+from epcg.runtime.rundir import is_url, open_location
+from epcg.runtime.store import JOB_FILE, RESULTS, RunDir, check_chunk
 
 VERIFIED_FILE = "manifest/verified.json"
 
@@ -37,8 +39,19 @@ class Prepared:
         return iter((self.job, self.plan, self.run))
 
 
-def run_directory(out: Path) -> Path:
-    """``out`` as an absolute path that a run directory can be made at; UserError naming what is wrong."""
+def run_directory(out: str | os.PathLike[str]) -> Path | str:
+    """``out`` as an absolute path or an object-store URL where a run can be made; UserError naming what is wrong.
+
+    A URL is never taken for a path: ``s3://bucket/prefix`` is checked by
+    reaching the store (bucket, credentials, endpoint), ``file://`` is a path.
+    """
+    if is_url(out):
+        location = open_location(out)
+        location.check()
+        if location.is_local:
+            out = location.where
+        else:
+            return location.where
     given = Path(out)
     if given.is_symlink() and not given.exists():
         raise UserError(f"--out {out} is a symbolic link to {os.readlink(given)}, which does not exist")
@@ -59,7 +72,7 @@ def run_directory(out: Path) -> Path:
     return path
 
 
-def prepare_new(job: Job, out: Path | None, max_tasks: int = MAX_TASKS) -> Prepared:
+def prepare_new(job: Job, out: str | os.PathLike[str] | None, max_tasks: int = MAX_TASKS) -> Prepared:
     """Check that a new run can start in ``out`` (default ``runs/<name>``)."""
     run = RunDir(run_directory(out if out is not None else Path("runs") / job.name))
     _check_new(run)
@@ -68,23 +81,30 @@ def prepare_new(job: Job, out: Path | None, max_tasks: int = MAX_TASKS) -> Prepa
 
 
 def _check_new(run: RunDir) -> None:
-    if run.path.exists() and run.is_locked():
+    if run.is_locked():
         raise UserError(f"run directory {run.path} is in use by another epcg process")
     if run.exists():
         raise UserError(
             f"run directory {run.path} already holds a run: continue it with "
             f"'epcg resume {run.path}', or pass another --out"
         )
-    if run.path.exists() and any(p.name != ".lock" for p in run.path.iterdir()):
+    if not run.is_empty():
         raise UserError(f"--out {run.path} exists and is not an epcg run directory")
 
 
-def prepare_resume(path: Path) -> Prepared:
-    """Check that the run in ``path`` can be resumed with the job it started with."""
-    run = RunDir(path)
+def open_run(where: str | os.PathLike[str]) -> RunDir:
+    """The existing run at ``where`` (a path or URL), its store reached; UserError if there is none."""
+    run = RunDir(where)
+    run.location.check()
     if not run.exists():
-        raise UserError(f"{path} is not an epcg run directory (no {run.job_path.name})")
-    job = validate(read_toml(run.job_path), source=str(run.job_path))
+        raise UserError(f"{where} is not an epcg run directory (no {JOB_FILE})")
+    return run
+
+
+def prepare_resume(path: str | os.PathLike[str]) -> Prepared:
+    """Check that the run in ``path`` can be resumed with the job it started with."""
+    run = open_run(path)
+    job = run.read_job()
     if run.stored_digest() != job.digest:
         raise UserError(
             f"{run.job_path} has changed since the run started; resume only continues the "
@@ -216,6 +236,8 @@ def claimed(prepared: Prepared, new: bool) -> Iterator[None]:
     """
     run = prepared.run
     with run.lock():
+        if not run.location.is_local:
+            run.location.check_conditional()
         if new:
             _check_new_locked(run)
             run.create(prepared.job.to_toml(), prepared.job.digest)
@@ -229,7 +251,7 @@ def _check_new_locked(run: RunDir) -> None:
     if run.exists():
         raise UserError(f"run directory {run.path} already holds a run (started at the same moment?): "
                         f"'epcg resume {run.path}', or pass another --out")
-    if any(p.name != ".lock" for p in run.path.iterdir()):
+    if not run.is_empty():
         raise UserError(f"--out {run.path} exists and is not an epcg run directory")
 
 
@@ -279,8 +301,11 @@ def finish(
     results.update(experiment.reduce(job.config, plan, records, run))
     results.update(timing or {})
     run.write_results(results)
+    if not run.location.is_local:
+        shutil.rmtree(run.figures_dir, ignore_errors=True)  # this machine's drawing board, not the run's figures
     summary, _figures = experiment.report(job.config, results, run)
     run.write_summary(summary)
+    run.publish_figures()
     return results
 
 
@@ -308,16 +333,16 @@ def verify(prepared: Prepared, executor: Executor | None = None, everything: boo
     ids = sorted(todo)
     checker = getattr(executor, "check", None)
     if checker is not None:
-        intact = checker(str(run.path), [todo[t] for t in ids])
+        intact = checker(run.location.where, [todo[t] for t in ids])
     else:
-        intact = [check_chunk(str(run.path), todo[t]) for t in ids]
+        intact = [check_chunk(run.location.where, todo[t]) for t in ids]
     bad = [t for t, ok in zip(ids, intact) if not ok]
     for task_id in bad:
-        run.record_path(tasks[task_id]).unlink(missing_ok=True)
+        run.forget(task_id)
     if bad:
-        run.results_path.unlink(missing_ok=True)
+        run.delete(RESULTS)
     good = {_stamp(t, r) for t, r in records.items() if t not in bad and (t in todo or _stamp(t, r) in verified)}
-    write_atomic(run.path / VERIFIED_FILE, json.dumps(sorted(good)))
+    run.write_text(VERIFIED_FILE, json.dumps(sorted(good)))
     return len(ids), bad
 
 
@@ -331,6 +356,6 @@ def unverified(prepared: Prepared) -> int:
 def _verified(run: RunDir) -> set[str]:
     """Stamps (task id and record digest) of the chunks found intact by the last verification."""
     try:
-        return set(json.loads((run.path / VERIFIED_FILE).read_text()))
-    except (FileNotFoundError, ValueError):
+        return set(json.loads(run.read_text(VERIFIED_FILE) or "[]"))
+    except ValueError:
         return set()
