@@ -94,7 +94,7 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
     from dask.utils import parse_bytes
 
     from epcg.runtime.cluster import LocalSpec, default_workers, local_memory
-    from epcg.runtime.estimate import MAX_TASKS, Limits, check, figures, table
+    from epcg.runtime.estimate import MAX_TASKS, Limits, check, figures, io_table, table
     from epcg.runtime.jobs import load_job
     from epcg.runtime.registry import job_kind
     from epcg.runtime.session import Prepared, fit_memory, plan_job, run_directory
@@ -118,6 +118,8 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
         click.echo(f"note: {note}")
     click.echo(f"{job.name} ({job.domain}) -> {where}")
     click.echo(table(figs, limits))
+    if not fitted.run.location.is_local:
+        click.echo(f"\non the object store {where}:\n{io_table(figs, n * threads_per_worker)}")
     try:
         check(figs, limits)
     except UserError as exc:

@@ -281,17 +281,23 @@ def estimate(config: Config) -> dict:
         words = config.words(k)
         chunk = min(config.chunk_words, words)
         previous = -(-2 * 8 * config.words(k - 1) // config.parts) if k > 1 else 0
+        before = config.words(k - 1) if k > 1 else 0
         out[layer_name(k)] = StageCost(
             bytes_written=2 * 8 * words,
             disk_bytes=round(8 * words * sum(COMPRESSED)),
             peak_memory=previous + 4 * 8 * chunk,
             cpu_seconds=kernels.layer_size(config.width, config.height, k) * per_board * parts_cost(config, k),
+            read_bytes=round(8 * before * sum(COMPRESSED)), read_objects=2 * -(-before // config.chunk_words),
+            read_per_task=config.parts > 1 and k > 1, objects_per_task=2,
         )
         if config.symmetry and 1 < k < config.max_pieces:
             out[fill_name(k)] = StageCost(bytes_written=2 * 8 * words, disk_bytes=round(8 * words * sum(COMPRESSED)),
                                           peak_memory=-(-2 * 8 * words // config.parts) + 4 * 8 * chunk,
                                           cpu_seconds=kernels.layer_size(config.width, config.height, k) / FILL_PER_SECOND
-                                          * parts_cost(config, k + 1))
+                                          * parts_cost(config, k + 1),
+                                          read_bytes=round(8 * words * sum(COMPRESSED)),
+                                          read_objects=2 * -(-words // config.chunk_words),
+                                          read_per_task=config.parts > 1, objects_per_task=2)
     if config.top_puzzles or config.distributions:
         boards = kernels.layer_size(config.width, config.height, config.max_pieces)
         out[EVALUATE] = StageCost(peak_memory=8 * fling_evaluate.task_words(config, config.max_pieces),

@@ -309,6 +309,8 @@ class RunDir:
 
         where = self.describe(ZARR)
         try:
+            if not self.location.exists(f"{ZARR}/zarr.json"):  # opening a store for writing would create it
+                raise FileNotFoundError(f"no {ZARR}/zarr.json")
             return zarr.open_group(self.location.zarr_store(ZARR), mode="r+")
         except UserError as exc:
             raise StoreMissing(f"the store {where} is unreadable ({exc})") from None

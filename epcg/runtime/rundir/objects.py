@@ -97,7 +97,10 @@ def _reason(exc: BaseException, url: str) -> str:
 
 def _store(url: str) -> Any:
     """An obstore store for ``url`` configured from this process's environment."""
-    from obstore.store import from_url
+    try:
+        from obstore.store import from_url
+    except ImportError:
+        raise UserError(f"{url}: run directories on object stores need obstore: pip install 'epcg[objstore]'") from None
 
     options: dict[str, Any] = {"timeout": "60s", "connect_timeout": "5s"}
     endpoint = os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT") or ""

@@ -1,0 +1,230 @@
+"""Runs whose run directory is an S3 prefix, on moto's real server in its own process (tests/s3server.py).
+
+Results must equal the same job's on a local path (every non-time key); the
+faults of tests/test_runtime_faults.py are replayed against the bucket: a
+client killed with SIGKILL, two clients at once, records deleted or damaged
+by hand, a damaged chunk object, and stores that cannot be used.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from epcg.runtime.rundir import open_location
+
+from .conftest import without_timings
+from .s3server import S3Server, free_port
+
+SMALL = ('name = "small"\ndomain = "witness"\nkind = "must-cross"\nrows = ["2x2:2", "3x3:3", "3x3:4"]\n'
+         'chunk_size = {chunk}\nfigures_per_row = 1\n')
+
+
+@pytest.fixture(scope="module")
+def jobs(tmp_path_factory) -> dict[str, Path]:
+    """The must-cross job in 7 chunks (a quick whole run) and in 147 (faults), and the 8-chunk job's local run."""
+    import epcg as api
+
+    base = tmp_path_factory.mktemp("jobs")
+    out = {}
+    for name, chunk in (("few", 20_000), ("many", 700)):
+        out[name] = base / f"{name}.toml"
+        out[name].write_text(SMALL.format(chunk=chunk))
+    out["local"] = base / "local"
+    api.run(out["few"], out["local"], progress=False)
+    return out
+
+
+def epcg(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """``python -m epcg ARGS`` in a subprocess with this process's environment (and ``env`` on top)."""
+    return subprocess.run([sys.executable, "-m", "epcg", *args], capture_output=True, text=True, timeout=300,
+                          cwd=cwd, env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
+
+
+def rows(results: dict) -> list[dict]:
+    """A results.json's rows without timings or chunk counts (results do not depend on the chunking)."""
+    return [{k: v for k, v in row.items() if "chunk" not in k} for row in without_timings(results)["rows"]]
+
+
+def local_rows(run: Path) -> list[dict]:
+    return rows(json.loads((run / "results.json").read_text()))
+
+
+def s3_rows(url: str) -> list[dict]:
+    return rows(json.loads(open_location(url).read("results.json")))
+
+
+def one_line(result: subprocess.CompletedProcess) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1 and lines[0].startswith("epcg: error:"), result.stderr
+    return lines[0]
+
+
+def records(url: str) -> list[str]:
+    return [k for k in open_location(url).list("manifest/") if k.count("/") == 2]
+
+
+def test_run_on_s3_matches_local_with_every_command(jobs, bucket, tmp_path, monkeypatch):
+    """A Dask run (workers reach the bucket through their own environment), then status, verify, report,
+    export and the Python API, all on the URL; nothing is written under the working directory."""
+    import epcg as api
+
+    monkeypatch.chdir(tmp_path)
+    url = f"{bucket}/joint"
+    result = epcg("run", str(jobs["few"]), "--out", url, "--workers", "1", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert f"report:  {url}/report.html" in result.stdout
+    assert s3_rows(url) == local_rows(jobs["local"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no local 's3:' directory
+    keys = open_location(url).list()
+    assert {"job.toml", "run.json", "results.json", "summary.md", "report.html"} <= set(keys)
+    assert any(k.startswith("figures/") and k.endswith(".png") for k in keys)
+    assert not any("testing" in (open_location(url).read(k) or b"").decode(errors="ignore")
+                   for k in keys if not k.startswith(("store.zarr/", "figures/")))  # no credentials stored
+
+    status = epcg("status", url, cwd=tmp_path)
+    assert status.returncode == 0 and f"{url}: job small (witness), finished" in status.stdout
+    exported = epcg("export", url, "--limit", "3", "--pictures", "none", cwd=tmp_path)
+    assert exported.returncode == 0 and (tmp_path / "small-export" / "found.jsonl").is_file(), exported.stderr
+
+    opened = api.open(url)
+    assert opened.finished and str(opened.path) == url
+    assert rows(opened.results) == local_rows(jobs["local"])
+    assert [p.name for p in opened.figures()] == [p.name for p in api.open(jobs["local"]).figures()]
+    again = api.run(jobs["few"], url, progress=False)  # finished: opened, nothing recomputed
+    assert again.results["rows"] == opened.results["rows"]
+
+
+def test_sigkill_then_resume_against_the_bucket(jobs, bucket):
+    """The killed client's lease holds the run until it expires (one line naming when), then resume finishes it."""
+    from epcg.runtime.errors import UserError
+
+    url = f"{bucket}/killed"
+    env = {**os.environ, "EPCG_LEASE_SECONDS": "6", "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "epcg", "run", str(jobs["many"]), "--out", url, "--serial"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None and len(records(url)) < 20:
+        time.sleep(0.05)
+    assert proc.poll() is None, proc.communicate()
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done = len(records(url))
+    assert 20 <= done < 147
+    with pytest.raises(UserError, match=r"in use by another epcg client .* its lease expires in \d+ s"):
+        with open_location(url).lock("another client"):
+            pass
+    while open_location(url).is_locked():
+        time.sleep(0.2)
+    resumed = epcg("resume", url, "--serial", env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{147 - done} of 147 chunks to do" in resumed.stdout
+    assert s3_rows(url) == local_rows(jobs["local"])
+
+
+def test_two_clients_on_one_new_prefix(jobs, bucket):
+    url = f"{bucket}/twice"
+    procs = [subprocess.Popen([sys.executable, "-m", "epcg", "run", str(jobs["few"]), "--out", url, "--serial"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    codes = [p.wait(timeout=120) for p in procs]
+    errors = [p.stderr.read() for p in procs]
+    assert sorted(codes) == [0, 2], errors
+    loser = errors[codes.index(2)].strip().splitlines()
+    assert len(loser) == 1 and ("in use" in loser[0] or "already holds a run" in loser[0]), loser
+    assert s3_rows(url) == local_rows(jobs["local"])
+
+
+FLING = 'name = "f55"\ndomain = "fling"\nwidth = 5\nheight = 5\nmax_pieces = 5\nchunk_words = 512\ntop_puzzles = 0\n'
+
+
+def test_damaged_records_and_chunks_are_recomputed(bucket, tmp_path):
+    job = tmp_path / "f55.toml"
+    job.write_text(FLING)
+    url = f"{bucket}/damaged"
+    assert epcg("run", str(job), "--out", url, "--serial").returncode == 0
+    location = open_location(url)
+    before = s3_rows(url)
+    total = len(records(url))
+    victims = records(url)[-3:-1]
+    location.delete(victims[0])                                              # a record deleted by hand
+    location.write(victims[1], location.read(victims[1])[:30])               # a record torn by hand
+    status = epcg("status", url)
+    assert "1 damaged records" in status.stdout, status.stdout
+    resumed = epcg("resume", url, "--serial")
+    assert resumed.returncode == 0 and f"2 of {total} chunks to do" in resumed.stdout, resumed.stdout + resumed.stderr
+    assert s3_rows(url) == before
+
+    recorded = {name for key in records(url) for name in json.loads(location.read(key))["record"]["data"]}
+    chunk = next(k for k in location.list("store.zarr/") if "/c/" in k and k.split("/c/")[0][11:] in recorded)
+    location.write(chunk, b"\x00garbage")                                   # a chunk object damaged
+    verify = epcg("verify", url, "--all", "--serial")
+    assert verify.returncode == 1 and "1 of" in verify.stdout and "damaged" in verify.stdout, verify.stdout
+    assert not location.exists("results.json")
+    resumed = epcg("resume", url, "--serial")
+    assert resumed.returncode == 0 and f"1 of {total} chunks to do" in resumed.stdout, resumed.stdout
+    assert s3_rows(url) == before
+
+    for key in location.list("store.zarr/"):                                 # the whole store gone
+        location.delete(key)
+    before = location.list()
+    for args in (("resume", url, "--serial"), ("verify", url, "--serial")):
+        result = epcg(*args)
+        assert "missing or unreadable" in one_line(result)
+    assert location.list() == before
+
+
+def test_stores_that_cannot_be_used_are_one_line_and_nothing_written(jobs, bucket, s3_env, tmp_path):
+    name = bucket.removeprefix("s3://")
+    location = open_location(bucket)
+    location.write("other/data.csv", b"1,2\n")
+    before = location.list()
+    cases = {
+        "bucket does not exist": ({}, "s3://no-such-bucket-here/run"),
+        "cannot reach http://127.0.0.1:": ({"AWS_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}"}, f"{bucket}/r"),
+        "is not an epcg run directory": ({}, f"{bucket}/other"),
+    }
+    for expected, (env, url) in cases.items():
+        result = epcg("run", str(jobs["few"]), "--out", url, "--serial", cwd=tmp_path, env=env)
+        assert expected in one_line(result), (expected, result.stderr)
+    assert "is not an epcg run directory" in one_line(epcg("resume", f"{bucket}/other", cwd=tmp_path))
+    assert location.list() == before and not any(tmp_path.iterdir())
+
+    guarded = S3Server(tmp_path.parent / "moto-auth.log", auth_after=2)  # after its readiness probe and the bucket
+    try:
+        guarded.create_bucket(name)
+        env = {**guarded.env, "AWS_ACCESS_KEY_ID": "wrong", "AWS_SECRET_ACCESS_KEY": "wrong"}
+        result = epcg("run", str(jobs["few"]), "--out", f"s3://{name}/r", "--serial", cwd=tmp_path, env=env)
+        assert "access denied" in one_line(result)
+        assert "wrong" not in result.stderr
+    finally:
+        guarded.stop()
+
+
+def test_straggler_of_an_older_session_writes_no_record(jobs, bucket):
+    from epcg.runtime.errors import StaleTask
+    from epcg.runtime.execute import run_task
+    from epcg.runtime.registry import job_kind
+    from epcg.runtime.store import RunDir
+
+    import epcg as api
+
+    url = f"{bucket}/straggler"
+    api.run(jobs["few"], url, progress=False)
+    run = RunDir(url)
+    ident = run.identity()
+    old = f"{ident['run_id']}/{ident['epoch']}"
+    with run.lock():
+        run.new_epoch()
+    job = run.read_job()
+    task = job_kind("witness").plan(job.config).tasks()[1]
+    run.forget(task)
+    with pytest.raises(StaleTask):
+        run_task("witness", json.dumps(job.to_dict(), sort_keys=True), url, old, task)
+    assert not run.location.exists(RunDir.record_key(task))
