@@ -451,7 +451,6 @@ def _report(run, enabled: bool):
 
 def _print_outputs(run) -> None:
     from epcg.report_html import write_report
-
     from epcg.runtime.store import FIGURES, SUMMARY
 
     click.echo(run.read_text(SUMMARY))

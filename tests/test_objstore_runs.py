@@ -42,9 +42,10 @@ def jobs(tmp_path_factory) -> dict[str, Path]:
     return out
 
 
-def epcg(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+def epcg(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+         timeout: float = 300) -> subprocess.CompletedProcess:
     """``python -m epcg ARGS`` in a subprocess with this process's environment (and ``env`` on top)."""
-    return subprocess.run([sys.executable, "-m", "epcg", *args], capture_output=True, text=True, timeout=300,
+    return subprocess.run([sys.executable, "-m", "epcg", *args], capture_output=True, text=True, timeout=timeout,
                           cwd=cwd, env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
 
 
@@ -208,12 +209,11 @@ def test_stores_that_cannot_be_used_are_one_line_and_nothing_written(jobs, bucke
 
 
 def test_straggler_of_an_older_session_writes_no_record(jobs, bucket):
+    import epcg as api
     from epcg.runtime.errors import StaleTask
     from epcg.runtime.execute import run_task
     from epcg.runtime.registry import job_kind
     from epcg.runtime.store import RunDir
-
-    import epcg as api
 
     url = f"{bucket}/straggler"
     api.run(jobs["few"], url, progress=False)
@@ -228,3 +228,37 @@ def test_straggler_of_an_older_session_writes_no_record(jobs, bucket):
     with pytest.raises(StaleTask):
         run_task("witness", json.dumps(job.to_dict(), sort_keys=True), url, old, task)
     assert not run.location.exists(RunDir.record_key(task))
+
+
+def test_plan_says_what_a_run_reads_and_writes_on_the_store(bucket):
+    from .conftest import JOBS
+
+    result = epcg("plan", str(JOBS / "fling.toml"), "--out", f"{bucket}/plan", "--set", "max_pieces=6")
+    assert result.returncode == 0, result.stderr
+    table = result.stdout.split("on the object store")[1].splitlines()
+    assert "PUTs" in table[1] and "GETs" in table[1] and "requests $" in table[1]
+    k06 = next(line.split() for line in table if line.startswith("k06"))
+    assert int(k06[1].replace(",", "")) > 0 and float(k06[-3]) > 0 and k06[-2] == "KiB"  # PUTs; reads layer 5
+    assert open_location(bucket).list() == []  # planning writes nothing
+
+
+PAPER_ROWS = ["3x3:3", "3x3:5", "3x4:3", "3x4:5", "4x4:3", "4x4:4", "4x4:5", "4x4:6"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("job, sets", [
+    ("witness-must-cross.toml", [f"rows={json.dumps(PAPER_ROWS)}"]),                        # Table 2
+    ("witness-regions.toml", [f"rows={json.dumps(PAPER_ROWS[:3] + ['3x4:4'] + PAPER_ROWS[3:])}"]),  # Table 3
+    ("fling.toml", ["max_pieces=8"]),                                                        # 7x8 to 8 pieces
+    ("witness-triple-4x4.toml", []),                                                         # triple panels
+])
+def test_paper_jobs_on_s3_match_local(job, sets, bucket, tmp_path):
+    from .conftest import JOBS
+
+    extra = [arg for item in sets for arg in ("--set", item)]
+    local = tmp_path / "local"
+    url = f"{bucket}/{job.removesuffix('.toml')}"
+    for out in (str(local), url):
+        result = epcg("run", str(JOBS / job), "--out", out, "--workers", "2", *extra, timeout=3000)
+        assert result.returncode == 0, result.stderr
+    assert s3_rows(url) == local_rows(local)

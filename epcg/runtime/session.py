@@ -15,7 +15,7 @@ from typing import Any
 from epcg.runtime.errors import UserError
 from epcg.runtime.estimate import MAX_TASKS, coarsen_factor, figures, size
 from epcg.runtime.execute import Executor, SerialExecutor, execute
-from epcg.runtime.jobs import Job, read_toml, validate
+from epcg.runtime.jobs import Job, validate
 from epcg.runtime.plan import Plan, TooManyTasks
 from epcg.runtime.progress import Callback
 from epcg.runtime.registry import job_kind

@@ -32,8 +32,8 @@ import os
 import tempfile
 import threading
 import time
-from datetime import timedelta
 from collections.abc import Iterable, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
