@@ -105,6 +105,28 @@ def size(n: float | None) -> str:
     return f"{n:.1f} TiB"
 
 
+def print_stages(local: str, remote: str, plan: dict[str, tuple[int, int, int | None]]) -> None:
+    """Per stage: both walls and their ratio; the s3 run's measured io beside the plan's estimate."""
+    walls_l, walls_s = stage_walls(records_of(local)), stage_walls(records_of(remote))
+    recs = records_of(remote)
+    head = (f"{'stage':<14} {'local s':>8} {'s3 s':>8} {'ratio':>6} {'written':>10} {'read':>10} "
+            f"{'requests':>9} | {'plan req':>9} {'plan wr':>10} {'plan rd':>10}")
+    print(head)
+    print("-" * len(head))
+    for stage in list(plan) + sorted(set(walls_s) - set(plan)):
+        if stage not in walls_s:
+            continue
+        io = [r.get("io", {}) for r in recs if r["task"].split("/")[0] == stage]
+        written = sum(i.get("bytes_written", 0) for i in io)
+        read = sum(i.get("bytes_read", 0) for i in io)
+        requests = sum(i.get("requests", 0) for i in io)
+        p_req, p_wr, p_rd = plan.get(stage, (None, None, None))
+        ratio = walls_s[stage] / walls_l[stage] if walls_l.get(stage) else float("nan")
+        print(f"{stage:<14} {walls_l.get(stage, 0):>8.2f} {walls_s[stage]:>8.2f} {ratio:>6.2f} "
+              f"{size(written):>10} {size(read):>10} {requests:>9,} | "
+              f"{p_req if p_req is not None else '?':>9} {size(p_wr):>10} {size(p_rd):>10}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--workers", type=int, default=2)
@@ -124,24 +146,7 @@ def main() -> None:
             same = results_of(local) == results_of(remote)
             print(f"\n{name} ({job.name} {' '.join(sets)}): whole run {wall_local:.1f} s local, {wall_s3:.1f} s s3, "
                   f"ratio {wall_s3 / wall_local:.2f}; results identical: {same}")
-            walls_l, walls_s = stage_walls(records_of(local)), stage_walls(records_of(remote))
-            recs = records_of(remote)
-            plan = planned(job, sets, remote, args.workers)
-            head = (f"{'stage':<14} {'local s':>8} {'s3 s':>8} {'ratio':>6} {'written':>10} {'read':>10} "
-                    f"{'requests':>9} | {'plan req':>9} {'plan wr':>10} {'plan rd':>10}")
-            print(head)
-            print("-" * len(head))
-            for stage in sorted(walls_s, key=lambda s: [r["task"] for r in recs].index(next(
-                    r["task"] for r in recs if r["task"].startswith(stage + "/")))):
-                io = [r.get("io", {}) for r in recs if r["task"].startswith(stage + "/")]
-                written = sum(i.get("bytes_written", 0) for i in io)
-                read = sum(i.get("bytes_read", 0) for i in io)
-                requests = sum(i.get("requests", 0) for i in io)
-                p_req, p_wr, p_rd = plan.get(stage, (None, None, None))
-                ratio = walls_s[stage] / walls_l[stage] if walls_l.get(stage) else float("nan")
-                print(f"{stage:<14} {walls_l.get(stage, 0):>8.2f} {walls_s[stage]:>8.2f} {ratio:>6.2f} "
-                      f"{size(written):>10} {size(read):>10} {requests:>9,} | "
-                      f"{p_req if p_req is not None else '?':>9} {size(p_wr):>10} {size(p_rd):>10}")
+            print_stages(local, remote, planned(job, sets, remote, args.workers))
     finally:
         server.stop()
 
