@@ -246,6 +246,7 @@ PAPER_ROWS = ["3x3:3", "3x3:5", "3x4:3", "3x4:5", "4x4:3", "4x4:4", "4x4:5", "4x
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 @pytest.mark.parametrize("job, sets", [
     ("witness-must-cross.toml", [f"rows={json.dumps(PAPER_ROWS)}"]),                        # Table 2
     ("witness-regions.toml", [f"rows={json.dumps(PAPER_ROWS[:3] + ['3x4:4'] + PAPER_ROWS[3:])}"]),  # Table 3

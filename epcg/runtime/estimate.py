@@ -94,8 +94,12 @@ PRICE_PUT = 0.005 / 1000
 PRICE_GET = 0.0004 / 1000
 """Dollars per GET request, S3 Standard in us-east-1."""
 TASK_GETS = 4
-"""GETs every task makes besides its arrays' metadata: run.json twice (the fence, at start and before the record),
-the group's zarr.json twice (present? open)."""
+"""GETs every task makes besides its arrays': run.json twice (the fence, at start and before the record), the
+group's zarr.json twice (present? open)."""
+GETS_PER_ARRAY = 3
+"""GETs of each array a task writes: its metadata and its parent groups' (3 per array for Fling!'s
+``solvable/8``, measured by benchmarks/objstore.py: 11.7 requests per 7x8 layer-8 task besides the fence and
+record)."""
 
 
 @dataclass(frozen=True)
@@ -125,7 +129,7 @@ def stage_io(cost: StageCost, tasks: int, workers: int, disk: int) -> StageIO:
     """
     readers = tasks if cost.read_per_task else max(1, min(workers, tasks))
     return StageIO(puts=tasks * (cost.objects_per_task + 1),
-                   gets=tasks * (TASK_GETS + cost.objects_per_task) + readers * cost.read_objects,
+                   gets=tasks * (TASK_GETS + GETS_PER_ARRAY * cost.objects_per_task) + readers * cost.read_objects,
                    bytes_written=disk + tasks * RECORD_BYTES // 2,
                    bytes_read=None if cost.read_bytes is None else readers * cost.read_bytes)
 
