@@ -238,7 +238,8 @@ def report(run_dir: str) -> None:
 
 @main.command()
 @click.argument("run_dir")
-@click.option("--out", type=click.Path(path_type=Path), help="Where to write (default RUN_DIR/export; for a URL run ./<job name>-export).")
+@click.option("--out", type=click.Path(path_type=Path),
+              help="Where to write (default RUN_DIR/export; for a run at a URL ./<job name>-export).")
 @click.option("--limit", type=click.IntRange(min=1), default=1000, show_default=True, help="Objects at most.")
 @click.option("--pictures", type=click.Choice(["png", "svg", "none"]), default="png", show_default=True)
 @click.option("--where", multiple=True, metavar="KEY=VALUE",
@@ -252,7 +253,7 @@ def export(run_dir: str, out: Path | None, limit: int, pictures: str, where: tup
     try:
         opened = epcg.open(run_dir)
         path = opened.export(out or opened.default_export(), limit=limit,
-                                         pictures=None if pictures == "none" else pictures, **filters)
+                             pictures=None if pictures == "none" else pictures, **filters)
     except TypeError as exc:
         raise UserError(f"--where: {exc}") from None
     click.echo(f"{sum(1 for _ in path.open())} objects: {path}")
