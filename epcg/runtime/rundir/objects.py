@@ -166,7 +166,7 @@ class ObjectLocation(Location):
         except Exception as exc:  # noqa: BLE001 - translated to one line
             raise self._fail(exc, key) from None
         IO.add(read=len(data))
-        return data, result.meta["e_tag"] or ""
+        return data, f"{result.meta['e_tag'] or ''}\n{result.meta.get('version') or ''}"
 
     def exists(self, key: str) -> bool:
         """A HEAD request: the object's bytes are not fetched."""
@@ -190,7 +190,12 @@ class ObjectLocation(Location):
         return self._put(key, data, "create")
 
     def replace(self, key: str, data: bytes, version: str) -> bool:
-        return self._put(key, data, {"e_tag": version})
+        """PUT with ``If-Match`` on the ETag (and the object generation, which GCS compares)."""
+        e_tag, _, generation = version.partition("\n")
+        mode = {"e_tag": e_tag}
+        if generation:
+            mode["version"] = generation
+        return self._put(key, data, mode)
 
     def _put(self, key: str, data: bytes, mode: Any) -> bool:
         import obstore as obs
