@@ -27,6 +27,7 @@ import socket
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,6 +53,8 @@ RESULTS = "results.json"
 SUMMARY = "summary.md"
 FIGURES = "figures"
 LIVE = "live.json"
+RECORD_READERS = 16
+"""Records read at once by :meth:`RunDir.done`."""
 
 
 def digest(data: np.ndarray) -> str:
@@ -280,16 +283,13 @@ class RunDir:
         return record if record is not None and record.get("task") == task.id else None
 
     def done(self, tasks: list[Task]) -> dict[str, dict[str, Any]]:
-        """Records of the given tasks that are finished and intact, by task id (one listing, then reads)."""
+        """Records of the given tasks that are finished and intact, by task id (one listing, then reads side by
+        side: on an object store each is a request)."""
         present = set(self.location.list("manifest/"))
-        out = {}
-        for task in tasks:
-            if self.record_key(task) not in present:
-                continue
-            record = self.read_record(task)
-            if record is not None:
-                out[task.id] = record
-        return out
+        listed = [task for task in tasks if self.record_key(task) in present]
+        with ThreadPoolExecutor(RECORD_READERS) as pool:
+            found = list(pool.map(self.read_record, listed))
+        return {task.id: record for task, record in zip(listed, found) if record is not None}
 
     def torn(self, tasks: list[Task]) -> list[str]:
         """Tasks whose record exists but is torn or corrupt (they count as not done)."""
