@@ -78,7 +78,7 @@ def _error_text(exc: BaseException) -> str:
     return text.strip(" :-") or type(exc).__name__
 
 
-def _reason(exc: BaseException, url: str) -> str:
+def _reason(exc: BaseException) -> str:
     """What went wrong reaching ``url``, in the words a user can act on."""
     raw = " ".join(str(exc).split())
     if "NoSuchBucket" in raw:
@@ -141,7 +141,7 @@ class ObjectLocation(Location):
 
     def _fail(self, exc: BaseException, key: str) -> BaseException:
         """An obstore error as a UserError (the user must act) or an OSError (a retry may help)."""
-        reason = _reason(exc, self.where)
+        reason = _reason(exc)
         if "bucket does not exist" in reason or "access denied" in reason or "credentials" in reason:
             return UserError(f"{self.where}: {reason}")
         return OSError(f"{self.describe(key)}: {reason}")
@@ -309,7 +309,7 @@ class ObjectLocation(Location):
         except StopIteration:
             pass
         except Exception as exc:  # noqa: BLE001 - translated to one line
-            raise UserError(f"{self.where}: {_reason(exc, self.where)}") from None
+            raise UserError(f"{self.where}: {_reason(exc)}") from None
 
     def check_conditional(self) -> None:
         """Refuse a store that does not honour ``If-None-Match: *``: records could then be overwritten."""
