@@ -263,4 +263,6 @@ def test_paper_jobs_on_s3_match_local(job, sets, bucket, tmp_path):
     for out in (str(local), url):
         result = epcg("run", str(JOBS / job), "--out", out, "--workers", "2", *extra, timeout=3000)
         assert result.returncode == 0, result.stderr
-    assert s3_rows(url) == local_rows(local)
+    effort = ("nodes", "pruned", "improvements")  # branch and bound's work depends on when each worker sees the
+    drop = lambda rows: [{k: v for k, v in r.items() if k not in effort} for r in rows]  # noqa: E731 - incumbent
+    assert drop(s3_rows(url)) == drop(local_rows(local))
