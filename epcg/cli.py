@@ -1,4 +1,7 @@
-"""``epcg plan | run | resume | status | verify | report``: the command line over :mod:`epcg.runtime.session`."""
+"""``epcg plan | run | resume | status | verify | report``: the command line over :mod:`epcg.runtime.session`.
+
+``submit`` and ``cancel`` (runs as batch jobs) are in :mod:`epcg.cli_batch`.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +13,14 @@ from pathlib import Path
 
 import click
 
-from epcg.runtime.errors import Interrupted, StaleTask, TaskFailed, UserError
+from epcg.runtime.errors import (
+    Interrupted,
+    InvalidValue,
+    OutputFailed,
+    StaleTask,
+    TaskFailed,
+    UserError,
+)
 
 CONNECT_OPTIONS = [
     click.option("--workers", type=click.IntRange(min=1), help="Local worker processes (default: one per core)."),
@@ -31,6 +41,9 @@ CLUSTER_OPTIONS = CONNECT_OPTIONS + [
                  help="Most tasks a run may have; beyond it chunks are coarsened (default 100,000)."),
     click.option("--force", is_flag=True,
                  help="Run even if the plan says the workers' memory or the free disk is too small."),
+    click.option("--check", is_flag=True,
+                 help="First run a slice of each stage of a user's space with numba bounds checks (one line if an "
+                      "index is out of bounds)."),
 ]
 
 
@@ -56,14 +69,15 @@ class EpcgGroup(click.Group):
             _fail(str(exc), 2)
         except click.UsageError as exc:
             _fail(exc.format_message(), 2)
-        except TaskFailed as exc:
+        except (TaskFailed, OutputFailed) as exc:
             _fail(str(exc), 1)
         except StaleTask as exc:
             _fail(f"this client no longer owns the run: {exc}", 2)
         except OSError as exc:
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES):
                 raise
-            _fail(f"{exc.strerror}: {exc.filename or ''}".rstrip(": "), 2)
+            _fail(f"{exc.strerror}: {exc.filename or ''}".rstrip(": "),
+                  1 if exc.errno in (errno.ENOSPC, errno.EDQUOT) else 2)
         except MemoryError:
             _fail("out of memory in the epcg client; the job is too large for this machine", 2)
 
@@ -88,12 +102,17 @@ def main() -> None:
 @click.option("--memory-limit", metavar="SIZE", help="Memory per worker process to check against, e.g. 64GiB.")
 @click.option("--out", help="Where the run would go: a path or a URL such as s3://bucket/prefix.")
 @click.option("--max-tasks", type=click.IntRange(min=1), default=None, help="Most tasks a run may have.")
+@click.option("--cluster", "cluster_file", type=click.Path(path_type=Path),
+              help="Plan for this cluster file's workers (slurm/pbs: one allocation of `epcg submit`).")
 def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker, memory_limit, out,
-         max_tasks) -> None:
+         max_tasks, cluster_file) -> None:
     """Print what JOB_FILE would cost, stage by stage, and whether `run` would accept it (nothing is written)."""
-    from dask.utils import parse_bytes
-
-    from epcg.runtime.cluster import LocalSpec, default_workers, local_memory
+    from epcg.runtime.cluster import (
+        LocalSpec,
+        default_workers,
+        local_memory,
+        parse_size,
+    )
     from epcg.runtime.estimate import MAX_TASKS, Limits, check, figures, io_table, table
     from epcg.runtime.jobs import load_job
     from epcg.runtime.registry import job_kind
@@ -102,11 +121,11 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
 
     job = load_job(job_file, list(overrides))
     where = run_directory(out if out is not None else Path("runs") / job.name)
-    n = workers or default_workers()
-    try:
-        memory = parse_bytes(memory_limit) if memory_limit else local_memory(LocalSpec(workers=n))
-    except ValueError:
-        raise UserError(f"--memory-limit {memory_limit!r} is not a size like '64GiB'") from None
+    if cluster_file is not None:
+        n, memory, threads_per_worker = _planned_workers(cluster_file, workers, memory_limit)
+    else:
+        n = workers or default_workers()
+        memory = parse_size(memory_limit, "--memory-limit") if memory_limit else local_memory(LocalSpec(workers=n))
     job, job_plan, notes = plan_job(job, max_tasks or MAX_TASKS)
     fitted = fit_memory(Prepared(job, job_plan, RunDir(where), notes), memory, n)
     job, job_plan, notes = fitted.job, fitted.plan, fitted.notes
@@ -118,6 +137,11 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
         click.echo(f"note: {note}")
     click.echo(f"{job.name} ({job.domain}) -> {where}")
     click.echo(table(figs, limits))
+    basis = getattr(job_kind(job.domain), "estimate_basis", None)
+    if basis is not None:
+        click.echo(f"estimated: {basis(job.config)}")
+    for line in getattr(job_kind(job.domain), "plan_notes", lambda config: [])(job.config):
+        click.echo(line)
     if not fitted.run.location.is_local:
         click.echo(f"\non the object store {where}:\n{io_table(figs, n * threads_per_worker)}")
     try:
@@ -128,6 +152,32 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
     click.echo("run would accept this job")
 
 
+def _planned_workers(cluster_file: Path, workers, memory_limit) -> tuple[int, int, int]:
+    """Workers, memory per worker and threads per worker that the cluster file gives a run."""
+    from epcg.runtime.batch import worker_memory_limit, workers_per_node
+    from epcg.runtime.cluster import (
+        JobqueueSpec,
+        LocalSpec,
+        default_workers,
+        load_cluster,
+        local_memory,
+    )
+
+    if workers or memory_limit:
+        raise UserError("--cluster gives the workers and their memory: drop --workers and --memory-limit")
+    spec = load_cluster(cluster_file)
+    if isinstance(spec, LocalSpec):
+        n = spec.workers or default_workers()
+        return n, local_memory(spec.model_copy(update={"workers": n})), spec.threads_per_worker
+    if isinstance(spec, JobqueueSpec):
+        n = spec.nodes * workers_per_node(spec)
+        click.echo(f"note: planned as `epcg submit` runs it: {spec.nodes} node(s) x {workers_per_node(spec)} "
+                   f"single-threaded workers, {spec.memory} per node, walltime {spec.walltime}")
+        return n, worker_memory_limit(spec), 1
+    raise UserError(f"cluster file {cluster_file}: kind = 'scheduler' does not say how many workers it has; "
+                    "plan with --workers and --memory-limit instead")
+
+
 @main.command()
 @click.argument("job_file", type=click.Path(path_type=Path))
 @click.option("--out", help="Run directory: a path or a URL such as s3://bucket/prefix (default runs/<job name>).")
@@ -136,9 +186,10 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
 def run(job_file: Path, out: str | None, overrides: tuple[str, ...], max_tasks, **cluster) -> None:
     """Run JOB_FILE in a new run directory."""
     from epcg.runtime.estimate import MAX_TASKS
-    from epcg.runtime.jobs import load_job
+    from epcg.runtime.jobs import load_job, read_toml
     from epcg.runtime.session import prepare_new
 
+    _checked_when_serial(cluster["serial"], lambda: read_toml(job_file) if job_file.is_file() else {})
     prepared = prepare_new(load_job(job_file, list(overrides)), out, max_tasks or MAX_TASKS)
     _go(prepared, new=True, max_tasks=max_tasks or MAX_TASKS, everything=False, **cluster)
 
@@ -153,9 +204,13 @@ def resume(run_dir: str, max_tasks, everything: bool, **cluster) -> None:
     from epcg.runtime.estimate import MAX_TASKS
     from epcg.runtime.session import prepare_resume
 
+    _checked_when_serial(cluster["serial"], lambda: _stored_job(run_dir))
     prepared = prepare_resume(run_dir)
-    _go(prepared, new=False, max_tasks=max(max_tasks or MAX_TASKS, prepared.plan.num_tasks),
-        everything=everything, **cluster)
+    tasks = prepared.plan.num_tasks
+    if max_tasks is not None and max_tasks < tasks:
+        raise UserError(f"--max-tasks {max_tasks}: this run has {tasks:,} tasks, fixed when it started; "
+                        f"resume finishes them (leave --max-tasks out, or start a new run with 'epcg run')")
+    _go(prepared, new=False, max_tasks=max(max_tasks or MAX_TASKS, tasks), everything=everything, **cluster)
 
 
 @main.command()
@@ -164,15 +219,22 @@ def status(run_dir: str) -> None:
     """Say what is done in a run directory: chunks per stage, throughput, ETA, dashboard (read-only, no lock)."""
     import json
 
+    from epcg.runtime.batch import describe, read_batch, read_history, tunnel
     from epcg.runtime.session import prepare_resume
-    from epcg.runtime.store import LIVE, RESULTS
+    from epcg.runtime.store import LIVE, REPORT, RESULTS, SUMMARY
 
     job, plan, run = prepare_resume(run_dir)
     tasks = plan.tasks()
     done = run.done(tasks)
     live = run.is_locked()
-    state = "running" if live else ("finished" if run.has(RESULTS) else "stopped")
+    written = all(run.has(key) for key in (RESULTS, SUMMARY, REPORT))
+    state = "running" if live else ("finished" if written else "stopped")
+    submitted = read_batch(run)
+    if submitted and state == "stopped" and read_history(run)["next"]:
+        state = "waiting for its next allocation"
     click.echo(f"{run.path}: job {job.name} ({job.domain}), {state}")
+    for line in describe(run, submitted, done, written) if submitted else []:
+        click.echo(line)
     try:
         info = json.loads(run.read_text(LIVE) or "{}") if live else {}
     except (OSError, ValueError):
@@ -180,12 +242,18 @@ def status(run_dir: str) -> None:
     if info:
         click.echo(f"dashboard: {info.get('dashboard')}  scheduler: {info.get('scheduler')}  "
                    f"workers: {info.get('workers')}")
+        ssh = tunnel(info.get("dashboard") or "", info.get("host"))
+        if ssh:
+            click.echo(f"from your machine: {ssh}")
     click.echo(f"{'stage':<28} {'chunks':>15} {'compute s':>10}")
     for stage in plan.stages:
         finished = [done[t.id] for t in stage.tasks if t.id in done]
         seconds = sum(r.get("seconds", 0) for r in finished)
         click.echo(f"{stage.name:<28} {len(finished):>7}/{len(stage.tasks):<7} {seconds:>10.2f}")
     click.echo(f"{'total':<28} {len(done):>7}/{plan.num_tasks:<7}")
+    if not live and not written and len(done) == plan.num_tasks:
+        click.echo(f"every chunk is done, but results, summary or report.html are missing: "
+                   f"'epcg report {run.path}' writes them")
     torn = run.torn(tasks)
     if torn:
         click.echo(f"{len(torn)} damaged records (those chunks will be recomputed): {', '.join(torn[:10])}")
@@ -194,7 +262,8 @@ def status(run_dir: str) -> None:
         first = min(r["ended_at"] - r["seconds"] for r in records)
         rate = len(records) / max(max(r["ended_at"] for r in records) - first, 1e-9)
         left = plan.num_tasks - len(done)
-        eta = f"ETA {left / rate / 60:.1f} min at that rate" if live else f"resume with 'epcg resume {run.path}'"
+        eta = (f"ETA {left / rate / 60:.1f} min of computing at that rate" if live or submitted
+               else f"resume with 'epcg resume {run.path}'")
         click.echo(f"throughput {rate:.2f} chunks/s over the run so far; {left} chunks left; {eta}")
 
 
@@ -202,20 +271,31 @@ def status(run_dir: str) -> None:
 @click.argument("run_dir")
 @click.option("--all", "everything", is_flag=True,
               help="Check every finished chunk (default: only chunks not verified since they were recorded).")
+@click.option("--repair", is_flag=True,
+              help="First rebuild a lost manifest/job.sha256 (from job.toml) or run.json (from the records); "
+                   "then check every chunk.")
 @connect_options
-def verify(run_dir: str, everything: bool, workers, threads_per_worker, scheduler, scheduler_file, cluster_file,
-           serial) -> None:
+def verify(run_dir: str, everything: bool, repair: bool, workers, threads_per_worker, scheduler, scheduler_file,
+           cluster_file, serial) -> None:
     """Check finished chunks' stored bytes on the cluster; damaged chunks are forgotten so resume redoes them.
 
     Exit status 0 if every checked chunk is intact, 1 if some were damaged (their
     records are removed), 2 if the store is missing or unreadable (nothing removed).
     """
+    from epcg.runtime.logs import kept, to_run_directory
     from epcg.runtime.session import claimed, prepare_resume, unverified
+    from epcg.runtime.session import repair as rebuild
+    from epcg.runtime.store import RunDir
 
+    if repair:
+        with RunDir(run_dir).lock():
+            for what in rebuild(run_dir):
+                click.echo(f"{RunDir(run_dir).path}: rebuilt {what}")
+        everything = True
     prepared = prepare_resume(run_dir)
     prepared.run.group  # noqa: B018 - a missing store ends here, before the cluster, the lock or any write
-    spec = None if serial else _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker)
-    with claimed(prepared, new=False):
+    spec = _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker, serial)
+    with kept(restore=False) as log, claimed(prepared, new=False), to_run_directory(log, None, prepared.run.logs_dir()):
         if not everything and not unverified(prepared):
             spec = None  # nothing to read: no cluster to start
         with _executor(spec) as executor:
@@ -247,41 +327,76 @@ def report(run_dir: str) -> None:
 def export(run_dir: str, out: Path | None, limit: int, pictures: str, where: tuple[str, ...]) -> None:
     """Write what a run found as JSON lines (found.jsonl) and pictures; schema: epcg/api/export.py."""
     import epcg
-    from epcg.runtime.jobs import parse_override
 
-    filters = dict(parse_override(text) for text in where)
+    if out is not None and out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} is a file, not a directory")
+    pairs = [_filter(text) for text in where]
+    filters = dict(pairs)
+    if len(filters) < len(pairs):
+        twice = next(key for i, (key, _) in enumerate(pairs) if key in dict(pairs[:i]))
+        raise UserError(f"--where {twice} is given twice: a filter takes one value (run export once per value)")
     try:
         opened = epcg.open(run_dir)
         path = opened.export(out or opened.default_export(), limit=limit,
                              pictures=None if pictures == "none" else pictures, **filters)
-    except TypeError as exc:
+    except (TypeError, InvalidValue) as exc:
         raise UserError(f"--where: {exc}") from None
     click.echo(f"{sum(1 for _ in path.open())} objects: {path}")
 
 
+def _filter(text: str) -> tuple[str, object]:
+    """``--where KEY=VALUE``: VALUE as a TOML value, or as plain text when it is not one (``length=longest``)."""
+    import tomllib
+
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip().isidentifier():
+        raise UserError(f"malformed --where {text!r}: expected KEY=VALUE, e.g. --where pieces=8")
+    try:
+        return key.strip(), tomllib.loads(f"v = {value.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        return key.strip(), value.strip()
+
+
 def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_per_worker, scheduler,
-        scheduler_file, cluster_file, performance_report, serial, force) -> None:
-    from epcg.runtime.progress import TqdmProgress
-    from epcg.runtime.session import claimed, run_plan
+        scheduler_file, cluster_file, performance_report, serial, force, check) -> None:
+    from epcg.runtime.logs import kept, to_run_directory
+    from epcg.runtime.progress import for_output
+    from epcg.runtime.session import claimed, refuse_in_use, run_plan
 
     plan, run = prepared.plan, prepared.run
     if not new:
         run.group  # noqa: B018 - a missing store ends here, before the lock or any write
-    spec = None if serial else _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker)
+        refuse_in_use(run)
+        run.identity()  # a damaged run.json ends here, before the cluster starts
+    if serial and performance_report:
+        raise UserError("--performance-report is Dask's report, and --serial runs without Dask: leave out one")
+    spec = _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker, serial)
+    spec = _logs_in_run(spec, run)
     done = run.done(plan.tasks()) if run.exists() else {}
-    progress = TqdmProgress(file=sys.stderr, dynamic_ncols=True)
-    with _signals() as stop:
+    if check:
+        import json
+
+        from epcg.runtime.checked import check_first_slices
+
+        check_first_slices(prepared.job.domain, json.dumps(prepared.job.to_dict(), sort_keys=True))
+    progress = for_output(sys.stderr, done)
+    with _signals() as stop, kept(restore=False) as log:
         try:
             if serial:
                 prepared = _check_plan(prepared, None, None, done, max_tasks, force)
                 _announce(prepared, done)
-                with claimed(prepared, new):
+                with claimed(prepared, new), to_run_directory(log, None, run.logs_dir()):
                     if not new:
                         _verify(prepared, None, everything, before_resume=True)
                     run_plan(prepared, None, [progress])
             else:
-                from epcg.runtime.cluster import LocalSpec, connect
-                from epcg.runtime.dask_executor import DaskExecutor
+                from epcg.runtime.cluster import (
+                    JobqueueSpec,
+                    LocalSpec,
+                    connect,
+                    dashboard_url,
+                )
+                from epcg.runtime.dask_executor import PATIENCE, DaskExecutor
 
                 if isinstance(spec, LocalSpec):
                     prepared = _check_plan(prepared, spec, None, done, max_tasks, force)
@@ -291,9 +406,11 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
                     if not (scheduler or scheduler_file or cluster_file or isinstance(spec, LocalSpec)):
                         click.echo(f"using the scheduler at {spec.address} (DASK_SCHEDULER_ADDRESS)")
                     _announce(prepared, done)
-                    click.echo(f"Dask dashboard: {client.dashboard_link}")
-                    executor = DaskExecutor(client)
-                    with claimed(prepared, new), _live(run, client), _report(run, performance_report):
+                    dashboard = dashboard_url(client, spec)
+                    click.echo(f"Dask dashboard: {dashboard}")
+                    executor = DaskExecutor(client, patience=None if isinstance(spec, JobqueueSpec) else PATIENCE)
+                    with claimed(prepared, new), to_run_directory(log, client, run.logs_dir()), \
+                            _live(run, client, dashboard), _report(run, performance_report):
                         from epcg.dashboard import register
 
                         click.echo(f"epcg progress: {register(client, run.path) or 'not on this scheduler'}")
@@ -303,8 +420,34 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
         except KeyboardInterrupt:
             progress.on_run_end()
             click.echo(f"\ninterrupted; 'epcg resume {run.path}' continues where this stopped", err=True)
-            sys.exit(143 if stop.get("signal") == signal.SIGTERM else 130)
+            sys.exit(EXIT_STATUS.get(stop.get("signal"), 130))
+        except UserError:
+            raise
+        except Exception:
+            if log.errors and log.path:
+                click.echo(f"Dask logged {log.errors} errors: {log.path}", err=True)
+            raise
     _print_outputs(run)
+
+
+def _checked_when_serial(serial: bool, job_data) -> None:
+    """A serial run of a user's space compiles the user's kernels with bounds checks (:mod:`epcg.runtime.checked`):
+    in this process an index out of bounds would corrupt memory silently rather than crash a worker.
+    ``job_data()`` reads the job's TOML as plain data (only for a serial run)."""
+    from epcg.runtime.checked import enable, names_space
+
+    if serial and names_space(job_data()):
+        enable()
+
+
+def _stored_job(run_dir: str) -> dict:
+    """A run's job.toml as plain data, wherever the run is stored ({} if it has none: resume says so)."""
+    from epcg.runtime.jobs import loads_toml
+    from epcg.runtime.store import JOB_FILE, RunDir
+
+    run = RunDir(run_dir)
+    text = run.read_text(JOB_FILE)
+    return {} if text is None else loads_toml(text, run.job_path)
 
 
 def _announce(prepared, done) -> None:
@@ -318,7 +461,12 @@ def _announce(prepared, done) -> None:
 def _check_plan(prepared, spec, client, done, max_tasks: int, force: bool):
     """The prepared job, fitted to the workers' memory if it is new (:func:`~epcg.runtime.session.fit_memory`);
     refuse (one line) a job whose memory, disk or task count the workers cannot take."""
-    from epcg.runtime.cluster import LocalSpec, default_workers, local_memory, worker_memory
+    from epcg.runtime.cluster import (
+        LocalSpec,
+        default_workers,
+        local_memory,
+        worker_memory,
+    )
     from epcg.runtime.estimate import Limits, check, figures, machine_memory
     from epcg.runtime.registry import job_kind
     from epcg.runtime.session import fit_memory
@@ -339,26 +487,32 @@ def _check_plan(prepared, spec, client, done, max_tasks: int, force: bool):
     return prepared
 
 
+EXIT_STATUS = {signal.SIGTERM: 143, signal.SIGHUP: 129}
+"""Exit status after a stop by signal (128 + its number, as a shell reports it); Ctrl-C is 130."""
+
+
 @contextlib.contextmanager
 def _signals():
-    """SIGTERM ends the client like Ctrl-C: futures cancelled, whole chunks kept, resume command printed."""
+    """SIGTERM and SIGHUP (the terminal closed) end the client like Ctrl-C: futures cancelled, whole
+    chunks kept, resume command printed."""
     seen: dict[str, int] = {}
 
     def on_term(signum, _frame):
         seen["signal"] = signum
         raise Interrupted()
 
-    previous = signal.signal(signal.SIGTERM, on_term)
+    previous = {signum: signal.signal(signum, on_term) for signum in EXIT_STATUS}
     try:
         yield seen
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _verify(prepared, executor, everything: bool, before_resume: bool) -> list[str]:
     """Check chunks recorded since the last check (all with ``everything``) where the executor runs tasks; say what
     was found. Damaged chunks lose their records, so resume recomputes exactly those. Returns their task ids."""
-    from epcg.runtime.session import verify
+    from epcg.runtime.session import checkable, verify
 
     run, plan = prepared.run, prepared.plan
     checked, bad = verify(prepared, executor, everything)
@@ -368,7 +522,7 @@ def _verify(prepared, executor, everything: bool, before_resume: bool) -> list[s
             click.echo(f"{run.path}: nothing to check, every finished chunk was verified since it was recorded "
                        "(--all reads them again)")
         elif not before_resume:
-            skipped = len(run.done(plan.tasks())) - checked
+            skipped = len(checkable(run, plan)) - checked
             click.echo(f"{run.path}: {checked} chunks checked {where}, all intact"
                        + (f" ({skipped} verified earlier, not read again; --all reads them too)" if skipped else ""))
         return bad
@@ -400,14 +554,21 @@ def _executor(spec):
         yield DaskExecutor(client)
 
 
-def _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker):
-    """The cluster: --scheduler, --scheduler-file or --cluster FILE, else $DASK_SCHEDULER_ADDRESS, else embedded."""
+def _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker, serial=False):
+    """The cluster: --scheduler, --scheduler-file or --cluster FILE, else $DASK_SCHEDULER_ADDRESS, else embedded;
+    None with --serial (which takes none of the others)."""
     import dask
 
     from epcg.runtime.cluster import LocalSpec, SchedulerSpec, load_cluster
 
     given = [name for name, value in (("--scheduler", scheduler), ("--scheduler-file", scheduler_file),
                                       ("--cluster", cluster_file)) if value]
+    if serial:
+        given += [name for name, value in (("--workers", workers), ("--threads-per-worker", threads_per_worker))
+                  if value]
+        if given:
+            raise UserError(f"--serial runs in this process, without Dask: leave out {', '.join(given)}")
+        return None
     if len(given) > 1:
         raise UserError(f"give one of {', '.join(given)}, not several")
     if scheduler:
@@ -424,21 +585,52 @@ def _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_
     return spec.model_copy(update=overrides)
 
 
+LIVE_REFRESH = 5.0
+"""Seconds between updates of DIR/live.json's worker count (adaptive clusters grow and shrink)."""
+
+
 @contextlib.contextmanager
-def _live(run, client):
-    """While a run is live, DIR/live.json tells `epcg status` where its dashboard is."""
+def _live(run, client, dashboard):
+    """While a run is live, DIR/live.json tells `epcg status` where its dashboard is and how many workers it has."""
     import json
     import os
+    import socket
+    import threading
 
     from epcg.runtime.store import LIVE
 
-    info = {"pid": os.getpid(), "dashboard": client.dashboard_link,
-            "scheduler": client.scheduler.address, "workers": len(client.scheduler_info()["workers"])}
-    run.write_text(LIVE, json.dumps(info))
+    info = {"pid": os.getpid(), "host": socket.gethostname(), "dashboard": dashboard,
+            "scheduler": client.scheduler.address}
+
+    def write() -> None:
+        info["workers"] = len(client.scheduler_info(n_workers=-1)["workers"])
+        run.write_text(LIVE, json.dumps(info))
+
+    def refresh() -> None:
+        while not stopped.wait(LIVE_REFRESH):
+            with contextlib.suppress(Exception):  # a scheduler going away ends the run, not this thread's job
+                write()
+
+    write()
+    stopped = threading.Event()
+    thread = threading.Thread(target=refresh, name="epcg-live", daemon=True)
+    thread.start()
     try:
         yield
     finally:
+        stopped.set()
+        thread.join()
         run.delete(LIVE)
+
+
+def _logs_in_run(spec, run):
+    """Worker jobs of a SLURM or PBS cluster write their logs into DIR/logs/ unless the cluster file says where (a
+    run on an object store has no directory the nodes share: there the batch system's default stays)."""
+    from epcg.runtime.cluster import JobqueueSpec
+
+    if isinstance(spec, JobqueueSpec) and spec.log_directory is None and run.location.is_local:
+        return spec.model_copy(update={"log_directory": str(run.path / "logs")})
+    return spec
 
 
 def _report(run, enabled: bool):
@@ -451,13 +643,19 @@ def _report(run, enabled: bool):
 
 
 def _print_outputs(run) -> None:
+    """Write report.html, then say where the outputs are (only once all of them are written)."""
     from epcg.report_html import write_report
+    from epcg.runtime.session import writing_outputs
     from epcg.runtime.store import FIGURES, SUMMARY
 
+    with writing_outputs(run):
+        report = write_report(run.location.where)
     click.echo(run.read_text(SUMMARY))
     click.echo(f"results: {run.results_path}\nsummary: {run.summary_path}\nfigures: {run.describe(FIGURES)}/")
-    click.echo(f"report:  {write_report(run.location.where)} (open it in any browser)")
+    click.echo(f"report:  {report} (open it in any browser)")
 
+
+from epcg import cli_batch  # noqa: E402, F401 - registers submit, cancel and drive on `main`
 
 if __name__ == "__main__":
     main()

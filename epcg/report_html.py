@@ -20,6 +20,7 @@ import html
 import json
 import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,8 +30,8 @@ import numpy as np
 from epcg.api.found import Found
 from epcg.api.pictures import data_uri, png_bytes
 from epcg.api.runs import Run, counts_of
+from epcg.runtime.store import REPORT
 
-REPORT = "report.html"
 """The page's key in the run directory."""
 GALLERY_ITEMS = 32
 """Pictures in the gallery at most (each is drawn by the domain's render code)."""
@@ -64,6 +65,8 @@ FILTERS: dict[str, list[tuple[str, str, str]]] = {
     "triple": [("variant", "variant", "select"), ("score", "score", "select")],
     "dwp": [("experiment", "experiment", "select"), ("states", "states", "select"),
             ("fitness", "fitness at least", "min")],
+    "scan": [("row", "row", "select"), ("role", "kept as", "select"), ("score", "score", "select")],
+    "retrograde": [("row", "row", "select"), ("layer", "layer", "select")],
 }
 
 
@@ -89,6 +92,7 @@ def build_html(run: Run, items: int = GALLERY_ITEMS) -> str:
         + "</p>",
         "<nav><a href='#tables'>tables</a> · <a href='#plots'>plots</a> · <a href='#gallery'>gallery</a></nav>",
         "<section id=tables>", markdown_html(run.summary), "</section>",
+        _allocations_html(run.results.get("allocations")),
         "<section id=plots><h2>Plots</h2>", _plots_html(run, groups), "</section>",
         "<section id=gallery><h2>Gallery</h2>", f"<p id=sample-note>{_e(sample_note)}</p>",
         _filters_html(run.domain, groups), "<p id=count></p>", _gallery_html(groups), "</section>",
@@ -98,12 +102,32 @@ def build_html(run: Run, items: int = GALLERY_ITEMS) -> str:
     return PAGE.format(title=_e(f"{run.name}: epcg report"), style=STYLE, body="\n".join(parts), script=SCRIPT)
 
 
+def _allocations_html(allocations: list[dict[str, Any]] | None) -> str:
+    """The batch allocations a submitted run used, one row each ("" for a run that was not submitted)."""
+    if not allocations:
+        return ""
+
+    def clock(seconds: float | None) -> str:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds)) if seconds else "–"
+
+    rows = "".join(
+        f"<tr><td>{n}</td><td>{_e(str(a.get('job') or 'pid ' + str(a.get('pid'))))}</td><td>{_e(str(a.get('node')))}"
+        f"</td><td>{clock(a.get('started_at'))}</td><td>{clock(a.get('ended_at'))}</td><td>{a.get('chunks', 0)}</td>"
+        f"<td style='text-align:left'>{_e(a.get('why', 'running'))}</td></tr>"
+        for n, a in enumerate(allocations, 1)
+    )
+    return ("<section id=allocations><h2>Allocations</h2><table><thead><tr><th>#</th><th>batch job</th><th>node</th>"
+            "<th>start</th><th>end</th><th>chunks</th><th style='text-align:left'>how it ended</th></tr></thead><tbody>"
+            f"{rows}</tbody></table></section>")
+
+
 # -- the gallery ---------------------------------------------------------------
 
 
 def gallery(run: Run, items: int = GALLERY_ITEMS) -> list[Group]:
     """The sampled gallery of a run, group by group (empty for kinds without found objects)."""
-    builders = {"witness": _witness_groups, "fling": _fling_groups, "triple": _triple_groups, "dwp": _dwp_groups}
+    builders = {"witness": _witness_groups, "fling": _fling_groups, "triple": _triple_groups, "dwp": _dwp_groups,
+                "scan": _design_groups, "retrograde": _state_groups}
     if run.domain not in builders or (run.domain == "witness" and run.config.kind == "paths"):
         return []
     return builders[run.domain](run, items)
@@ -206,6 +230,61 @@ def _dwp_groups(run: Run, items: int) -> list[Group]:
     return out
 
 
+def _design_groups(run: Run, items: int) -> list[Group]:
+    """Per row of a user's scan: designs at the minimum (spread over all of them), the top ones, those at the
+    maximum."""
+    from epcg.api.designs import ROLES
+
+    rows = run.results["rows"]
+    groups = [(res, role) for res in rows for role in ROLES if _kept(res, role)]
+    n = _share(items, len(groups))
+    out = []
+    for res, role in groups:
+        total = _kept(res, role)
+        picks = _spread(total, n) if role == "min" else set(range(min(n, total)))
+        designs = [d for i, d in enumerate(run.designs(res["row"], role=role)) if i in picks]
+        params = ", ".join(f"{k}={v}" for k, v in res["params"].items())
+        name = f"{res['row']}{f' ({params})' if params else ''}: {ROLES[role]}"
+        out.append(Group(name, total, [Item(d, name, {"row": d.row, "role": role, "score": d.score})
+                                       for d in designs]))
+    return out
+
+
+def _kept(res: dict[str, Any], role: str) -> int:
+    """How many designs of a scan row's results have ``role``."""
+    if role == "top":
+        return len(res.get("top") or [])
+    return int(res.get(f"at_{role}") or 0) if res.get(role) is not None else 0
+
+
+def _spread(total: int, n: int) -> set[int]:
+    """About ``n`` indices spread evenly over ``range(total)``."""
+    return set(np.linspace(0, total - 1, min(n, total)).round().astype(int).tolist()) if total else set()
+
+
+STATE_LAYERS = 4
+"""Layers of a retrograde run (per row of a family) in the gallery, deepest first."""
+
+
+def _state_groups(run: Run, items: int) -> list[Group]:
+    """Per row and layer of a user's retrograde space, deepest first: the first states with its first bit set."""
+    import itertools
+
+    bit = run.results["bits"][0]
+    names = [run.config.row(i) for i in range(len(run.config.rows))]
+    chosen = []
+    for i, row in enumerate(names):
+        layers = [r for r in reversed(run.results["rows"]) if r.get("row", "") == row and r[bit]]
+        chosen += [(i, row, r) for r in layers[:STATE_LAYERS]]
+    n = _share(items, len(chosen))
+    out = []
+    for i, row, res in chosen:
+        name = f"{f'{row} ' if row else ''}layer {res['layer']}: {bit}"
+        states = list(itertools.islice(run.states(res["layer"], row=i), n))
+        out.append(Group(name, res[bit], [Item(st, name, {"layer": st.layer, "row": row}) for st in states]))
+    return out
+
+
 def _filters_html(domain: str, groups: list[Group]) -> str:
     controls = []
     values: dict[str, set] = {}
@@ -233,8 +312,8 @@ def _gallery_html(groups: list[Group]) -> str:
             attrs = " ".join(f"data-{k}='{_e(str(v))}'" for k, v in item.attrs.items())
             data = _e(json.dumps(item.found.to_dict()))
             caption = _e(item.found.caption())
-            png = png_bytes(item.found.figure(), dpi=THUMB_DPI)
-            out.append(f"<figure class=item {attrs} data-json='{data}'><img src='{data_uri(png)}' alt='{caption}'>"
+            uri = item.found.thumbnail(dpi=THUMB_DPI)
+            out.append(f"<figure class=item {attrs} data-json='{data}'><img src='{uri}' alt='{caption}'>"
                        f"<figcaption>{caption}</figcaption></figure>")
         out.append("</div>")
     return "\n".join(out)

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from .slurm_harness import slurm  # noqa: F401 - one SLURM for every test file that needs it
+
 ROOT = Path(__file__).resolve().parents[1]
 JOBS = ROOT / "jobs"
 
@@ -25,9 +27,9 @@ def epcg(*args: str, cwd: Path | None = None, timeout: float = 600, **popen) -> 
 
 
 def without_timings(data: Any) -> Any:
-    """results.json minus every timing field, for comparing runs."""
+    """results.json minus every timing field (and a submitted run's allocations), for comparing runs."""
     if isinstance(data, dict):
-        return {k: without_timings(v) for k, v in data.items() if "second" not in k}
+        return {k: without_timings(v) for k, v in data.items() if "second" not in k and k != "allocations"}
     if isinstance(data, list):
         return [without_timings(v) for v in data]
     return data

@@ -84,16 +84,16 @@ def test_plan_raises_partitions_until_the_workers_memory_holds_every_stage(tmp_p
     roomy, tight = (epcg("plan", str(job_file), "--workers", "2", "--memory-limit", limit, "--out", str(tmp_path / "r"))
                     for limit in ("16GiB", "1GiB"))
     assert roomy.returncode == 0 and tight.returncode == 0, roomy.stderr + tight.stderr
-    assert "note:" not in roomy.stdout and "run would accept" in roomy.stdout
-    note = next(line for line in tight.stdout.splitlines() if line.startswith("note:"))
+    assert "using partitions" not in roomy.stdout and "run would accept" in roomy.stdout
+    note = next(line for line in tight.stdout.splitlines() if line.startswith("note:") and "using partitions" in line)
     assert "need about 2.0 GiB per worker process" in note and "using partitions=4" in note, note
     assert "run would accept" in tight.stdout
     value, unit = next(line for line in tight.stdout.splitlines() if line.startswith("total")).split()[-4:-2]
     assert unit == "MiB" and float(value) < 1024, (value, unit)
     hopeless = epcg("plan", str(job_file), "--workers", "2", "--memory-limit", "100MiB")
-    assert "note:" not in hopeless.stdout and "run would refuse" in hopeless.stdout
+    assert "using partitions" not in hopeless.stdout and "run would refuse" in hopeless.stdout
     forced = epcg("plan", str(job_file), "--workers", "2", "--memory-limit", "1GiB", "--set", "partitions=2")
-    assert "note:" not in forced.stdout and "run would refuse" in forced.stdout  # the job's own choice is kept
+    assert "using partitions" not in forced.stdout and "run would refuse" in forced.stdout  # the job's own choice is kept
 
 
 def test_fit_memory_keeps_a_job_that_fits_or_cannot_split(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from epcg.experiments import witness
 from epcg.runtime import execute
-from epcg.runtime.errors import TaskFailed, UserError
+from epcg.runtime.errors import TaskFailed
 from epcg.runtime.jobs import load_job
 from epcg.runtime.session import claimed, prepare_new, run_plan
 
@@ -61,6 +61,6 @@ def test_deterministic_error_names_the_chunk_once(monkeypatch, prepared) -> None
 
 def test_full_disk_is_not_retried(monkeypatch, prepared) -> None:
     attempts = flaky(monkeypatch, OSError(errno.ENOSPC, "No space left on device"), 10**6)
-    with pytest.raises(UserError, match="No space left on device.*epcg resume"), claimed(prepared, new=True):
+    with pytest.raises(TaskFailed, match="No space left on device.*epcg resume"), claimed(prepared, new=True):
         run_plan(prepared)
     assert len(attempts) == 1

@@ -102,7 +102,7 @@ def test_plugin_rows_on_the_embedded_cluster(plugin: Path) -> None:
 @pytest.mark.parametrize(("space", "message"), [
     ("no_such_module_xyz:SPACE", "cannot import 'no_such_module_xyz'"),
     ("scanplugin:NOT_A_SPACE", "is not an epcg space"),
-    ("scanplugin:not_marked", "is not an epcg space"),
+    ("scanplugin:not_marked", "is a plain function, not an epcg space: a function of the job's rows must be marked, @scan_family"),
     ("scanplugin:BROKEN", "evaluator scanplugin.broken of broken does not compile with numba: "
                           "No implementation of function"),
 ])

@@ -1,4 +1,5 @@
-"""Frontier path counter against plain path enumeration, the path lists and the constraint bitsets."""
+"""Frontier path counter (numba) against the plain Python programme, path enumeration, the path lists
+and the constraint bitsets."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import pytest
 
 from epcg.combinatorics.bits import popcount
 from epcg.domains.witness.bitsets import bitsets_for
-from epcg.domains.witness.frontier import GridGraph, count_paths
+from epcg.domains.witness.frontier import GridGraph, _run, _schedule, count_paths, frontier_run
 from epcg.domains.witness.geometry import Geometry
 from epcg.domains.witness.paths import paths_for
 
 from .reference import witness as ref
+from .reference import witness_frontier as slow
 
 SMALL = [(1, 1), (1, 2), (2, 1), (1, 4), (2, 2), (3, 2), (2, 3), (3, 3), (4, 2), (2, 5)]
 
@@ -72,18 +74,41 @@ def test_a_unique_puzzle_has_one_solution() -> None:
     assert count_paths(3, 3, [0, 15]) == len(ps)  # start and goal are on every path
 
 
+@pytest.mark.parametrize(("w", "h"), [(1, 7), (7, 1), (3, 5), (5, 3), (4, 6), (6, 6), (2, 9)])
+def test_kernel_matches_the_python_programme(w: int, h: int) -> None:
+    assert count_paths(w, h) == slow.count_paths(w, h)
+    rng = random.Random(w * 100 + h)
+    n = GridGraph(w, h).num_positions
+    for k in (1, 2, 3, 5, 8):
+        cross = rng.sample(range(n), k)
+        assert count_paths(w, h, cross) == slow.count_paths(w, h, cross), cross
+
+
+def test_a_count_that_outgrows_its_words_is_counted_again_with_more() -> None:
+    sched = _schedule(GridGraph(9, 9), set())
+    assert _run(sched, 1) is None  # 4.1e19 paths do not fit one 64-bit word
+    assert _run(sched, 2).count == 41_044_208_702_632_496_804
+    assert frontier_run(9, 9).limbs == 2
+
+
+def test_boards_too_wide_for_a_state_word_are_refused() -> None:
+    assert count_paths(14, 2) == slow.count_paths(14, 2)  # the shorter side is what counts
+    with pytest.raises(ValueError, match="frontier of 17 vertices"):
+        count_paths(15, 15)
+
+
 def test_counts_beyond_64_bits_are_exact() -> None:
     assert count_paths(7, 7) == 789_360_053_252  # OEIS A007764, n = 8
     big = count_paths(3, 40)
-    assert big > 1 << 64 and big % (1 << 64) != big  # Python ints, not wrapped
+    assert big > 1 << 64 and big == slow.count_paths(3, 40)  # several words, not wrapped
     assert count_paths(40, 3) == big  # the transposed board, swept the other way
 
 
-@pytest.mark.slow
 def test_published_counts_beyond_64_bits() -> None:
-    # OEIS A007764 (self-avoiding corner-to-corner rook paths), n = 10 and 11 vertices a side.
+    # OEIS A007764 (self-avoiding corner-to-corner rook paths), n = 10 .. 12 vertices a side.
     assert count_paths(9, 9) == 41_044_208_702_632_496_804
     assert count_paths(10, 10) == 1_568_758_030_464_750_013_214_100
+    assert count_paths(11, 11) == 182_413_291_514_248_049_241_470_885_236
 
 
 def test_sweep_covers_every_edge_once() -> None:
@@ -97,3 +122,11 @@ def test_bad_positions_are_refused() -> None:
         count_paths(2, 2, [21])
     with pytest.raises(ValueError):
         count_paths(0, 2)
+
+
+@pytest.mark.slow
+def test_published_counts_past_two_words() -> None:
+    # OEIS A007764, 13 and 14 vertices a side: 12x12 fits two 64-bit words, 13x13 needs three.
+    assert count_paths(12, 12) == 64_528_039_343_270_018_963_357_185_158_482_118
+    run = frontier_run(13, 13)
+    assert run.count == 69_450_664_761_521_361_664_274_701_548_907_358_996_488 and run.limbs == 3

@@ -12,7 +12,9 @@ import sys
 import time
 from pathlib import Path
 
-from .conftest import epcg, load_results
+from epcg.domains.witness.frontier import count_paths
+
+from .conftest import JOBS, epcg, load_results
 
 
 @pytest.mark.slow
@@ -104,3 +106,22 @@ def test_solution_count_caps_by_board(tmp_path: Path) -> None:
     assert capped["solution_counts_cap"] == 20 and max(map(int, capped["solution_counts"])) <= 20
     assert sum(capped["solution_counts"].values()) + capped["solution_counts_above"] == capped["examined"]
     assert capped["solution_counts_above"] > 0
+
+
+def test_paths_rows_past_listing_are_counted_exactly(tmp_path: Path) -> None:
+    """The paths job lists small boards and counts larger ones (counts past 2^64 exact in results.json)."""
+    out = tmp_path / "run"
+    result = epcg("run", str(JOBS / "witness-paths.toml"), "--out", str(out), "--serial",
+                  "--set", 'rows=["3x3", "8x8", "9x9", "20x2"]')
+    assert result.returncode == 0, result.stderr
+    rows = {(r["width"], r["height"]): r for r in json.loads((out / "results.json").read_text())["rows"]}
+    assert rows[3, 3]["paths"] == 184 and rows[3, 3]["listed"]
+    assert rows[8, 8]["paths"] == 3_266_598_486_981_642 and not rows[8, 8]["listed"]
+    assert rows[9, 9]["paths"] == 41_044_208_702_632_496_804  # OEIS A007764, past 2^64
+    assert rows[20, 2]["paths"] == count_paths(20, 2)
+    summary = (out / "summary.md").read_text()
+    assert "Counted, not listed" in summary and "8x8, 9x9, 20x2" in summary
+    bad = epcg("run", str(JOBS / "witness-paths.toml"), "--out", str(tmp_path / "bad"), "--serial",
+               "--set", 'rows=["15x15"]')
+    assert bad.returncode == 2 and "14 cells on the shorter side" in bad.stderr
+    assert not (tmp_path / "bad").exists()

@@ -27,6 +27,15 @@ null), then the fields of its type:
     ``path``, ``panels`` (three of ``{"rank", "cells", "pieces"}``, cells numbered
     ``y * width + x`` from the bottom left, pieces as rows top to bottom, ``#`` a cell,
     ``/`` between rows), ``set_counts``, ``pair_counts``, ``classes``, ``arrangements``.
+``scan-design`` (a run of a user's scan space, ``space = "pkg.mod:NAME"``)
+    ``space``, ``row``, ``params`` (the row's keyword arguments), ``rank``, ``score``,
+    ``role`` (``min``: at the row's lowest score; ``top``: among its highest; ``max``: at
+    its highest), ``text`` (the space's ``decode(rank)`` as text). The picture is the
+    space's ``render``: an SVG file when it draws SVG text, whatever ``pictures`` asks.
+``retrograde-state`` (a run of a user's retrograde space)
+    ``space``, ``layer``, ``rank``, ``bits`` (``{name: true|false}``), ``text`` (the
+    space's ``describe(layer, rank)``). Drawn by the space's ``render(layer, rank)``, or
+    as its text.
 ``dwp-map``
     ``experiment``, ``run``, ``seed``, ``fitness``, ``rooms``; ``grid`` (rows of digits:
     0 empty, 1 room, 2 corridor, 3 start room, 4 obstacle), ``room_list`` (``[row, col,
@@ -38,10 +47,14 @@ null), then the fields of its type:
 
 from __future__ import annotations
 
+import errno
 import itertools
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from epcg.runtime.errors import OutputFailed, UserError
 
 SCHEMA = "epcg-found/1"
 
@@ -53,21 +66,29 @@ def export(run: Any, path: Path, *, limit: int | None = None, pictures: str | No
         raise ValueError(f"pictures must be 'png', 'svg' or None, got {pictures!r}")
     items = run.found(limit=limit, **filters)
     first = next(items, None)  # a bad filter fails here, before anything is written
+    try:
+        return _write(run, path, pictures, itertools.chain([first] if first is not None else [], items))
+    except OSError as exc:
+        where = exc.filename or path
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise OutputFailed(f"cannot write {where}: {exc.strerror}") from None
+        raise UserError(f"cannot write {where}: {exc.strerror}") from None
+
+
+def _write(run: Any, path: Path, pictures: str | None, items: Iterator[Any]) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     if pictures:
         (path / "pictures").mkdir(exist_ok=True)
     out = path / "found.jsonl"
     with out.open("w") as handle:
-        for item in itertools.chain([first] if first is not None else [], items):
+        for item in items:
             data = item.to_dict()
             ident = item.ident()
             picture = None
-            if pictures == "png":
-                picture = f"pictures/{ident}.png"
-                (path / picture).write_bytes(item.png())
-            elif pictures == "svg":
-                picture = f"pictures/{ident}.svg"
-                (path / picture).write_text(item.svg())
+            if pictures:
+                suffix, drawn = item.picture(pictures)
+                picture = f"pictures/{ident}{suffix}"
+                (path / picture).write_bytes(drawn)
             line = {"schema": SCHEMA, "id": ident, "job": run.name, **data, "picture": picture}
             handle.write(json.dumps(line) + "\n")
     return out

@@ -12,7 +12,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from epcg.api.pictures import png_bytes, svg_text
+from epcg.api.pictures import data_uri, png_bytes, svg_text
 
 
 class Found:
@@ -42,6 +42,14 @@ class Found:
     def svg(self) -> str:
         """The picture as an SVG document."""
         return svg_text(self.figure())
+
+    def picture(self, fmt: str = "png", dpi: int = 80) -> tuple[str, bytes]:
+        """The picture as ``(suffix, bytes)``, PNG or SVG as asked (a user's space that draws only SVG gives SVG)."""
+        return (".png", self.png(dpi)) if fmt == "png" else (".svg", self.svg().encode())
+
+    def thumbnail(self, dpi: int = 75) -> str:
+        """The picture as a data URI, for a page that carries its pictures inline."""
+        return data_uri(png_bytes(self.figure(), dpi=dpi))
 
     def _repr_png_(self) -> bytes:
         return self.png()

@@ -23,20 +23,27 @@ epcg.runtime.errors.UserError: run directory ... holds another job ...
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import inspect
 import json
+import math
+import numbers
 import os
 from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from epcg.api.designs import Design, State
 from epcg.api.dwp import LevelMap
 from epcg.api.fling import FlingBoard, ratio_frame, set_ranks, solution_count_frame
 from epcg.api.found import Found
 from epcg.api.triple import TripleSet
 from epcg.api.witness import WitnessPuzzle, stored, walked
-from epcg.runtime.errors import UserError
+from epcg.runtime.errors import InvalidValue, UserError
 from epcg.runtime.jobs import Job, apply_overrides, read_toml, validate
 from epcg.runtime.session import open_run
 from epcg.runtime.store import RESULTS, SUMMARY, RunDir
@@ -48,13 +55,21 @@ def run(job: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str
         client: Any = None, *, progress: bool = True, **overrides: Any) -> Run:
     """Run ``job`` (a job file or its data) in ``out`` (default ``runs/<name>``) and open the result.
 
+    ``client``: a ``distributed.Client``, or a scheduler's address (``"tcp://host:8786"``, as the CLI's
+    ``--scheduler``) to connect to for the run; None runs in this process.
     Keyword arguments override job keys, as ``--set`` does (``**{"a.b": 1}`` for a
     nested key). If ``out`` already holds this job, only its unfinished chunks are
     computed (nothing at all when it is finished); if it holds another job, a
     UserError says so.
     """
     from epcg.runtime.progress import TqdmProgress
-    from epcg.runtime.session import claimed, prepare_new, prepare_resume, run_plan, verify
+    from epcg.runtime.session import (
+        claimed,
+        prepare_new,
+        prepare_resume,
+        run_plan,
+        verify,
+    )
 
     if isinstance(job, dict):
         data, source = copy.deepcopy(job), "job"
@@ -71,21 +86,38 @@ def run(job: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str
     if not new and existing.has(RESULTS) and not existing.is_locked():
         if len(existing.done(prepared.plan.tasks())) == prepared.plan.num_tasks:
             return Run(path)
-    executor = None
-    if client is not None:
-        from epcg.runtime.dask_executor import DaskExecutor
-
-        executor = DaskExecutor(client)
-    callbacks = [TqdmProgress()] if progress else []
-    with claimed(prepared, new):
+    with _connected(client) as client:
+        executor = None
         if client is not None:
-            from epcg.dashboard import register
+            from epcg.runtime.dask_executor import DaskExecutor
 
-            register(client, prepared.run.location.where)
-        if not new:
-            verify(prepared)
-        run_plan(prepared, executor, callbacks)
+            executor = DaskExecutor(client)
+        callbacks = [TqdmProgress()] if progress else []
+        with claimed(prepared, new):
+            if client is not None:
+                from epcg.dashboard import register
+
+                register(client, prepared.run.location.where)
+            if not new:
+                verify(prepared)
+            run_plan(prepared, executor, callbacks)
     return Run(path)
+
+
+@contextlib.contextmanager
+def _connected(client: Any) -> Iterator[Any]:
+    """``client`` as a ``distributed.Client``: one given is used as is, an address (like the CLI's --scheduler)
+    is connected to for the block; anything else is refused before a run directory is made."""
+    if client is None or not isinstance(client, (str, os.PathLike)):
+        if client is not None and not callable(getattr(client, "submit", None)):
+            raise InvalidValue(f"client must be a distributed.Client or a scheduler address like "
+                               f"'tcp://host:8786', got {client!r}")
+        yield client
+        return
+    from epcg.runtime.cluster import SchedulerSpec, connect
+
+    with connect(SchedulerSpec(kind="scheduler", address=str(client))) as connected:
+        yield connected
 
 
 def open(path: str | os.PathLike[str]) -> Run:  # noqa: A001 - epcg.open reads like the builtin, for runs
@@ -127,7 +159,11 @@ class Run:
         """results.json as plain data."""
         if not self.finished:
             raise UserError(f"run {self.path} has no results yet: finish it with epcg.run or 'epcg resume {self.path}'")
-        return json.loads(self.dir.read_text(RESULTS))
+        try:
+            return json.loads(self.dir.read_text(RESULTS) or "")
+        except (ValueError, OSError) as exc:
+            raise UserError(f"{self.dir.results_path} cannot be read ({' '.join(str(exc).split())}): "
+                            f"'epcg report {self.path}' writes it again") from None
 
     @property
     def summary(self) -> str:
@@ -151,10 +187,16 @@ class Run:
 
     def found(self, limit: int | None = None, **filters: Any) -> Iterator[Found]:
         """Everything the run found, whatever its domain (filters as in the domain's method)."""
-        method = {"witness": self.puzzles, "fling": self.boards, "triple": self.triples, "dwp": self.maps}
+        method = {"witness": self.puzzles, "fling": self.boards, "triple": self.triples, "dwp": self.maps,
+                  "scan": self.designs, "retrograde": self.states}
         if self.domain not in method:
             raise UserError(f"runs of kind {self.domain!r} have no found objects to list")
-        items = method[self.domain](**filters)
+        chosen = method[self.domain]
+        known = [name for name in inspect.signature(chosen).parameters]
+        unknown = [name for name in filters if name not in known]
+        if unknown:
+            raise InvalidValue(f"{self.domain} runs have no filter {unknown[0]!r}; the filters are {', '.join(known)}")
+        items = chosen(**filters)
         for i, item in enumerate(items):
             if limit is not None and i >= limit:
                 return
@@ -173,11 +215,15 @@ class Run:
         pairs = list(zip(self.config.parsed_rows(), self.results["rows"]))
         if row is None:
             return pairs
-        if isinstance(row, int):
+        if _is_int(row):
+            if not 0 <= row < len(pairs):
+                raise InvalidValue(f"run {self.name} has rows 0..{len(pairs) - 1} ({', '.join(self.rows())}), "
+                                   f"not row {row}")
             return [pairs[row]]
         chosen = [(r, res) for (r, res), text in zip(pairs, self.config.rows) if row in (r.name, text)]
         if not chosen:
-            raise UserError(f"run {self.name} has no row {row!r}; its rows are {', '.join(self.rows())}")
+            raise InvalidValue(f"run {self.name} has no row {row!r}; its rows are {', '.join(self.rows())} "
+                               f"(or their indices 0..{len(pairs) - 1})")
         return chosen
 
     def puzzles(self, row: str | int | None = None, *, solutions: int | None = None,
@@ -195,7 +241,15 @@ class Run:
         kind = self.config.kind
         if kind == "paths":
             raise UserError("a paths run stores no puzzles; run must-cross, regions or joint rows")
-        for row_, res in self._witness_rows(row):
+        _count("solutions", solutions)
+        _count("min_length", min_length)
+        if length != "longest":
+            _count("length", length, "an edge count >= 0 or 'longest'")
+        return self._puzzles(kind, self._witness_rows(row), solutions, length, min_length)
+
+    def _puzzles(self, kind: str, rows: list, solutions: int | None, length: int | str | None,
+                 min_length: int | None) -> Iterator[WitnessPuzzle]:
+        for row_, res in rows:
             want = res["longest_solution"] if length == "longest" else length
             at_min = solutions is None or solutions == res["min_solutions"]
             if at_min:
@@ -245,10 +299,18 @@ class Run:
         boards whose expert ratio is at least that (computed board by board).
         """
         self._require("fling")
-        layers = [pieces] if pieces is not None else range(1, self.config.max_pieces + 1)
+        top = self.config.max_pieces
+        if pieces is not None and not (_is_int(pieces) and 1 <= pieces <= top):
+            raise InvalidValue(f"pieces must be a piece count 1..{top} (this run's layers), got {pieces!r}")
+        if unique not in (True, False, None):
+            raise InvalidValue(f"unique must be True, False or None, got {unique!r}")
+        if min_ratio is not None and (isinstance(min_ratio, (bool, np.bool_)) or not isinstance(min_ratio, numbers.Real)
+                                      or math.isnan(min_ratio)):
+            raise InvalidValue(f"min_ratio must be a number (an expert ratio), got {min_ratio!r}")
+        return self._boards([pieces] if pieces is not None else range(1, top + 1), unique, min_ratio)
+
+    def _boards(self, layers, unique: bool | None, min_ratio: float | None) -> Iterator[FlingBoard]:
         for k in layers:
-            if not 1 <= k <= self.config.max_pieces:
-                raise UserError(f"run {self.name} has layers 1..{self.config.max_pieces}, not {k}")
             for rank in set_ranks(self.dir, k, unique):
                 board = FlingBoard(self.config.width, self.config.height, k, rank)
                 if min_ratio is not None and (board.ratio is None or board.ratio < min_ratio):
@@ -258,9 +320,9 @@ class Run:
     def ratio_histogram(self, pieces: int | None = None):
         """Fling!: how many uniquely solvable boards of layer ``pieces`` fall in each expert-ratio bin (a pandas
         Series indexed by the bin's lower edge, bins 0.1 wide), or every layer's as a DataFrame
-        (``pieces``, ``ratio``, ``boards``, ``exact``). Every uniquely solvable board is counted, or in a layer of
-        more than the job's ``ratio_sample`` boards those of a random sample of its blocks (results.json's
-        ``ratio_histograms`` give its ``fraction``)."""
+        (``pieces``, ``ratio``, ``boards``, ``exact``). Every uniquely solvable board is counted, or, if the job
+        sets ``ratio_sample``, in a layer of more than that many boards those of a random sample of its blocks
+        (results.json's ``ratio_histograms`` give its ``fraction``)."""
         import pandas as pd
 
         self._require("fling")
@@ -278,6 +340,12 @@ class Run:
     def triples(self, variant: str | None = None) -> Iterator[TripleSet]:
         """The optimal triple-panel sets results.json decodes, per variant."""
         self._require("triple")
+        variants = [res["variant"] for res in self.results["rows"]]
+        if variant is not None and variant not in variants:
+            raise InvalidValue(f"run {self.name} has variants {', '.join(map(repr, variants))}, not {variant!r}")
+        return self._triples(variant)
+
+    def _triples(self, variant: str | None) -> Iterator[TripleSet]:
         c = self.config
         for res in self.results["rows"]:
             if variant in (None, res["variant"]):
@@ -287,6 +355,14 @@ class Run:
     def maps(self, experiment: int | None = None, run: int | None = None) -> Iterator[LevelMap]:
         """The best map of each run of each experiment (or of the ones asked for)."""
         self._require("dwp")
+        experiments = [res["experiment"] for res in self.results["rows"]]
+        if experiment is not None and experiment not in experiments:
+            raise InvalidValue(f"run {self.name} has experiments {', '.join(map(str, experiments))}, "
+                               f"not {experiment!r}")
+        _count("run", run)
+        return self._maps(experiment, run)
+
+    def _maps(self, experiment: int | None, run: int | None) -> Iterator[LevelMap]:
         for res in self.results["rows"]:
             if experiment not in (None, res["experiment"]):
                 continue
@@ -295,6 +371,78 @@ class Run:
                     continue
                 yield LevelMap(res["experiment"], per_run["run"], per_run["best_fitness"], per_run["rooms"],
                                per_run["seed"], tuple(res["grid"]), self.dir)
+
+    def designs(self, row: str | int | None = None, *, role: str | None = None) -> Iterator[Design]:
+        """Designs a scan of a user's space kept, row by row: every rank at the row's lowest score (read from the
+        store in rank order), its ``top`` ranks, and with ``max = true`` every rank at its highest score.
+
+        ``row``: a row's name (``"row-001"``) or index; ``role``: ``"min"``, ``"top"`` or ``"max"`` only.
+        """
+        from epcg.api.designs import ROLES, Design
+        from epcg.experiments.scan import space_of
+
+        self._require("scan")
+        if role is not None and role not in ROLES:
+            raise UserError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+        pairs = list(zip(self.config.rows, self.results["rows"]))
+        if row is not None:
+            chosen = [pair for i, pair in enumerate(pairs) if row in (i, pair[1]["row"])]
+            if not chosen:
+                raise UserError(f"run {self.name} has no row {row!r}; its rows are row-000 .. row-{len(pairs) - 1:03d}")
+            pairs = chosen
+        for params, res in pairs:
+            space = space_of(self.config.space, params)
+
+            def design(rank: int, score: int | None, kind: str) -> Design:
+                text = str(space.decode(rank)) if space.decode is not None else ""
+                return Design(self.name, self.config.space, res["row"], params, int(rank), score, kind, text,
+                              space.render, space.decode)
+
+            if role in (None, "min") and res.get("min") is not None:
+                yield from (design(r, res["min"], "min") for r in self._ranks(f"{res['row']}/at_min/ranks"))
+            if role in (None, "top"):
+                yield from (design(t["rank"], t["score"], "top") for t in res.get("top", []))
+            if role in (None, "max") and res.get("max") is not None:
+                yield from (design(r, res["max"], "max") for r in self._ranks(f"{res['row']}/at_max/ranks"))
+
+    def _ranks(self, name: str) -> Iterator[int]:
+        """A stored rank array, one Zarr chunk at a time."""
+        if not self.dir.has_array(name):
+            return
+        array = self.dir.group[name]
+        step = max(1, array.chunks[0])
+        for start in range(0, array.shape[0], step):
+            yield from (int(r) for r in np.asarray(array[start:start + step]))
+
+    def states(self, layer: int | None = None, *, bit: str | None = None, row: int | None = None) -> Iterator[State]:
+        """States of a retrograde run of a user's space that have ``bit`` set (default: the space's first bit, e.g.
+        solvable), deepest layer first, in rank order within a layer; or those of layer ``layer`` only; of every
+        row of a family, or of row ``row`` (its index). A reduced space's deepest layer lists each class's
+        representative."""
+        from epcg.api.designs import State, set_bits
+        from epcg.experiments.retrograde import array_prefix
+
+        self._require("retrograde")
+        count = len(self.config.rows)
+        if row is not None and not (isinstance(row, int) and 0 <= row < count):
+            raise UserError(f"run {self.name} has rows 0..{count - 1}, not {row!r}")
+        for i in [row] if row is not None else range(count):
+            space, name = self.config.retrograde_space(i), self.config.row(i)
+            wanted = space.bits[0] if bit is None else bit
+            if wanted not in space.bits:
+                raise UserError(f"bit must be one of {', '.join(space.bits)}, got {wanted!r}")
+            deepest = self.config.deepest_of(i)
+            for k in [layer] if layer is not None else range(deepest, space.first - 1, -1):
+                if not space.first <= k <= deepest:
+                    raise UserError(f"run {self.name} has layers {space.first}..{deepest}, not {k}")
+                prefix = array_prefix(name) + ("" if self.dir.has_array(f"{array_prefix(name)}{wanted}/{k}")
+                                               else "orbits/")
+                arrays = {b: self.dir.group[f"{prefix}{b}/{k}"] for b in space.bits}
+                for rank in set_bits(arrays[wanted]):
+                    flags = {b: bool(int(a[rank // 64]) >> (rank % 64) & 1) if b != wanted else True
+                             for b, a in arrays.items()}
+                    text = space.describe(k, rank) if space.describe is not None else ""
+                    yield State(self.name, space.name, k, rank, flags, text, space.render, name)
 
     # -- leaving epcg ---------------------------------------------------------
 
@@ -314,6 +462,17 @@ class Run:
         from epcg.api.export import export
 
         return export(self, Path(path), limit=limit, pictures=pictures, **filters)
+
+
+def _is_int(value: Any) -> bool:
+    """An integer (numpy's too), not a boolean."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def _count(name: str, value: Any, what: str = "a count >= 0") -> None:
+    """Refuse a filter value that is not None and not ``what`` (an integer >= 0)."""
+    if value is not None and not (_is_int(value) and value >= 0):
+        raise InvalidValue(f"{name} must be {what}, got {value!r}")
 
 
 def counts_of(value: Any) -> dict[int, int]:

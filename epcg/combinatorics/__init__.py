@@ -25,16 +25,32 @@ Product(*factors)               first factor major         product
 >>> from epcg.combinatorics import Combinations
 >>> Combinations(20, 4).unrank(4844)
 (16, 17, 18, 19)
+
+A content space's own numba kernels call the helpers of
+:mod:`epcg.combinatorics.kernels` (``BINOMIAL``, ``popcount``,
+``unrank_combination``, ``rank_colex``/``unrank_colex``/``next_colex``,
+``rank_lex``/``unrank_lex``), all re-exported here.
 """
 
 from epcg.combinatorics.bitboard import BitboardCombinations
 from epcg.combinatorics.combinations import Combinations
+from epcg.combinatorics.kernels import (
+    BINOMIAL,
+    next_colex,
+    popcount,
+    rank_colex,
+    rank_lex,
+    unrank_colex,
+    unrank_combination,
+    unrank_lex,
+)
 from epcg.combinatorics.kpermutations import KPermutations
 from epcg.combinatorics.multisets import Multisets
 from epcg.combinatorics.permutations import MyrvoldRuskeyPermutations, Permutations
 from epcg.combinatorics.products import Digits, PiecePlacements, Product
 
 __all__ = [
+    "BINOMIAL",
     "BitboardCombinations",
     "Combinations",
     "Digits",
@@ -44,4 +60,11 @@ __all__ = [
     "Permutations",
     "PiecePlacements",
     "Product",
+    "next_colex",
+    "popcount",
+    "rank_colex",
+    "rank_lex",
+    "unrank_colex",
+    "unrank_combination",
+    "unrank_lex",
 ]

@@ -141,10 +141,11 @@ class Config(JobConfig):
     """Boards drawn (uniformly, with replacement) from a larger layer for its sampled solution counts."""
     seed: int = pydantic.Field(0, ge=0)
     """Seed of the sampled solution counts."""
-    ratio_sample: int = pydantic.Field(1 << 32, ge=1)
-    """Layers of at most this many boards have every uniquely solvable board evaluated by expert ratio (and the
-    deepest layer's best boards are the best of all); of a larger layer, only those in a random sample of about
-    this many of its boards, in blocks of 4,096 consecutive ranks (:mod:`~epcg.experiments.fling_evaluate`)."""
+    ratio_sample: int | None = pydantic.Field(None, ge=1)
+    """Unset (the default): every uniquely solvable board of every layer is evaluated by expert ratio, so the
+    deepest layer's best boards are the best of all. Set, a layer of more than this many boards has only those
+    in a random sample of about this many of its boards evaluated, in blocks of 4,096 consecutive ranks
+    (:mod:`~epcg.experiments.fling_evaluate`); ``epcg plan`` says what a sample saves."""
     evaluate_chunk_words: int = pydantic.Field(1 << 18, ge=1, le=1 << 26)
     """Words per task of an expert-ratio stage (of a sampled layer, this many words' worth of its sample)."""
     symmetry: bool = True
@@ -302,10 +303,47 @@ def estimate(config: Config) -> dict:
         boards = kernels.layer_size(config.width, config.height, config.max_pieces)
         out[EVALUATE] = StageCost(peak_memory=8 * fling_evaluate.task_words(config, config.max_pieces),
                                   cpu_seconds=boards * fling_evaluate.fraction(config, config.max_pieces) *
-                                  EVALUATE_SECONDS *
+                                  fling_evaluate.ratio_seconds(config.max_pieces) *
                                   (1 if config.symmetry else fling_evaluate.symmetries(config.width, config.height)))
     out.update(fling_evaluate.estimate(config))
     return out
+
+
+SUGGESTED_SAMPLE = 1 << 32
+"""The ``ratio_sample`` whose cost ``epcg plan`` compares with the exact evaluation."""
+
+
+def plan_notes(config: Config) -> list[str]:
+    """What the expert evaluation costs exact and with a sample, for ``epcg plan``.
+
+    Compute is the estimate's (per board of a layer, measured at 8 pieces; deeper layers cost less per board, as
+    their unique boards thin out faster than their trees grow, so deep exact figures are upper bounds).
+    """
+    from epcg.runtime.estimate import duration
+
+    if not (config.top_puzzles or config.distributions):
+        return []
+
+    def cost(c: Config) -> float:
+        names = {s.name for s in fling_evaluate.stages(c) if s.name == EVALUATE or s.name.startswith("r")}
+        return sum(v.cpu_seconds or 0.0 for k, v in estimate(c).items() if k in names)
+
+    exact = config.model_copy(update={"ratio_sample": None})
+    sample = config.model_copy(update={"ratio_sample": config.ratio_sample or SUGGESTED_SAMPLE})
+    whole, part = cost(exact), cost(sample)
+    sampled = [k for k in range(2, config.max_pieces + 1) if fling_evaluate.fraction(sample, k) < 1]
+    if config.ratio_sample is None:
+        head = f"expert evaluation: exact, every uniquely solvable board, about {duration(whole)} of compute"
+        if not sampled:
+            return [head + f" (every layer has at most {SUGGESTED_SAMPLE:,} boards: a sample would save nothing)"]
+        shares = ", ".join(f"{fling_evaluate.fraction(sample, k):.1%} of layer {k}" for k in sampled)
+        return [head + f"; --set ratio_sample={SUGGESTED_SAMPLE} would evaluate {shares} instead, about "
+                f"{duration(part)} (saving {duration(whole - part)}, answers from a sample)"]
+    if not sampled:
+        return [f"expert evaluation: exact (no layer has more than ratio_sample boards), about {duration(whole)}"]
+    shares = ", ".join(f"{fling_evaluate.fraction(sample, k):.1%} of layer {k}" for k in sampled)
+    return [f"expert evaluation: a sample ({shares}), about {duration(part)} of compute; exact (ratio_sample "
+            f"unset) would take about {duration(whole)}"]
 
 
 def plan(config: Config) -> Plan:
@@ -432,6 +470,7 @@ def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) ->
         recs = stage_records(plan, EVALUATE, records)
         results["evaluated"] = sum(r["result"]["evaluated"] for r in recs)
         results["evaluated_fraction"] = fling_evaluate.fraction(config, config.max_pieces)
+        results["exact"] = results["evaluated_fraction"] == 1
         results["evaluate_seconds"] = round(sum(r["seconds"] for r in recs), 4)
         if config.top_puzzles:
             results["puzzles"] = _best_puzzles(config, recs)

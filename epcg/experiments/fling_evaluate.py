@@ -94,7 +94,10 @@ def exact(config: Any, k: int) -> bool:
 
 
 def fraction(config: Any, k: int) -> float:
-    """The share of layer ``k``'s blocks its expert-ratio stage evaluates: 1 up to ``ratio_sample`` boards."""
+    """The share of layer ``k``'s blocks its expert-ratio stage evaluates: 1 when ``ratio_sample`` is unset or
+    the layer has at most that many boards."""
+    if config.ratio_sample is None:
+        return 1.0
     return min(1.0, config.ratio_sample / layer_size(config.width, config.height, k))
 
 
@@ -172,6 +175,21 @@ RATIO_SECONDS = 1.3e-8
 2.7 s, layer 8: 18.1 s; ``epcg run jobs/fling.toml``, 2026-11-24); without symmetry every orbit's boards are
 evaluated, about as many times more as the board has symmetries. Deeper layers cost less per board: their unique
 boards thin out faster than their trees grow (about 1.5e-8 at 9 pieces, 4e-9 at 11)."""
+DEEP_RATIO_DECAY = 0.52
+"""Per piece beyond 9, the factor by which a board's share of its layer's expert-ratio compute falls (7×8 layers 9
+to 11, memoised evaluator: about 1.5e-8, 9e-9 and 4e-9 s a board, docs/scaling.md)."""
+
+
+def ratio_seconds(k: int) -> float:
+    """Estimated compute per board of layer ``k`` (of its sample, when sampled) in an expert-ratio stage, with
+    symmetry.
+
+    >>> ratio_seconds(8) == RATIO_SECONDS, round(ratio_seconds(11) / ratio_seconds(9), 2)
+    (True, 0.27)
+    """
+    return RATIO_SECONDS * DEEP_RATIO_DECAY ** max(0, k - 9)
+
+
 EXACT_COUNT_SECONDS = 3e-8
 """Compute per board of a layer counted whole (the same run, 7×8 layer 5: 0.1 s)."""
 DRAW_SECONDS = 2e-5
@@ -192,7 +210,7 @@ def estimate(config: Any) -> dict[str, Any]:
         k = int(stage.name[1:])
         boards = layer_size(config.width, config.height, k)
         if stage.name.startswith("r"):  # a task's words and their sampled copy
-            seconds = boards * fraction(config, k) * RATIO_SECONDS * \
+            seconds = boards * fraction(config, k) * ratio_seconds(k) * \
                 (1 if config.symmetry else symmetries(config.width, config.height))
             memory = 2 * 8 * task_words(config, k)
         elif exact(config, k):  # every board's rank, weight and count

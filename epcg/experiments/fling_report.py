@@ -88,10 +88,11 @@ def _distribution_tables(results: dict[str, Any]) -> list[str]:
     ratios, counts = results.get("ratio_histograms"), results.get("solution_counts")
     if not ratios:
         return []
+    which = ("Every uniquely solvable board of every layer (exact)." if all(h.get("exact", True) for h in ratios)
+             else "Every uniquely solvable board of the smaller layers, and those in a random sample of the larger "
+             "ones' blocks of 4,096 ranks (a **sample**: `ratio_sample`).")
     out = ["", "## Expert ratios per piece count", "",
-           "Every uniquely solvable board of the smaller layers, and those in a random sample of the larger "
-           "ones' blocks of 4,096 ranks (a **sample**: `ratio_sample`). Ratio = brute-force nodes / expert "
-           "nodes, in bins 0.1 wide; a bin is named by its lower edge. `ratio_histograms` in results.json; "
+           which + " Ratio = brute-force nodes / expert nodes, in bins 0.1 wide; a bin is named by its lower edge. `ratio_histograms` in results.json; "
            "`figures/distribution-ratios.png`.", "",
            "| pieces | evaluated | uniquely solvable | ratio below 1.1 | median | 90th percentile | 99th percentile "
            "| highest |",

@@ -38,6 +38,8 @@ from epcg.runtime.plan import Plan, Stage, Task, split_range
 from epcg.runtime.registry import load_object
 from epcg.runtime.store import RunDir
 from epcg.search.scan import (
+    BLOCK,
+    ArgMax,
     ArgMin,
     CompileError,
     EvaluationError,
@@ -66,6 +68,8 @@ class Config(JobConfig):
     """Ranks per task."""
     min: bool = True
     """Keep the lowest score and every rank reaching it."""
+    max: bool = False
+    """Keep the highest score and every rank reaching it (all of them, unlike ``top``)."""
     ignore: int | None = None
     """A score never taken as the minimum (e.g. 0 = no solution)."""
     top: int = pydantic.Field(0, ge=0, le=10_000)
@@ -79,7 +83,7 @@ class Config(JobConfig):
 
     def reductions(self) -> Reductions:
         return Reductions(min=self.min, ignore=self.ignore, top=self.top,
-                          histogram=self.histogram, cap=self.histogram_cap)
+                          histogram=self.histogram, cap=self.histogram_cap, max=self.max)
 
 
 def row_name(index: int) -> str:
@@ -136,10 +140,115 @@ def plan(config: Config) -> Plan:
     return Plan(tuple(stages))
 
 
-def warm_up(config: Config) -> None:
-    """Build each row's space and compile its evaluator once per worker."""
+CALIBRATION_SLICES = 8
+"""Rank ranges spread over a row that ``epcg plan`` times the evaluator on."""
+CALIBRATION_WIDTH = 256
+"""Ranks in each calibration range (fewer in a small row)."""
+
+
+def _sample(config: Config, params: dict[str, Any], space: ScanSpace) -> tuple[float, ScanPartial]:
+    """Seconds per rank of this row's evaluator with the job's reductions, timed on this machine now on
+    ``CALIBRATION_SLICES`` ranges spread over the row (CPU seconds of this thread), and the ranges' partial."""
+    import time
+
+    from epcg.runtime.estimate import calibrated
+
+    total = space.max_rank
+    width = max(1, min(CALIBRATION_WIDTH, total // CALIBRATION_SLICES or total, config.chunk_size))
+    starts = sorted({min(total - width, total * i // CALIBRATION_SLICES) for i in range(CALIBRATION_SLICES)})
+    parts: list[ScanPartial] = []
+
+    def measure() -> tuple[float, float]:
+        began = time.thread_time()
+        parts[:] = [scan_range(space, a, a + width, config.reductions()) for a in starts]
+        return len(starts) * width, time.thread_time() - began
+
+    key = ("scan", config.space, json.dumps(params, sort_keys=True), width, config.reductions())
+    try:
+        rate = calibrated(key, measure, budget=0.02)
+    except EvaluationError as exc:
+        raise UserError(str(exc)) from None
+    if not parts:
+        measure()
+    return rate, ScanPartial.merge(parts)
+
+
+def samples(payload: str) -> str:
+    """Per row of the job ``payload`` (its config as JSON): ``[seconds per rank, ranks sampled, ignored, at the
+    sample's minimum]`` (:func:`_sample`); run in a child process by :func:`estimate`."""
+    config = Config.model_validate_json(payload)
+    out = []
     for params in config.rows:
-        _checked(config, params)
+        space = _checked(config, params)
+        if space.max_rank == 0:
+            out.append([0.0, 0, 0, 0])
+            continue
+        rate, part = _sample(config, params, space)
+        out.append([rate, part.count, part.ignored, len(part.argmin.ranks) if part.argmin is not None else 0])
+    return json.dumps(out)
+
+
+def estimate(config: Config) -> dict[str, Any]:
+    """Per row: compute from the space's evaluator timed on a sample of its ranks (:func:`_sample`, in a child
+    process: a kernel that crashes ends the plan with one line, not the client); memory for the space's data
+    arrays and a block of scores; bytes for the ranks at the minimum, as often as the sample's minimum occurs in
+    the sample (the sample's minimum is never below the row's, so usually more)."""
+    from epcg.runtime.estimate import StageCost
+    from epcg.runtime.isolated import call
+
+    timed = json.loads(call("epcg.experiments.scan:samples", config.model_dump_json(),
+                            f"timing the evaluator of {config.space} on a sample of its ranks at plan time"))
+    out = {}
+    for i, (params, (per_rank, count, ignored, at_sample_min)) in enumerate(zip(config.rows, timed)):
+        space = _checked(config, params)
+        total = space.max_rank
+        if total == 0:
+            out[row_name(i)] = StageCost(cpu_seconds=0.0)
+            continue
+        share = at_sample_min / max(count - ignored, 1)
+        at_min = round(share * (total - total * ignored / max(count, 1)))
+        data = sum(np.asarray(d).nbytes for d in space.data)
+        block = min(config.chunk_size, BLOCK, total)
+        task_at_min = min(round(share * block), block)
+        out[row_name(i)] = StageCost(bytes_written=8 * at_min, peak_memory=data + 4 * 8 * block + 16 * task_at_min,
+                                     cpu_seconds=per_rank * total)
+    return out
+
+
+def estimate_basis(config: Config) -> str:
+    """How :func:`estimate` got its compute figures, for ``epcg plan``."""
+    return (f"compute from each row's evaluator timed here on {CALIBRATION_SLICES} ranges of up to "
+            f"{CALIBRATION_WIDTH} ranks spread over the row")
+
+
+CHECK_FIRST = 50_000
+"""Ranks at the start of each row that ``epcg run --check`` evaluates with bounds checks."""
+CHECK_SPREAD = 1_000
+"""Ranks of each of ``CALIBRATION_SLICES`` ranges spread over a row that ``--check`` evaluates too."""
+
+
+def check_slice(config: Config) -> None:
+    """Evaluate a first slice of every row, and slices spread over it, in this (checked) process: an evaluator
+    that indexes out of bounds raises a UserError naming the rank."""
+    for params in config.rows:
+        space = _checked(config, params)
+        total = space.max_rank
+        ranges = [(0, min(CHECK_FIRST, total))]
+        ranges += [(a, min(a + CHECK_SPREAD, total)) for a in
+                   sorted({total * i // CALIBRATION_SLICES for i in range(1, CALIBRATION_SLICES)}) if a < total]
+        for a, b in ranges:
+            try:
+                scan_range(space, a, b, config.reductions())
+            except EvaluationError as exc:
+                raise UserError(str(exc)) from None
+
+
+def warm_up(config: Config) -> None:
+    """Build each row's space and compile its evaluator, and its ``evaluate_range`` on one rank, once per worker."""
+    for params in config.rows:
+        space = _checked(config, params)
+        if space.evaluate_range is not None and space.max_rank:
+            scan_range(space, 0, 1, config.reductions())
 
 
 def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
@@ -161,16 +270,9 @@ def store_partial(run: RunDir, prefix: str, part: ScanPartial) -> dict[str, Any]
     """Store a partial's rank arrays under ``prefix`` (small ones in the record); return the record."""
     record: dict[str, Any] = {"count": part.count, "ignored": part.ignored}
     if part.argmin is not None:
-        ranks, payload = part.argmin.ranks, part.argmin.payload
-        record["min"] = part.argmin.value
-        record["at_min"] = int(len(ranks))
-        record["payload"] = bool(len(payload))
-        if len(ranks) <= INLINE_RANKS:
-            record["inline"] = {"ranks": ranks.tolist(), "payload": payload.tolist(), "dtype": str(payload.dtype)}
-        else:
-            run.write_array(f"{prefix}/ranks", ranks)
-            if len(payload):
-                run.write_array(f"{prefix}/payload", payload)
+        record.update(_store_extreme(run, prefix, part.argmin))
+    if part.argmax is not None:
+        record["argmax"] = _store_extreme(run, f"{prefix}/max", part.argmax)
     if part.top is not None:
         record["top"] = [[int(r), int(s)] for r, s in zip(part.top.ranks, part.top.scores)]
         record["top_k"] = part.top_k
@@ -181,28 +283,48 @@ def store_partial(run: RunDir, prefix: str, part: ScanPartial) -> dict[str, Any]
     return record
 
 
-def _load_partial(run: RunDir, prefix: str, record: dict[str, Any], best: int | None) -> ScanPartial:
-    """A stored partial; its ranks at the minimum are read only when they are at ``best``."""
-    argmin = top = histogram = None
+def _store_extreme(run: RunDir, prefix: str, found: ArgMin) -> dict[str, Any]:
+    """The record fields of an ArgMin or ArgMax; its ranks inline when few, else in arrays under ``prefix``."""
+    ranks, payload = found.ranks, found.payload
+    record: dict[str, Any] = {"min": found.value, "at_min": int(len(ranks)), "payload": bool(len(payload))}
+    if len(ranks) <= INLINE_RANKS:
+        record["inline"] = {"ranks": ranks.tolist(), "payload": payload.tolist(), "dtype": str(payload.dtype)}
+    else:
+        run.write_array(f"{prefix}/ranks", ranks)
+        if len(payload):
+            run.write_array(f"{prefix}/payload", payload)
+    return record
+
+
+def _load_extreme(cls: type[ArgMin], run: RunDir, prefix: str, record: dict[str, Any], best: int | None) -> ArgMin:
+    """A stored ArgMin or ArgMax; its ranks are read only when its value is ``best`` (else they cannot count)."""
+    value = record["min"]
+    if value is None:
+        return cls.empty()
+    if value != best:
+        return cls(value, np.zeros(0, dtype=np.uint64))
+    if "inline" in record:
+        inline = record["inline"]
+        return cls(value, np.array(inline["ranks"], dtype=np.uint64), np.array(inline["payload"], dtype=inline["dtype"]))
+    payload = run.read_array(f"{prefix}/payload") if record["payload"] else np.zeros(0, np.int64)
+    return cls(value, run.read_array(f"{prefix}/ranks"), payload)
+
+
+def _load_partial(run: RunDir, prefix: str, record: dict[str, Any], best: int | None,
+                  best_max: int | None = None) -> ScanPartial:
+    """A stored partial; its ranks at the minimum (maximum) are read only when they are at ``best`` (``best_max``)."""
+    argmin = argmax = top = histogram = None
     if "min" in record:
-        value = record["min"]
-        if value is not None and value == best and "inline" in record:
-            inline = record["inline"]
-            argmin = ArgMin(value, np.array(inline["ranks"], dtype=np.uint64),
-                            np.array(inline["payload"], dtype=inline["dtype"]))
-        elif value is not None and value == best:
-            ranks = run.read_array(f"{prefix}/ranks")
-            payload = run.read_array(f"{prefix}/payload") if record["payload"] else np.zeros(0, np.int64)
-            argmin = ArgMin(value, ranks, payload)
-        else:
-            argmin = ArgMin(value, np.zeros(0, dtype=np.uint64)) if value is not None else ArgMin.empty()
+        argmin = _load_extreme(ArgMin, run, prefix, record, best)
+    if "argmax" in record:
+        argmax = _load_extreme(ArgMax, run, f"{prefix}/max", record["argmax"], best_max)
     if "top" in record:
         pairs = np.array(record["top"], dtype=np.int64).reshape(-1, 2)
         top = TopK(pairs[:, 1], pairs[:, 0].astype(np.uint64))
     if "histogram" in record:
         histogram = Histogram({s: n for s, n in record["histogram"]}, record["histogram_above"],
                               record["histogram_cap"])
-    return ScanPartial(record["count"], record["ignored"], argmin, top, histogram, record.get("top_k", 0))
+    return ScanPartial(record["count"], record["ignored"], argmin, top, histogram, record.get("top_k", 0), argmax)
 
 
 def merge_stage(plan: Plan, stage: str, records: dict[str, dict], run: RunDir) -> ScanPartial:
@@ -210,8 +332,9 @@ def merge_stage(plan: Plan, stage: str, records: dict[str, dict], run: RunDir) -
     tasks = plan.by_name[stage].tasks
     recs = [r["result"] for r in stage_records(plan, stage, records)]
     best = ArgMin.best([r.get("min") for r in recs])
+    best_max = ArgMax.best([r["argmax"]["min"] for r in recs if "argmax" in r])
     return ScanPartial.merge([
-        _load_partial(run, f"{stage}/partial/{task.index:05d}", rec, best) for task, rec in zip(tasks, recs)
+        _load_partial(run, f"{stage}/partial/{task.index:05d}", rec, best, best_max) for task, rec in zip(tasks, recs)
     ])
 
 
@@ -232,6 +355,11 @@ def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) ->
             row.update({"min": merged.argmin.value, "at_min": int(len(merged.argmin.ranks)),
                         "first_at_min": merged.argmin.ranks[:MAX_LISTED].tolist(),
                         "store": f"store.zarr/{name}/at_min"})
+        if merged.argmax is not None:
+            run.write_array(f"{name}/at_max/ranks", merged.argmax.ranks)
+            row.update({"max": merged.argmax.value, "at_max": int(len(merged.argmax.ranks)),
+                        "first_at_max": merged.argmax.ranks[:MAX_LISTED].tolist(),
+                        "store_max": f"store.zarr/{name}/at_max"})
         if merged.top is not None:
             row["top"] = [{"rank": int(r), "score": int(s)} for r, s in zip(merged.top.ranks, merged.top.scores)]
         if merged.histogram is not None:
@@ -254,7 +382,67 @@ def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, l
                      f"{row.get('at_min', '–')} | {top} | {distinct} | {row['seconds']} |")
     lines += ["", "`min` is the lowest score (ignoring the job's `ignore` score), `at min` how many ranks "
               "reach it; all of them are stored under `store.zarr/<row>/at_min`."]
-    return "\n".join(lines) + "\n", _figures(config, results, run)
+    for params, row in zip(config.rows, results["rows"]):
+        lines += _row_details(space_of(config.space, params), row)
+    return "\n".join(lines) + "\n", _figures(config, results, run) + _histogram_figures(results, run)
+
+
+SUMMARY_LISTED = 5
+"""Designs listed per row and kind in summary.md (all are in results.json, the store and ``epcg export``)."""
+SUMMARY_SCORES = 24
+"""Histogram lines per row in summary.md at most (the rest are summed in one line)."""
+
+
+def _row_details(space: ScanSpace, row: dict[str, Any]) -> list[str]:
+    """A row's section of summary.md: designs at the minimum, the top ones, those at the maximum (as the space's
+    ``decode`` gives them), and the histogram of scores."""
+    def shown(rank: int) -> str:
+        return f"rank {rank}" + (f": `{space.decode(rank)}`" if space.decode is not None else "")
+
+    params = ", ".join(f"{k}={v}" for k, v in row["params"].items())
+    out = ["", f"## {row['row']}{f' ({params})' if params else ''}", ""]
+    if row.get("min") is not None:
+        out += [f"{row['at_min']:,} designs at the minimum score {row['min']}; the first:", ""]
+        out += [f"- {shown(r)}" for r in row["first_at_min"][:SUMMARY_LISTED]]
+    if row.get("top"):
+        out += ["", f"The top {len(row['top'])} scores (ties: lower rank first):", ""]
+        out += [f"- score {t['score']}, {shown(t['rank'])}" for t in row["top"][:SUMMARY_LISTED]]
+    if row.get("max") is not None:
+        out += ["", f"{row['at_max']:,} designs at the maximum score {row['max']}; the first:", ""]
+        out += [f"- {shown(r)}" for r in row["first_at_max"][:SUMMARY_LISTED]]
+    if row.get("histogram") is not None:
+        pairs = list(row["histogram"].items())
+        out += ["", "| score | designs |", "|---|---|"]
+        out += [f"| {score} | {n:,} |" for score, n in pairs[:SUMMARY_SCORES]]
+        rest = sum(n for _, n in pairs[SUMMARY_SCORES:]) + (row.get("histogram_above") or 0)
+        if rest:
+            out.append(f"| higher | {rest:,} |")
+    return out
+
+
+def _histogram_figures(results: dict[str, Any], run: RunDir) -> list[Path]:
+    """One bar chart per row of how many designs have each score (``figures/<row>-histogram``)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    written: list[Path] = []
+    for row in results["rows"]:
+        if not row.get("histogram"):
+            continue
+        scores = [int(s) for s in row["histogram"]]
+        counts = list(row["histogram"].values())
+        fig = Figure(figsize=(6.5, 3.2), layout="constrained")
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot()
+        ax.bar(scores, counts, color="#5e81ac", width=0.8 if len(scores) < 200 else 1.0)
+        if max(counts) > 50 * max(min(counts), 1):
+            ax.set_yscale("log")
+        ax.set_xlabel("score")
+        ax.set_ylabel("designs")
+        params = ", ".join(f"{k}={v}" for k, v in row["params"].items())
+        ax.set_title(f"scores of {row['row']}{f' ({params})' if params else ''}", fontsize=10)
+        written += save_figure(fig, run.figures_dir / f"{row['row']}-histogram")
+    return written
 
 
 def _figures(config: Config, results: dict[str, Any], run: RunDir) -> list[Path]:

@@ -1,6 +1,10 @@
 """Witness design-space exploration: path counts and scans of must-cross, region and joint puzzles.
 
-One stage per table row; a stage's tasks are rank ranges of its puzzle space
+A paths row lists its board's paths where they can be listed (up to
+``MAX_SIDE`` a side) and counts them with the frontier programme
+(``epcg.domains.witness.frontier``) beyond, up to ``MAX_SLOTS - 2`` cells on
+the shorter side and ``MAX_COUNT_SIDE`` on the longer; counts are exact
+integers of any size. One stage per table row; a stage's tasks are rank ranges of its puzzle space
 (a :class:`~epcg.search.scan.ScanSpace`, see ``epcg.domains.witness.scan``).
 Each task runs Algorithm 1 (``epcg.search.scan_range``) and stores the ranks at
 its own minimum number of solutions; the reduction merges the tasks' partials
@@ -18,6 +22,7 @@ import pydantic
 
 from epcg.domains.witness import scan
 from epcg.domains.witness.bitsets import bitsets_for, build_seconds
+from epcg.domains.witness.frontier import MAX_SLOTS, count_paths
 from epcg.domains.witness.geometry import MAX_SIDE, Geometry
 from epcg.domains.witness.paths import paths_for
 from epcg.experiments import witness_paper as paper
@@ -33,6 +38,8 @@ Cap = int | Literal["all"]
 _ROW = re.compile(r"^(\d+)x(\d+)(?::(\d+)(?:\+(\d+))?)?$")
 MAX_PUZZLES = 1 << 40
 """Largest puzzle space one row may scan (about 10^12 puzzles)."""
+MAX_COUNT_SIDE = 64
+"""Longest side of a paths row counted without listing (the shorter may be up to ``MAX_SLOTS - 2``)."""
 
 
 COARSEN = ("chunk_size",)
@@ -57,6 +64,11 @@ class Row(pydantic.BaseModel):
         return f"{self.width}x{self.height}" + (f"-k{ks}" if ks else "")
 
     @property
+    def listed(self) -> bool:
+        """Whether this board's paths can be listed (else a paths row counts them only)."""
+        return max(self.width, self.height) <= MAX_SIDE
+
+    @property
     def kernel_k(self) -> int | tuple[int, int]:
         return self.k if len(self.k) == 2 else self.k[0]
 
@@ -75,6 +87,11 @@ def parse_row(text: str, kind: str) -> Row:
     ks = tuple(int(g) for g in match.groups()[2:] if g is not None)
     if len(ks) != {"paths": 0, "joint": 2}.get(kind, 1):
         raise ValueError(f"row {text!r} is not of the form {shapes[kind]} for kind {kind!r}")
+    if kind == "paths":
+        if not (1 <= min(w, h) <= MAX_SLOTS - 2 and max(w, h) <= MAX_COUNT_SIDE):
+            raise ValueError(f"row {text!r}: paths are counted on boards up to {MAX_SLOTS - 2} cells on the "
+                             f"shorter side and {MAX_COUNT_SIDE} on the longer")
+        return Row(width=w, height=h)
     if not (1 <= w <= MAX_SIDE and 1 <= h <= MAX_SIDE):
         raise ValueError(f"row {text!r}: boards up to {MAX_SIDE}x{MAX_SIDE} are supported")
     g = Geometry(w, h)
@@ -142,6 +159,16 @@ class Config(JobConfig):
 
     def parsed_rows(self) -> list[Row]:
         return [parse_row(text, self.kind) for text in self.rows]
+
+
+def notes(config: Config) -> list[str]:
+    """What the job asks for that does nothing: a solution-count cap for a board no row has."""
+    if not isinstance(config.solution_counts, dict):
+        return []
+    boards = sorted({f"{row.width}x{row.height}" for row in config.parsed_rows()})
+    stray = [board for board in config.solution_counts if board not in boards]
+    return [f"solution_counts names {', '.join(stray)}, the board of no row: it caps nothing "
+            f"(the rows' boards: {', '.join(boards)})"] if stray else []
 
 
 def plan(config: Config) -> Plan:
@@ -224,12 +251,12 @@ def estimate(config: Config) -> dict:
     out, boards = {}, set()
     bitsets_for(2, 2)  # load the table kernels first, as a worker's warm-up does, so they are not timed
     for row in config.parsed_rows():
+        if config.kind == "paths":
+            out[row.name] = _paths_cost(row)
+            continue
         paths = len(paths_for(row.width, row.height))
         words = (paths + 63) // 64
         g = row.geometry
-        if config.kind == "paths":
-            out[row.name] = StageCost(bytes_written=paths, peak_memory=paths * 32, cpu_seconds=paths * 1e-6)
-            continue
         board = (row.width, row.height)
         setup = 0.0 if board in boards else build_seconds(*board)
         boards.add(board)
@@ -244,10 +271,25 @@ def estimate(config: Config) -> dict:
     return out
 
 
+def _paths_cost(row: Row) -> Any:
+    """A listed row: its path list; a counted row: the frontier's states, which grow about 2.7-fold per cell
+    of the shorter side (348 at 6x6, 124,447 at 12x12), 40 bytes each in the step's three arrays."""
+    from epcg.runtime.estimate import StageCost
+
+    if row.listed:
+        paths = len(paths_for(row.width, row.height))
+        return StageCost(bytes_written=paths, peak_memory=paths * 32, cpu_seconds=paths * 1e-6)
+    short, long = sorted((row.width, row.height))
+    states = 348 * 2.7 ** (short - 6)
+    steps = 2 * (short + 1) * (long + 1)
+    return StageCost(peak_memory=int(states * 200), cpu_seconds=states * steps * 2e-7)
+
+
 def warm_up(config: Config) -> None:
     """Compile the path and scan kernels on a tiny board (numba caches them on disk), then build every row's
     path bitsets, so that no scan task carries the tables' cost (a paths row's one task is that cost)."""
     paths_for(2, 2)
+    count_paths(2, 2)
     if config.kind != "paths":
         k = (1, 1) if config.kind == "joint" else 1
         for row in config.parsed_rows():
@@ -262,9 +304,11 @@ def _row(config: Config, stage: str) -> Row:
 def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
     row = _row(config, task.stage)
     if config.kind == "paths":
+        if not row.listed:
+            return {"paths": count_paths(row.width, row.height), "listed": False}
         paths = paths_for(row.width, row.height)
         run.write_array(f"paths/{row.name}/length", paths.length)
-        return {"paths": len(paths)}
+        return {"paths": len(paths), "listed": True}
     space = scan.puzzle_space(config.kind, row.width, row.height, row.kernel_k)
     part = scan_range(space, task.start, task.stop, config.reductions(row))
     return store_partial(run, f"{task.stage}/partial/{task.index:05d}", part)
@@ -285,6 +329,7 @@ def _reduce_paths(row: Row, records: list[dict]) -> dict[str, Any]:
         "width": row.width,
         "height": row.height,
         "paths": records[0]["result"]["paths"],
+        "listed": row.listed,
         "paper_paths": paper.PATHS.get((row.width, row.height)),
         "seconds": round(sum(r["seconds"] for r in records), 4),
     }

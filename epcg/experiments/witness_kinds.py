@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, get_args
 
 import pydantic
 
@@ -30,8 +30,16 @@ _MODULES: dict[str, ModuleType] = {"triple": witness_triple, "unique-cover": wit
 """The kinds that are not scans, and their modules."""
 
 
+KINDS = (*get_args(witness.Kind), *_MODULES)
+"""Every ``kind`` a Witness job may name."""
+
+
 def _schema(data: Any) -> type[pydantic.BaseModel]:
     kind = data.get("kind") if isinstance(data, dict) else None
+    if isinstance(kind, str) and kind not in KINDS:
+        raise pydantic.ValidationError.from_exception_data("witness", [{
+            "type": "literal_error", "loc": ("kind",), "input": kind,
+            "ctx": {"expected": ", ".join(repr(k) for k in KINDS[:-1]) + f" or {KINDS[-1]!r}"}}])
     return _MODULES.get(kind, witness).Config if isinstance(kind, str) else witness.Config
 
 
@@ -50,6 +58,9 @@ class Config:
     def model_validate(data: Any) -> pydantic.BaseModel:
         return _schema(data).model_validate(data)
 
+    schema_for = staticmethod(_schema)
+    """The schema a job's data is validated with (its error messages list that schema's keys)."""
+
 
 COARSEN = witness.COARSEN
 """Chunk keys the runtime may scale (the scans'; triple and unique-cover jobs have none of them)."""
@@ -64,6 +75,11 @@ def cleanup(config: Any, run: RunDir) -> None:
     done = getattr(_module(config), "cleanup", None)
     if done is not None:
         done(config, run)
+
+
+def notes(config: Any) -> list[str]:
+    known = getattr(_module(config), "notes", None)
+    return [] if known is None else known(config)
 
 
 def plan(config: Any) -> Plan:

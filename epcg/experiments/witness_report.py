@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from epcg.domains.witness.geometry import MAX_SIDE
 from epcg.experiments import witness_paper as paper
 from epcg.runtime.store import RunDir
 
@@ -38,9 +39,15 @@ def summary(config: Any, results: dict[str, Any]) -> str:
     out = [f"# {config.name}: {title}", ""]
     if config.kind == "paths":
         out.append(_table(
-            ["width", "height", "paths", "paper", "seconds"],
-            [[r["width"], r["height"], r["paths"], r["paper_paths"], r["seconds"]] for r in rows],
+            ["width", "height", "paths", "paper", "how", "seconds"],
+            [[r["width"], r["height"], r["paths"], r["paper_paths"], "listed" if r["listed"] else "counted",
+              r["seconds"]] for r in rows],
         ))
+        counted = [f"{r['width']}x{r['height']}" for r in rows if not r["listed"]]
+        if counted:
+            out += ["", f"Counted, not listed (boards past {MAX_SIDE}x{MAX_SIDE}, by the frontier programme in "
+                    f"`epcg/domains/witness/frontier.py`; exact integers): {', '.join(counted)}. "
+                    "Listed rows store each path's length under `store.zarr/paths/<board>/length`."]
     elif config.kind == "joint":
         out.append(_table(
             ["board", "k cross+regions", "examined", "examined ×2 (both first colours)", "paper examined",

@@ -21,8 +21,8 @@ from typing import Any, Literal
 
 import pydantic
 
-from epcg.runtime.errors import UserError
-from epcg.runtime.jobs import describe_error, read_toml
+from epcg.runtime.errors import TaskFailed, UserError
+from epcg.runtime.jobs import check_types, describe_error, read_toml
 
 
 class TLS(pydantic.BaseModel):
@@ -50,6 +50,31 @@ class TLS(pydantic.BaseModel):
         )
 
 
+MAX_MEMORY = 1 << 50
+"""Largest memory per worker process a size may give (1 PiB): beyond it a size is a typo."""
+
+
+def parse_size(text: str, what: str) -> int:
+    """Bytes in ``text`` (like '64GiB'); a UserError naming ``what`` unless it is a size from 1 B to 1 PiB.
+
+    >>> parse_size("2 GiB", "--memory-limit")
+    2147483648
+    >>> parse_size("-5GB", "--memory-limit")
+    Traceback (most recent call last):
+    ...
+    epcg.runtime.errors.UserError: --memory-limit '-5GB' is not a size from 1 B to 1 PiB, like '64GiB'
+    """
+    from dask.utils import parse_bytes
+
+    try:
+        value = parse_bytes(text)
+    except (ValueError, TypeError):
+        value = None
+    if value is None or not 0 < value <= MAX_MEMORY:
+        raise UserError(f"{what} {text!r} is not a size from 1 B to 1 PiB, like '64GiB'")
+    return int(value)
+
+
 class _Spec(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
     tls: TLS | None = None
@@ -65,6 +90,16 @@ class LocalSpec(_Spec):
     host: str = "127.0.0.1"
     dashboard_address: str | None = "127.0.0.1:8787"
     memory_limit: str = "auto"
+
+    @pydantic.field_validator("memory_limit")
+    @classmethod
+    def _size(cls, text: str) -> str:
+        if text != "auto":
+            try:
+                parse_size(text, "memory_limit")
+            except UserError as exc:
+                raise ValueError(str(exc).removeprefix("memory_limit ")) from None
+        return text
 
 
 class SchedulerSpec(_Spec):
@@ -88,7 +123,8 @@ class Adapt(pydantic.BaseModel):
 
 
 class JobqueueSpec(_Spec):
-    """Workers as SLURM or PBS jobs, through dask-jobqueue."""
+    """A SLURM or PBS cluster: workers as batch jobs through dask-jobqueue (``run``), or whole
+    runs as batch jobs that requeue themselves (``submit``, :mod:`epcg.runtime.batch`)."""
 
     kind: Literal["slurm", "pbs"]
     cores: int = pydantic.Field(ge=1)
@@ -108,10 +144,41 @@ class JobqueueSpec(_Spec):
     python: str | None = None
     adapt: Adapt = Adapt()
     dashboard_address: str | None = "127.0.0.1:8787"
+    nodes: int = pydantic.Field(1, ge=1)
+    """``submit``: nodes of one allocation."""
+    tasks_per_node: int | None = pydantic.Field(None, ge=1)
+    """``submit``: single-threaded worker processes per node (default: one per core)."""
+    signal_lead: int = pydantic.Field(90, ge=1)
+    """``submit``: seconds before the walltime at which the driver stops handing out chunks and requeues."""
+    max_requeues: int = pydantic.Field(10, ge=0)
+    """``submit``: continuation jobs at most after the first allocation."""
+    directives: list[str] = []
+    """``submit``: extra header lines of the batch script, as written (``#SBATCH --qos=long``)."""
 
     @property
     def threads_per_worker(self) -> int:
         return max(1, self.cores // self.processes)
+
+    @property
+    def walltime_seconds(self) -> int:
+        return parse_walltime(self.walltime)
+
+    @pydantic.field_validator("walltime")
+    @classmethod
+    def _walltime(cls, text: str) -> str:
+        parse_walltime(text)
+        return text
+
+    @pydantic.field_validator("memory")
+    @classmethod
+    def _memory(cls, text: str) -> str:
+        from dask.utils import parse_bytes
+
+        try:
+            parse_bytes(text)
+        except ValueError:
+            raise ValueError(f"{text!r} is not a size like '8GiB'") from None
+        return text
 
     def job_kwargs(self) -> dict[str, Any]:
         """Keyword arguments of the dask-jobqueue cluster class."""
@@ -125,10 +192,44 @@ class JobqueueSpec(_Spec):
                 f"export NUMBA_NUM_THREADS={pin}", "export OMP_NUM_THREADS=1", *self.prologue,
             ],
             "scheduler_options": {"dashboard_address": self.dashboard_address},
+            "worker_extra_args": _staggered_lifetime(self.walltime_seconds),
         }
         if self.tls is not None:
             kwargs.update(security=self.tls.security(), protocol="tls://")
         return {k: v for k, v in kwargs.items() if v is not None}
+
+
+def parse_walltime(text: str) -> int:
+    """Seconds of a batch walltime: ``[D-]HH:MM:SS``, ``MM:SS`` or minutes (SLURM's forms).
+
+    >>> parse_walltime("01:00:00"), parse_walltime("1-00:00:00"), parse_walltime("05:30"), parse_walltime("2")
+    (3600, 86400, 330, 120)
+    """
+    days, _, clock = text.strip().rpartition("-")
+    parts = clock.split(":")
+    try:
+        numbers = [int(p) for p in parts]
+        day = int(days) if days else 0
+    except ValueError:
+        raise ValueError(f"walltime {text!r} is not [D-]HH:MM:SS") from None
+    if len(numbers) > 3 or any(n < 0 for n in numbers) or day < 0:
+        raise ValueError(f"walltime {text!r} is not [D-]HH:MM:SS")
+    if len(numbers) == 1:
+        seconds = numbers[0] * 60
+    elif len(numbers) == 2:
+        seconds = numbers[0] * 60 + numbers[1]
+    else:
+        seconds = numbers[0] * 3600 + numbers[1] * 60 + numbers[2]
+    seconds += day * 86400
+    if seconds <= 0:
+        raise ValueError(f"walltime {text!r} is not positive")
+    return seconds
+
+
+def _staggered_lifetime(walltime: int) -> list[str]:
+    """Worker jobs retire between 65 % and 95 % of their walltime, each at its own moment, so jobs
+    started together do not expire together and the run always has workers while adapt replaces them."""
+    return ["--lifetime", f"{int(walltime * 0.8)}s", "--lifetime-stagger", f"{int(walltime * 0.15)}s"]
 
 
 _SPECS: dict[str, type[_Spec]] = {
@@ -138,11 +239,12 @@ _SPECS: dict[str, type[_Spec]] = {
 
 def load_cluster(path: Path) -> LocalSpec | SchedulerSpec | JobqueueSpec:
     """Read and validate a cluster file (one clear UserError line on any mistake)."""
-    data = read_toml(path)
+    data = read_toml(path, "cluster file")
     model = _SPECS.get(data.get("kind"))
     if model is None:
         raise UserError(f"cluster file {path}: 'kind' must be one of {', '.join(_SPECS)}, got {data.get('kind')!r}")
     try:
+        check_types(data, model)
         return model.model_validate(data)
     except pydantic.ValidationError as exc:
         raise UserError(f"cluster file {path}: {describe_error(exc, model)}") from None
@@ -220,16 +322,30 @@ def worker_memory(client: Any, spec: LocalSpec | SchedulerSpec | JobqueueSpec | 
 
 def local_memory(spec: LocalSpec) -> int:
     """The memory limit each worker of the embedded cluster will get (Dask's 'auto' rule)."""
-    from dask.utils import parse_bytes
-
     from epcg.runtime.estimate import machine_memory
 
     if spec.memory_limit == "auto":
         return machine_memory() // (spec.workers or default_workers())
+    return parse_size(spec.memory_limit, "memory_limit")
+
+
+def _close_quietly(cluster: Any) -> None:
+    """Close a local cluster without distributed's own errors: a cluster whose workers kept dying can raise
+    while it closes (a KeyError in SpecCluster's worker-status watch), which would hide why the run ended.
+    Its dead connections' coroutines are reported by asyncio ("Task exception was never retrieved") when they
+    are collected, after the cluster is gone, so asyncio's log stays quiet from here on."""
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+    loggers = [logging.getLogger(name) for name in ("distributed", "distributed.deploy.cluster")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
     try:
-        return parse_bytes(spec.memory_limit)
-    except ValueError:
-        raise UserError(f"memory_limit {spec.memory_limit!r} is not a size like '4GiB'") from None
+        cluster.close()
+    except (KeyError, RuntimeError, OSError, TimeoutError):
+        pass
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
 
 
 @contextlib.contextmanager
@@ -238,19 +354,26 @@ def _start(spec: LocalSpec | JobqueueSpec, security: Any) -> Iterator[Any]:
         from distributed import LocalCluster
 
         threads = spec.threads_per_worker
-        cluster = LocalCluster(
-            host=spec.host,
-            n_workers=spec.workers or default_workers(),
-            threads_per_worker=threads,
-            processes=True,
-            dashboard_address=spec.dashboard_address,
-            memory_limit=spec.memory_limit,
-            silence_logs=logging.ERROR,
-            env={"NUMBA_NUM_THREADS": str(threads), "OMP_NUM_THREADS": "1"},
-            **({"security": security, "protocol": "tls://"} if security else {}),
-        )
-        with cluster:
+        try:
+            cluster = LocalCluster(
+                host=spec.host,
+                n_workers=spec.workers or default_workers(),
+                threads_per_worker=threads,
+                processes=True,
+                dashboard_address=spec.dashboard_address,
+                memory_limit=spec.memory_limit,
+                silence_logs=logging.ERROR,
+                env={"NUMBA_NUM_THREADS": str(threads), "OMP_NUM_THREADS": "1"},
+                **({"security": security, "protocol": "tls://"} if security else {}),
+            )
+        except RuntimeError as exc:  # "Nanny failed to start."
+            raise TaskFailed(f"the local cluster's workers failed to start ({exc}): memory_limit "
+                             f"{spec.memory_limit!r} is below what a worker needs (about 250 MB), or see the "
+                             "workers' messages above") from None
+        try:
             yield cluster
+        finally:
+            _close_quietly(cluster)
         return
     try:
         import dask_jobqueue
@@ -260,3 +383,15 @@ def _start(spec: LocalSpec | JobqueueSpec, security: Any) -> Iterator[Any]:
     with cls(**spec.job_kwargs()) as cluster:
         cluster.adapt(minimum_jobs=spec.adapt.minimum, maximum_jobs=spec.adapt.maximum)
         yield cluster
+
+
+def dashboard_url(client: Any, spec: LocalSpec | SchedulerSpec | JobqueueSpec | None) -> str | None:
+    """The dashboard's address as the scheduler listens on it: the host of the spec's ``dashboard_address``
+    (Dask's own link names the scheduler's host instead) and the port the dashboard really got."""
+    link = client.dashboard_link
+    port = (client.scheduler_info().get("services") or {}).get("dashboard")
+    address = getattr(spec, "dashboard_address", None)
+    host = address.rpartition(":")[0].strip("[]") if address and ":" in address else ""
+    if port is None or host in ("", "0.0.0.0", "::"):
+        return link
+    return f"http://{host}:{port}/status"

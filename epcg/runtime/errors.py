@@ -10,8 +10,19 @@ class UserError(Exception):
     """
 
 
+class InvalidValue(UserError, ValueError):
+    """A value the Python API cannot take (a filter naming nothing that exists): a ValueError to API callers,
+    one line and exit status 2 in the CLI."""
+
+
 class TaskFailed(Exception):
-    """A task raised a deterministic error: the run stops with one line naming the chunk (exit 1)."""
+    """A task raised a deterministic error, or the disk filled: the run stops with one line naming the chunk
+    (exit 1)."""
+
+
+class OutputFailed(Exception):
+    """Every chunk is done but results, summary, figures or report could not be written (a full disk): one line
+    naming the file and how to write them again (exit 1)."""
 
 
 class StaleTask(Exception):
@@ -23,3 +34,18 @@ class StaleTask(Exception):
 
 class Interrupted(KeyboardInterrupt):
     """The client got SIGTERM: handled like Ctrl-C (futures cancelled, resume command printed)."""
+
+
+class Drain(Interrupted):
+    """The batch system's early signal, the driver's own timer, or ``epcg cancel``: stop handing out
+    chunks and give those in flight up to ``grace`` seconds to finish and write their records."""
+
+    def __init__(self, signum: int, grace: float) -> None:
+        super().__init__(signum, grace)
+        self.signum = signum
+        self.grace = grace
+        self.in_flight: int | None = None
+        """Chunks that were running when the signal came (set by the executor)."""
+        self.unfinished: int | None = None
+        """Of those, chunks still running when the grace ran out (they are recomputed later)."""
+        self.waited: float = 0.0

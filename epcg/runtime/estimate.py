@@ -31,7 +31,16 @@ TASK_OVERHEAD = 0.01
 RECORD_BYTES = 2048
 """Disk taken by one manifest record."""
 MAX_TASKS = 100_000
-"""Default bound on a run's task count: beyond it chunks are coarsened (or the run refused)."""
+"""Default bound on a run's task count: beyond it chunks are coarsened (or the run refused). A bound, not a size:
+chunks are sized by their estimated compute (:func:`too_fine`), which needs a plan it can build."""
+TARGET_TASK_SECONDS = 1.0
+"""Compute a task should have at least, when its chunks can be coarsened: 100 times ``TASK_OVERHEAD``, so that
+scheduling costs about 1 % (Dask's own guidance is tasks of 100 ms or more)."""
+OVERHEAD_SHARE = 0.05
+"""Share of a job's compute its tasks' overhead may reach before its chunks are coarsened..."""
+MIN_OVERHEAD = 10.0
+"""...and core-seconds of overhead it may reach anyway: a small job split finely on purpose (to watch it, or to
+test resume) is left as it is."""
 
 
 _RATES: dict[Any, float] = {}
@@ -145,8 +154,22 @@ class StageFigures:
     disk_bytes: int | None
     peak_memory: int | None
     wall_seconds: float | None
+    cpu_seconds: float | None = None
+    """Compute of the whole stage on one core, without the tasks' overhead (None: unknown)."""
     io: StageIO | None = None
     """What the stage asks of an object store (None where the job kind does not estimate the stage)."""
+
+    @property
+    def task_seconds(self) -> float | None:
+        """Expected compute of one task of the stage."""
+        return None if self.cpu_seconds is None or not self.tasks else self.cpu_seconds / self.tasks
+
+    @property
+    def overhead_share(self) -> float | None:
+        """Share of the stage's core time spent on its tasks' overhead rather than on compute."""
+        if self.cpu_seconds is None or not self.tasks:
+            return None
+        return self.tasks * TASK_OVERHEAD / (self.cpu_seconds + self.tasks * TASK_OVERHEAD)
 
 
 @dataclass(frozen=True)
@@ -180,8 +203,53 @@ def figures(kind: Any, config: Any, plan: Any, workers: int, done: set[str] = fr
             wall = (cost.setup_seconds * (left > 0) + (cost.cpu_seconds + tasks * TASK_OVERHEAD) / parallel * left)
         out.append(StageFigures(stage.name, stage.label, tasks, cost.bytes_written,
                                 round((disk + tasks * RECORD_BYTES) * left),
-                                WORKER_BASE + cost.peak_memory, wall, stage_io(cost, tasks, workers, disk)))
+                                WORKER_BASE + cost.peak_memory, wall, cost.cpu_seconds,
+                                stage_io(cost, tasks, workers, disk)))
     return out
+
+
+def overhead_share(figs: Sequence[StageFigures]) -> float | None:
+    """Share of the job's core time its tasks' overhead takes, over the stages whose compute is estimated.
+
+    >>> overhead_share([StageFigures("a", "", 100, 0, 0, 0, 1.0, 19.0)])
+    0.05
+    """
+    known = [f for f in figs if f.cpu_seconds is not None and f.tasks]
+    if not known:
+        return None
+    spent = sum(f.tasks for f in known) * TASK_OVERHEAD
+    return spent / (spent + sum(f.cpu_seconds for f in known))
+
+
+def too_fine(figs: Sequence[StageFigures]) -> bool:
+    """Whether the job's tasks are so small that scheduling them is not a small share of its compute.
+
+    True when their overhead is more than ``OVERHEAD_SHARE`` of the job's core time and more than
+    ``MIN_OVERHEAD`` core-seconds.
+
+    >>> too_fine([StageFigures("a", "", 80_000, 0, 0, 0, 1.0, 12.0)])
+    True
+    >>> too_fine([StageFigures("a", "", 300, 0, 0, 0, 1.0, 0.1)])  # 3 s of overhead: left alone
+    False
+    """
+    share = overhead_share(figs)
+    spent = sum(f.tasks for f in figs if f.cpu_seconds is not None) * TASK_OVERHEAD
+    return share is not None and share > OVERHEAD_SHARE and spent > MIN_OVERHEAD
+
+
+def finer_than_target(fig: StageFigures) -> float:
+    """How many times bigger the stage's tasks should be to take ``TARGET_TASK_SECONDS`` each (1: big enough; at
+    most its task count, which makes it one task).
+
+    >>> finer_than_target(StageFigures("a", "", 1000, 0, 0, 0, 1.0, 12.5))
+    80.0
+    >>> finer_than_target(StageFigures("b", "", 4, 0, 0, 0, 1.0, 0.0))
+    4
+    """
+    seconds = fig.task_seconds
+    if seconds is None or fig.tasks <= 1 or seconds >= TARGET_TASK_SECONDS:
+        return 1
+    return min(TARGET_TASK_SECONDS / seconds, fig.tasks) if seconds > 0 else fig.tasks
 
 
 def check(figs: Sequence[StageFigures], limits: Limits, force: bool = False) -> None:
@@ -232,16 +300,33 @@ def duration(seconds: float | None) -> str:
     return f"{seconds / 86400:.1f} d"
 
 
+def brief(seconds: float | None) -> str:
+    """A task's seconds for people, below a second too: '3 ms', '0.4 s', '12 s'."""
+    if seconds is None or seconds >= 10:
+        return duration(seconds)
+    return f"{seconds * 1000:.0f} ms" if seconds < 0.1 else f"{seconds:.1f} s"
+
+
+def share(fraction: float | None) -> str:
+    """A share for people: '0.3 %', '<0.1 %'."""
+    if fraction is None:
+        return "?"
+    return "<0.1 %" if fraction < 0.001 else f"{100 * fraction:.1f} %"
+
+
 def table(figs: Sequence[StageFigures], limits: Limits) -> str:
     """The plan as a text table, with a total row and the limits it was checked against."""
-    head = f"{'stage':<22} {'tasks':>9} {'written':>10} {'disk':>10} {'peak/worker':>12} {'wall':>9}"
+    head = (f"{'stage':<22} {'tasks':>9} {'per task':>9} {'overhead':>9} {'written':>10} {'disk':>10} "
+            f"{'peak/worker':>12} {'wall':>9}")
     lines = [head, "-" * len(head)]
     for f in figs:
-        lines.append(f"{f.name:<22} {f.tasks:>9,} {size(f.bytes_written):>10} {size(f.disk_bytes):>10} "
+        lines.append(f"{f.name:<22} {f.tasks:>9,} {brief(f.task_seconds):>9} {share(f.overhead_share):>9} "
+                     f"{size(f.bytes_written):>10} {size(f.disk_bytes):>10} "
                      f"{size(f.peak_memory):>12} {duration(f.wall_seconds):>9}")
     known = lambda values: None if any(v is None for v in values) else sum(values)  # noqa: E731
     peaks = [f.peak_memory for f in figs if f.peak_memory is not None]
-    lines.append(f"{'total':<22} {sum(f.tasks for f in figs):>9,} {size(known([f.bytes_written for f in figs])):>10} "
+    lines.append(f"{'total':<22} {sum(f.tasks for f in figs):>9,} {'':>9} {share(overhead_share(figs)):>9} "
+                 f"{size(known([f.bytes_written for f in figs])):>10} "
                  f"{size(known([f.disk_bytes for f in figs])):>10} {size(max(peaks) if peaks else None):>12} "
                  f"{duration(known([f.wall_seconds for f in figs])):>9}")
     threads = f" x {limits.threads} threads" if limits.threads > 1 else ""

@@ -12,6 +12,7 @@ import json
 import resource
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol
 
@@ -40,9 +41,10 @@ FATAL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPE
 def run_task(domain: str, job_json: str, run_path: str, fence: str | None, task: Task) -> dict[str, Any]:
     """Run one task where it lands (any worker), store its data, then its record.
 
-    A transient OSError is retried up to ``RETRIES`` times; a full disk or a
-    read-only filesystem raises UserError; any other exception becomes a
-    TaskFailed naming the chunk (one line at the client).
+    A transient OSError is retried up to ``RETRIES`` times; a full disk raises
+    TaskFailed (exit 1: the run wrote, and stopped), a read-only or forbidden
+    place UserError; any other exception becomes a TaskFailed naming the chunk
+    (one line at the client).
     """
     for attempt in range(1, RETRIES + 1):
         try:
@@ -51,14 +53,35 @@ def run_task(domain: str, job_json: str, run_path: str, fence: str | None, task:
             raise
         except OSError as exc:
             if exc.errno in FATAL_ERRNOS:
-                raise UserError(f"chunk {task.id}: {_describe(exc)} in {run_path}; "
-                                f"fix that, then 'epcg resume {run_path}'") from None
+                full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+                raise (TaskFailed if full else UserError)(f"chunk {task.id}: {_describe(exc)} in {run_path}; "
+                                                          f"fix that, then 'epcg resume {run_path}'") from None
             if attempt == RETRIES:
                 raise TaskFailed(f"chunk {task.id} failed {RETRIES} times: {_describe(exc)}") from None
             time.sleep(0.2 * 2**attempt)
         except Exception as exc:  # noqa: BLE001 - a deterministic failure: one line naming the chunk
             raise TaskFailed(f"chunk {task.id} failed: {_describe(exc)}") from None
     raise AssertionError("unreachable")
+
+
+@dataclass(frozen=True)
+class Failed:
+    """What :func:`run_task_quietly` returns instead of raising: the error's class and its one line."""
+
+    error: str
+    message: str
+
+    def exception(self) -> Exception:
+        return {"UserError": UserError, "TaskFailed": TaskFailed}[self.error](self.message)
+
+
+def run_task_quietly(domain: str, job_json: str, run_path: str, fence: str | None, task: Task) -> dict | Failed:
+    """:func:`run_task` for a Dask worker: its one-line errors come back as a :class:`Failed` value, so the
+    worker logs no "Compute Failed" traceback for what the client reports in one line."""
+    try:
+        return run_task(domain, job_json, run_path, fence, task)
+    except (UserError, TaskFailed) as exc:
+        return Failed("TaskFailed" if isinstance(exc, TaskFailed) else "UserError", str(exc))
 
 
 def _describe(exc: BaseException) -> str:

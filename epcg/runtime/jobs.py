@@ -15,6 +15,8 @@ import copy
 import hashlib
 import re
 import tomllib
+import types
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -106,22 +108,31 @@ def apply_overrides(data: dict[str, Any], overrides: list[tuple[str, Any]]) -> d
     return out
 
 
-def read_toml(path: Path) -> dict[str, Any]:
-    """Parse a TOML file, turning a missing or malformed file into a UserError."""
-    if not path.is_file():
-        raise UserError(f"job file {path} does not exist")
+def read_toml(path: Path, what: str = "job file") -> dict[str, Any]:
+    """Parse a TOML file (a ``what``: job file, cluster file), turning a missing or malformed one into a UserError."""
+    if path.is_dir():
+        hint = f" (a run directory: 'epcg resume {path}')" if (path / "job.toml").is_file() else ""
+        raise UserError(f"{what} {path} is a directory, not a TOML file{hint}")
+    if not path.exists():
+        raise UserError(f"{what} {path} does not exist")
     try:
-        if path.stat().st_size > MAX_TEXT:
-            raise UserError(f"job file {path} is {path.stat().st_size:,} bytes, at most {MAX_TEXT:,}")
-        return loads_toml(path.read_text(), str(path))
-    except UnicodeDecodeError as exc:
-        raise UserError(f"job file {path} is not valid TOML: {_one_line(exc)}") from None
+        with path.open("rb") as handle:  # a pipe or device too (bash's <(...)), read at most MAX_TEXT + 1 bytes
+            raw = handle.read(MAX_TEXT + 1)
+        if len(raw) > MAX_TEXT:
+            raise UserError(f"{what} {path} is more than {MAX_TEXT:,} bytes long")
+        text = raw.decode("utf-8").removeprefix("\ufeff")  # an editor's byte-order mark is not TOML's business
+        if _nesting(text) > MAX_DEPTH:
+            raise UserError(f"{what} {path} nests lists or tables more than {MAX_DEPTH} deep")
+        return tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UserError(f"{what} {path} is not valid TOML: {_one_line(exc)}") from None
     except OSError as exc:
-        raise UserError(f"job file {path} cannot be read: {exc.strerror}") from None
+        raise UserError(f"{what} {path} cannot be read: {exc.strerror}") from None
 
 
 def loads_toml(text: str, source: str) -> dict[str, Any]:
     """Parse a job's TOML text (a file's, or a run directory's job.toml wherever it is stored)."""
+    text = text.removeprefix("\ufeff")
     if len(text) > MAX_TEXT:
         raise UserError(f"job file {source} is {len(text):,} bytes, at most {MAX_TEXT:,}")
     if _nesting(text) > MAX_DEPTH:
@@ -140,12 +151,22 @@ def validate(data: dict[str, Any], source: str = "job") -> Job:
     except UserError as exc:
         raise UserError(f"{source}: {exc}") from None
     try:
+        check_types(data, _schema_for(model, data))
         config = model.model_validate(data)
     except pydantic.ValidationError as exc:
-        raise UserError(f"{source}: {describe_error(exc, model)}") from None
+        raise UserError(f"{source}: {describe_error(exc, _schema_for(model, data))}") from None
     except (RecursionError, MemoryError, OverflowError) as exc:
         raise UserError(f"{source}: a value is too large or too deeply nested to validate ({type(exc).__name__})") from None
     return Job(name=config.name, domain=config.domain, config=config)
+
+
+def _schema_for(model: Any, data: Any) -> Any:
+    """The model that validated ``data``: a kind whose Config picks a schema by the job's keys names it with
+    ``schema_for(data)`` (so an error lists that schema's keys only)."""
+    try:
+        return getattr(model, "schema_for", lambda _data: model)(data)
+    except (pydantic.ValidationError, ValueError):
+        return model
 
 
 def load_job(path: Path, overrides: list[str] = ()) -> Job:
@@ -155,9 +176,134 @@ def load_job(path: Path, overrides: list[str] = ()) -> Job:
     return validate(data, source=str(path))
 
 
+_WORDS = {bool: "true or false", int: "an integer", float: "a number", str: "a string", list: "a list",
+          tuple: "a list", dict: "a table"}
+
+
+def _admitted(annotation: Any) -> set[Any]:
+    """The plain types (and literal values) a field's annotation admits; ``object`` when it admits anything."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _admitted(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return set().union(*(_admitted(arg) for arg in typing.get_args(annotation)))
+    if origin is typing.Literal:
+        return {type(value) for value in typing.get_args(annotation)}
+    if origin is not None:
+        return {origin if isinstance(origin, type) else object}
+    if annotation is type(None):
+        return set()
+    if isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel):
+        return {dict}
+    return {annotation} if annotation in _WORDS else {object}
+
+
+def _type_error(loc: tuple, value: Any, annotation: Any) -> pydantic.ValidationError:
+    words: list[str] = []
+    for member in _members(annotation):
+        if typing.get_origin(member) is typing.Literal:
+            found = [repr(v) for v in typing.get_args(member)]
+        else:
+            origin = typing.get_origin(member) or member
+            found = [_WORDS.get(origin, "a table")] if origin is not type(None) else []
+        words += [w for w in found if w not in words]
+    expected = ", ".join(words[:-1]) + f" or {words[-1]}" if len(words) > 1 else words[0]
+    shown = {True: "true", False: "false"}.get(value, repr(value)) if isinstance(value, bool) else repr(value)
+    return pydantic.ValidationError.from_exception_data("job", [{
+        "type": "value_error", "loc": loc, "input": value,
+        "ctx": {"error": ValueError(f"expected {expected}, got {shown}")}}])
+
+
+def check_types(data: Any, model: Any, loc: tuple = ()) -> None:
+    """Refuse (a ValidationError naming the key) what pydantic's lax mode would coerce by surprise:
+    a boolean where a number is expected, text where only numbers or booleans are, a number for a boolean.
+
+    >>> class M(pydantic.BaseModel):
+    ...     width: int = 1
+    >>> try:
+    ...     check_types({"width": True}, M)
+    ... except pydantic.ValidationError as exc:
+    ...     print(describe_error(exc, M))
+    width: expected an integer, got true
+    """
+    fields = getattr(model, "model_fields", None)
+    if not isinstance(data, dict) or not fields:
+        return
+    for key, value in data.items():
+        if key in fields:
+            _check_value(value, fields[key].annotation, (*loc, key))
+
+
+def _check_value(value: Any, annotation: Any, loc: tuple) -> None:
+    admitted = _admitted(annotation)
+    if object in admitted or not admitted:
+        return
+    if isinstance(value, bool):
+        bad = bool not in admitted
+    elif isinstance(value, (int, float)):
+        bad = bool in admitted and not admitted & {int, float}
+    elif isinstance(value, str):
+        bad = str not in admitted and bool(admitted & {bool, int, float}) and not admitted - {bool, int, float}
+    else:
+        bad = False
+    if bad:
+        raise _type_error(loc, value, annotation)
+    for member in _members(annotation):
+        if isinstance(member, type) and issubclass(member, pydantic.BaseModel) and isinstance(value, dict):
+            check_types(value, member, loc)
+        origin, args = typing.get_origin(member), typing.get_args(member)
+        if origin is dict and isinstance(value, dict) and len(args) == 2:
+            for key, item in value.items():
+                _check_value(item, args[1], (*loc, key))
+        elif origin in (list, tuple) and isinstance(value, list) and args:
+            for index, item in enumerate(value):
+                _check_value(item, args[0] if origin is list or len(args) != len(value) else args[index],
+                             (*loc, index))
+
+
+def _members(annotation: Any) -> tuple[Any, ...]:
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _members(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return tuple(m for arg in typing.get_args(annotation) for m in _members(arg))
+    return (annotation,)
+
+
+_UNION_TAG = re.compile(r"^(int|float|str|bool|none|(literal|dict|list|tuple|set)\[.*\]|[A-Z]\w*)$")
+"""How pydantic names the member of a union a failed attempt was made with."""
+
+
+def _union_error(errors: list[dict]) -> str | None:
+    """One line for a value that matched no member of a union: what each member would have taken."""
+    first = errors[0]
+    if not first["loc"]:
+        return None
+    parent = first["loc"][:-1]
+    members = [e for e in errors if e["loc"] and e["loc"][:-1] == parent and e.get("input") is first.get("input")
+               and _UNION_TAG.match(str(e["loc"][-1]))]
+    if len(members) < 2 or not _UNION_TAG.match(str(first["loc"][-1])):
+        return None
+    words = []
+    for e in members:
+        tag = str(e["loc"][-1])
+        word = (e.get("ctx", {}).get("expected") if tag.startswith("literal") else
+                {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false"}.get(
+                    tag, "a list" if tag.startswith(("list", "tuple", "set")) else "a table"))
+        if word not in words:
+            words.append(word)
+    got = repr(first.get("input"))
+    return (f"{'.'.join(str(p) for p in parent) or 'job'}: expected {', '.join(words[:-1])} or {words[-1]} "
+            f"(got {got if len(got) <= 80 else got[:77] + '...'})")
+
+
 def describe_error(exc: pydantic.ValidationError, model: type[pydantic.BaseModel]) -> str:
     """One line for the first validation error, naming the key and what is allowed."""
-    err = exc.errors()[0]
+    errors = exc.errors()
+    err = errors[0]
+    union = _union_error(errors)
+    if union is not None:
+        return union
     loc = ".".join(str(part) for part in err["loc"]) or "job"
     if err["type"] == "extra_forbidden":
         allowed = ", ".join(model.model_fields)

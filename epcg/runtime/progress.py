@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
+import time
 from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterable
+from typing import IO, Any
 
 from tqdm.auto import tqdm
 
+from epcg.runtime.errors import UserError
 from epcg.runtime.plan import Plan, Stage, Task
 
 
@@ -67,3 +73,99 @@ class TqdmProgress(Callback):
     def on_run_end(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+INTERVAL = 60.0
+"""Seconds between the status lines of :class:`PlainProgress` (``EPCG_PROGRESS_INTERVAL`` overrides it)."""
+
+
+class PlainProgress(Callback):
+    """One plain status line at a fixed interval and a summary at the end: progress for a log file.
+
+    A batch job's log (SLURM's ``--output``, ``epcg run … > log``) is a file,
+    where a progress bar's redraws become thousands of carriage returns. Each
+    line says the stage under way (the first unfinished one in plan order), its
+    chunks done of its total, the run's, the rate over this session and the
+    time left at that rate.
+    """
+
+    def __init__(self, file: IO[str] | None = None, interval: float = INTERVAL, done: Iterable[str] = ()) -> None:
+        self.file = file if file is not None else sys.stderr
+        self.interval = interval
+        self.done = frozenset(done)
+        """Ids of the tasks finished before this session (a resumed run's)."""
+        self.lock = threading.Lock()
+        self.stopped = threading.Event()
+        self.thread: threading.Thread | None = None
+        self.plan: Plan | None = None
+
+    def on_run_start(self, plan: Plan, pending: int) -> None:
+        self.plan, self.began, self.finished = plan, time.monotonic(), 0
+        self.total, self.already = plan.num_tasks, plan.num_tasks - pending
+        self.stage_done = {stage.name: sum(t.id in self.done for t in stage.tasks) for stage in plan.stages}
+        self.stopped.clear()
+        self.thread = threading.Thread(target=self._tick, name="epcg-progress", daemon=True)
+        self.thread.start()
+
+    def on_task_end(self, event: TaskEndEvent) -> None:
+        with self.lock:
+            self.finished += 1
+            self.stage_done[event.task.stage] = self.stage_done.get(event.task.stage, 0) + 1
+
+    def on_run_end(self) -> None:
+        if self.plan is None:
+            return
+        self.stopped.set()
+        if self.thread is not None:
+            self.thread.join()
+        seconds = time.monotonic() - self.began
+        done = self.already + self.finished
+        rate = f" ({self.finished / seconds:.1f} chunks/s)" if seconds > 0 and self.finished else ""
+        what = "finished" if done == self.total else "stopped with"
+        self._write(f"progress: {what} {done:,} of {self.total:,} chunks after {_clock(seconds)}{rate}")
+        self.plan = None
+
+    def status(self) -> str:
+        """The status line as it would be printed now."""
+        with self.lock:
+            plan, finished = self.plan, self.finished
+            stage_done = dict(self.stage_done)
+        assert plan is not None
+        done = self.already + finished
+        seconds = time.monotonic() - self.began
+        current = next((s for s in plan.stages if stage_done.get(s.name, 0) < len(s.tasks)), plan.stages[-1])
+        label = f" ({current.label})" if current.label else ""
+        rate = finished / seconds if seconds > 0 else 0.0
+        left = f", about {_clock((self.total - done) / rate)} left" if rate > 0 else ""
+        return (f"progress: {done:,} of {self.total:,} chunks ({100 * done / max(self.total, 1):.0f} %); stage "
+                f"{current.name}{label} {min(stage_done.get(current.name, 0), len(current.tasks)):,} of "
+                f"{len(current.tasks):,}; {rate:.1f} chunks/s{left}")
+
+    def _tick(self) -> None:
+        while not self.stopped.wait(self.interval):
+            self._write(self.status())
+
+    def _write(self, line: str) -> None:
+        print(time.strftime("%H:%M:%S ") + line, file=self.file, flush=True)
+
+
+def _clock(seconds: float) -> str:
+    """'42 s', '3.5 min', '2.1 h'."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+
+
+def for_output(file: IO[str], done: Iterable[str] = ()) -> Callback:
+    """The progress a reader of ``file`` wants: the bar on a terminal, else :class:`PlainProgress` lines
+    (``done``: the ids of tasks finished before)."""
+    if file.isatty():
+        return TqdmProgress(file=file, dynamic_ncols=True)
+    given = os.environ.get("EPCG_PROGRESS_INTERVAL", str(INTERVAL))
+    try:
+        interval = float(given)
+    except ValueError:
+        interval = -1.0
+    if not interval > 0:
+        raise UserError(f"EPCG_PROGRESS_INTERVAL={given!r} is not a number of seconds above 0")
+    return PlainProgress(file, interval, done)

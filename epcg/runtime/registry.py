@@ -60,8 +60,10 @@ class JobKind(Protocol):
     # ``prepare(config, run)`` creates arrays before any task runs (idempotent);
     # ``cleanup(config, run)`` runs in the client when the session's tasks end or stop
     # (e.g. to delete shared state named by ``run.cache_key``);
+    # ``notes(config)`` lists what a valid job asks for that does nothing (printed before it runs);
     # ``estimate(config)`` gives ``epcg plan`` its figures (:class:`epcg.runtime.estimate.StageCost`);
-    # ``COARSEN`` names the keys the runtime may scale up to bound the task count;
+    # ``plan_notes(config)`` gives ``epcg plan`` lines of its own after the table (what a choice costs);
+    # ``COARSEN`` names the keys the runtime may scale up (chunk sizes) so tasks are not too small;
     # ``SPLIT_FOR_MEMORY`` the keys it sets, when a job leaves them unset, so every stage fits the memory.
 
 
@@ -119,7 +121,14 @@ def kind_of(data: dict[str, Any]) -> str:
     space = data["space"]
     if not isinstance(space, str):
         raise UserError(f"space must be an import path string 'package.module:NAME', got {space!r}")
-    algorithm = getattr(load_object(space), "algorithm", None)
+    obj = load_object(space)
+    algorithm = getattr(obj, "algorithm", None)
+    if not isinstance(algorithm, str) and callable(obj) and not isinstance(obj, type):
+        raise UserError(
+            f"space {space!r} is a plain function, not an epcg space: a function of the job's rows must be "
+            "marked, @scan_family (returning a ScanSpace) or @retrograde_family (returning a RetrogradeSpace), "
+            "both from epcg.search"
+        )
     if not isinstance(algorithm, str):
         raise UserError(
             f"space {space!r} is not an epcg space: it has no 'algorithm' "

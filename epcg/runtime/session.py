@@ -3,26 +3,59 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
+import math
 import os
+import re
 import shutil
 import time
+import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from epcg.runtime.errors import UserError
-from epcg.runtime.estimate import MAX_TASKS, coarsen_factor, figures, size
+from epcg.runtime.batch import history_for_results
+from epcg.runtime.errors import OutputFailed, UserError
+from epcg.runtime.estimate import (
+    MAX_TASKS,
+    TARGET_TASK_SECONDS,
+    TASK_OVERHEAD,
+    coarsen_factor,
+    figures,
+    finer_than_target,
+    overhead_share,
+    share,
+    size,
+    too_fine,
+)
 from epcg.runtime.execute import Executor, SerialExecutor, execute
 from epcg.runtime.jobs import Job, validate
 from epcg.runtime.plan import Plan, TooManyTasks
 from epcg.runtime.progress import Callback
 from epcg.runtime.registry import job_kind
 from epcg.runtime.rundir import is_url, open_location
-from epcg.runtime.store import JOB_FILE, RESULTS, RunDir, check_chunk
+from epcg.runtime.store import (
+    DIGEST_FILE,
+    JOB_FILE,
+    LOCK_FILE,
+    RESULTS,
+    RUN_FILE,
+    RunDir,
+    check_chunk,
+    seal,
+    unseal,
+)
 
 VERIFIED_FILE = "manifest/verified.json"
+REDUCED_FILE = "manifest/reduce.json"
+"""The record of the arrays the reduction wrote (the rows' puzzles at the minimum): what verify checks of them."""
+REDUCE = "reduce"
+"""The name verify gives the reduction's arrays among the chunks it checks."""
+SCAFFOLD = (".lock", "logs")
+"""What a directory may hold before its run is laid out: the lock, and worker jobs' logs written while
+the cluster starts."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +99,8 @@ def run_directory(out: str | os.PathLike[str]) -> Path | str:
                 raise UserError(f"--out {out}: {parent} is a file, not a directory")
             if not os.access(parent, os.W_OK | os.X_OK):
                 raise UserError(f"--out {out}: cannot create directories in {parent} (permission denied)")
+            if os.statvfs(parent).f_blocks == 0:
+                raise UserError(f"--out {out}: {parent} is on a filesystem that holds no files (like /proc or /sys)")
             break
     if path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
         raise UserError(f"--out {out}: directory is not writable")
@@ -105,12 +140,60 @@ def prepare_resume(path: str | os.PathLike[str]) -> Prepared:
     """Check that the run in ``path`` can be resumed with the job it started with."""
     run = open_run(path)
     job = run.read_job()
-    if run.stored_digest() != job.digest:
+    stored = run.stored_digest()
+    if stored is None or not re.fullmatch(r"[0-9a-f]{64}", stored):
+        raise UserError(
+            f"{run.describe(DIGEST_FILE)} is {'missing' if stored is None else 'damaged'}, so job.toml cannot be "
+            f"checked against the job the run started with; if job.toml is that job, 'epcg verify --repair "
+            f"{run.path}' rewrites it from job.toml and checks every chunk"
+        )
+    if stored != job.digest:
         raise UserError(
             f"{run.job_path} has changed since the run started; resume only continues the "
             "same job (restore the file, or start a new run with 'epcg run')"
         )
     return Prepared(job, _plan(job), run)
+
+
+def refuse_in_use(run: RunDir) -> None:
+    """A UserError if another process holds the run's lock: said before any cluster starts (the lock is taken later)."""
+    if run.is_locked():
+        try:
+            owner = run.read_text(LOCK_FILE).strip() or "unknown"
+        except (OSError, AttributeError, UnicodeDecodeError):
+            owner = "unknown"
+        raise UserError(f"run directory {run.path} is in use by another epcg process ({owner}); "
+                        "wait for it to finish or stop it first")
+
+
+def repair(path: str | os.PathLike[str]) -> list[str]:
+    """Rebuild a run's identity where it is lost: ``manifest/job.sha256`` from job.toml, ``run.json`` (run id
+    and epoch) from the fences of the records. The caller holds the lock and then verifies every chunk, which
+    is what vouches for the data. Returns what was rebuilt (nothing when both are sound)."""
+    run = open_run(path)
+    job = run.read_job()
+    plan = _plan(job)
+    for task in plan.tasks():
+        record = run.read_record(task)
+        if record is not None and (record.get("start"), record.get("stop")) != (task.start, task.stop):
+            raise UserError(f"job.toml does not match the records (chunk {task.id} covers [{record.get('start')}, "
+                            f"{record.get('stop')}) in its record, [{task.start}, {task.stop}) by job.toml): "
+                            "restore the job.toml the run started with, then repair")
+    rebuilt = []
+    stored = run.stored_digest()
+    if stored is None or not re.fullmatch(r"[0-9a-f]{64}", stored):
+        run.write_text(DIGEST_FILE, job.digest + "\n")
+        rebuilt.append(f"{DIGEST_FILE} (the digest of job.toml)")
+    try:
+        run.identity()
+    except UserError:
+        fences = [str(r.get("fence") or "") for r in run.done(plan.tasks()).values()]
+        seen = [(int(epoch), run_id) for run_id, _, epoch in (f.rpartition("/") for f in fences)
+                if run_id and epoch.isdigit()]
+        epoch, run_id = max(seen) if seen else (0, uuid.uuid4().hex)
+        run.write_text(RUN_FILE, json.dumps({"run_id": run_id, "epoch": epoch, "started_at": 0}))
+        rebuilt.append(f"run.json (run id and epoch {epoch} {'from the records' if seen else 'new'})")
+    return rebuilt
 
 
 def _plan(job: Job) -> Plan:
@@ -128,13 +211,57 @@ def _nonempty(job: Job, plan: Plan) -> Plan:
 
 
 def plan_job(job: Job, max_tasks: int = MAX_TASKS) -> tuple[Job, Plan, tuple[str, ...]]:
-    """The job's plan; if it has more than ``max_tasks`` tasks, its chunk keys scaled up until it has fewer.
+    """The job's plan, its chunk keys scaled up where its tasks would be too small (results are identical).
 
     A job kind names in ``COARSEN`` the keys it may scale without changing any
-    result (chunk sizes); without them a job beyond the bound is refused.
+    result (chunk sizes). The kind's own notes (``notes(config)``: what the job
+    asks for that does nothing) come first. A job of more than ``max_tasks`` tasks is first
+    coarsened until it has fewer (a plan of millions of tasks is not even
+    built; without keys such a job is refused). Then, where the job kind
+    estimates compute, each key whose stages spend more than a small share of
+    their time on per-task overhead (:func:`~epcg.runtime.estimate.too_fine`)
+    is scaled by a power of two until those stages' tasks are expected to take
+    ``TARGET_TASK_SECONDS`` or are one task each (:func:`_fit_cost`). One note
+    says what changed and why.
     """
     kind = job_kind(job.domain)
     keys = tuple(key for key in getattr(kind, "COARSEN", ()) if key in type(job.config).model_fields)
+    said = tuple(getattr(kind, "notes", lambda _config: ())(job.config))
+    original = job
+    job, plan, first = _bounded(job, keys, max_tasks)
+    fitted = _fit_cost(job, plan, keys)
+    if fitted is None and job is original:
+        return job, plan, said
+    old, new = original.to_dict(), (fitted or (job,))[0].to_dict()
+    changed = [k for k in keys if old[k] != new[k]]
+    given, using = (", ".join(f"{k}={d[k]}" for k in changed) for d in (old, new))
+    if fitted is None:
+        note = (f"{given} would give {first:,} tasks, more than {max_tasks:,}; using {using} "
+                f"({plan.num_tasks:,} tasks, identical results; --max-tasks raises the bound)")
+        return job, plan, (*said, note)
+    job, plan, before, after = fitted
+    counts = {f.name: f.tasks for f in after}
+    moved = [f for f in before if counts.get(f.name) != f.tasks]
+    capped = first > sum(f.tasks for f in before)  # the cap coarsened first: the stages' own counts are unknown
+    tasks = first if capped else sum(f.tasks for f in moved)
+    if capped:
+        spent = first * TASK_OVERHEAD
+        was = spent / (spent + sum(f.cpu_seconds or 0.0 for f in before))
+    else:
+        was = overhead_share(moved) or 0.0
+    stages = f"{len(moved)} stage{'s' if len(moved) != 1 else ''}"
+    cut = f"would give {first:,} tasks" if capped else f"would cut {stages} into {tasks:,} tasks"
+    note = (f"{given} {cut}, most far shorter than the {TARGET_TASK_SECONDS:g} s "
+            f"a task should take here (scheduling them about {share(was)} of the work); using {using} "
+            f"({sum(counts[f.name] for f in moved):,} tasks there, scheduling {share(overhead_share(after))} of "
+            "the job, identical results)")
+    return job, plan, (*said, note)
+
+
+def _bounded(job: Job, keys: tuple[str, ...], max_tasks: int) -> tuple[Job, Plan, int]:
+    """The job (its chunk keys scaled if needed), its plan of at most ``max_tasks`` tasks, and the task count the
+    job as given would have had; UserError if no scaling brings it under the bound."""
+    kind = job_kind(job.domain)
     original, first = job, None
     for _attempt in range(4):
         try:
@@ -146,14 +273,7 @@ def plan_job(job: Job, max_tasks: int = MAX_TASKS) -> tuple[Job, Plan, tuple[str
             raise UserError(f"job {job.name}: {exc}") from None
         first = tasks if first is None else first
         if plan is not None and tasks <= max_tasks:
-            _nonempty(job, plan)
-            if job is original:
-                return job, plan, ()
-            old, new = original.to_dict(), job.to_dict()
-            note = (f"{', '.join(f'{k}={old[k]}' for k in keys)} would give {first:,} tasks, more than "
-                    f"{max_tasks:,}; using {', '.join(f'{k}={new[k]}' for k in keys)} "
-                    f"({tasks:,} tasks, identical results; --max-tasks raises the bound)")
-            return job, plan, (note,)
+            return job, _nonempty(job, plan), first
         if not keys:
             break
         job = _coarsened(job, keys, coarsen_factor(tasks, max_tasks), max_tasks)
@@ -164,6 +284,54 @@ def plan_job(job: Job, max_tasks: int = MAX_TASKS) -> tuple[Job, Plan, tuple[str
         + (f", even with bigger chunks ({', '.join(keys)})" if keys else "")
         + ": make the job smaller or raise --max-tasks"
     )
+
+
+def _fit_cost(job: Job, plan: Plan, keys: tuple[str, ...]) -> tuple[Job, Plan, list, list] | None:
+    """The job with each chunk key whose stages are too fine together (:func:`~epcg.runtime.estimate.too_fine`)
+    scaled until they reach the target task time, with its plan and the figures before and after; None when no
+    key's stages are too fine (or none can be coarsened)."""
+    kind = job_kind(job.domain)
+    if not keys or getattr(kind, "estimate", None) is None:
+        return None
+    before = figs = figures(kind, job.config, plan, 1)
+    cuts = {key: _stages_cut_by(job, plan, key) for key in keys}
+    cuts = {key: stages for key, stages in cuts.items() if too_fine([f for f in figs if f.name in stages])}
+    if not cuts:
+        return None
+    changed = False
+    for _attempt in range(6):
+        factors = {}
+        for key, stages in cuts.items():
+            need = max((finer_than_target(f) for f in figs if f.name in stages), default=1)
+            if need > 1:
+                factors[key] = 1 << math.ceil(math.log2(need))
+        scaled = _scaled(job, factors)
+        if scaled is None:
+            break
+        job, plan, changed = scaled, kind.plan(scaled.config), True
+        figs = figures(kind, job.config, plan, 1)
+    return (job, _nonempty(job, plan), before, figs) if changed else None
+
+
+def _stages_cut_by(job: Job, plan: Plan, key: str) -> set[str]:
+    """The stages whose task count falls when ``key`` doubles (those it cuts into tasks)."""
+    doubled = _scaled(job, {key: 2})
+    if doubled is None:
+        return set()
+    tasks = {stage.name: len(stage.tasks) for stage in job_kind(job.domain).plan(doubled.config).stages}
+    return {stage.name for stage in plan.stages if tasks.get(stage.name, 0) < len(stage.tasks)}
+
+
+def _scaled(job: Job, factors: dict[str, int]) -> Job | None:
+    """The job with each key multiplied by its factor, halved while the job's schema refuses it (None: no change)."""
+    data = job.to_dict()
+    factors = dict(factors)
+    while factors:
+        try:
+            return validate({**data, **{k: data[k] * f for k, f in factors.items()}}, source=f"job {job.name}")
+        except UserError:
+            factors = {k: f // 2 for k, f in factors.items() if f > 2}
+    return None
 
 
 def _coarsened(job: Job, keys: tuple[str, ...], factor: int, max_tasks: int) -> Job | None:
@@ -297,16 +465,45 @@ def finish(
     if missing:
         raise UserError(f"run {run.path} has {missing} unfinished tasks: 'epcg resume {run.path}'")
     experiment = job_kind(job.domain)
-    results = {"job": job.name, "domain": job.domain}
-    results.update(experiment.reduce(job.config, plan, records, run))
-    results.update(timing or {})
-    run.write_results(results)
-    if not run.location.is_local:
-        shutil.rmtree(run.figures_dir, ignore_errors=True)  # this machine's drawing board, not the run's figures
-    summary, _figures = experiment.report(job.config, results, run)
-    run.write_summary(summary)
-    run.publish_figures()
+    with writing_outputs(run):
+        run.delete(REDUCED_FILE)
+        run.written = {}
+        results = {"job": job.name, "domain": job.domain}
+        results.update(experiment.reduce(job.config, plan, records, run))
+        results.update(timing or {})
+        allocations = history_for_results(run, records)
+        if allocations:
+            results["allocations"] = allocations
+        if run.written:
+            run.sync_written()
+            run.write_text(REDUCED_FILE, seal({"task": REDUCE, "ended_at": round(time.time(), 3),
+                                               "fence": run.fence, "data": run.written}))
+        run.write_results(results)
+        if not run.location.is_local:
+            shutil.rmtree(run.figures_dir, ignore_errors=True)  # this machine's drawing board, not the run's figures
+        summary, _figures = experiment.report(job.config, results, run)
+        run.write_summary(summary)
+        run.publish_figures()
     return results
+
+
+OUTPUT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG, errno.EIO}
+"""Errors writing a run's outputs that the user must fix (space, permissions) before writing them again."""
+
+
+@contextlib.contextmanager
+def writing_outputs(run: RunDir) -> Iterator[None]:
+    """Turn a full disk (or a refused write) while results, summary, figures or report are written into an
+    OutputFailed naming the file and how to write them again, once every chunk is done."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in OUTPUT_ERRNOS:
+            raise
+        where = exc.filename or f"the outputs in {run.path}"
+        raise OutputFailed(f"cannot write {where}: {exc.strerror}; every chunk is done and kept: free space (or "
+                           f"fix the permissions), then 'epcg report {run.path}' writes the results and the report"
+                           ) from None
 
 
 def _stamp(task_id: str, record: dict[str, Any]) -> str:
@@ -326,8 +523,7 @@ def verify(prepared: Prepared, executor: Executor | None = None, everything: boo
     """
     _job, plan, run = prepared
     run.group  # noqa: B018 - raises StoreMissing before anything is checked or deleted
-    tasks = {task.id: task for task in plan.tasks()}
-    records = run.done(list(tasks.values()))
+    records = checkable(run, plan)
     verified = _verified(run)
     todo = {t: r for t, r in records.items() if everything or _stamp(t, r) not in verified}
     ids = sorted(todo)
@@ -338,7 +534,7 @@ def verify(prepared: Prepared, executor: Executor | None = None, everything: boo
         intact = [check_chunk(run.location.where, todo[t]) for t in ids]
     bad = [t for t, ok in zip(ids, intact) if not ok]
     for task_id in bad:
-        run.forget(task_id)
+        run.delete(REDUCED_FILE) if task_id == REDUCE else run.forget(task_id)
     if bad:
         run.delete(RESULTS)
     good = {_stamp(t, r) for t, r in records.items() if t not in bad and (t in todo or _stamp(t, r) in verified)}
@@ -350,7 +546,19 @@ def unverified(prepared: Prepared) -> int:
     """Finished chunks not verified since they were recorded: what :func:`verify` reads by default."""
     _job, plan, run = prepared
     verified = _verified(run)
-    return sum(_stamp(t, r) not in verified for t, r in run.done(plan.tasks()).items())
+    return sum(_stamp(t, r) not in verified for t, r in checkable(run, plan).items())
+
+
+def checkable(run: RunDir, plan: Plan) -> dict[str, dict[str, Any]]:
+    """What verify checks, by name: the finished tasks' records, and the reduction's (:data:`REDUCE`) if intact."""
+    records = run.done(plan.tasks())
+    try:
+        reduced = unseal(run.read_text(REDUCED_FILE) or "")
+    except (OSError, UnicodeDecodeError):
+        reduced = None
+    if reduced is not None and reduced.get("task") == REDUCE:
+        records[REDUCE] = reduced
+    return records
 
 
 def _verified(run: RunDir) -> set[str]:

@@ -53,8 +53,11 @@ RESULTS = "results.json"
 SUMMARY = "summary.md"
 FIGURES = "figures"
 LIVE = "live.json"
+REPORT = "report.html"
+LOGS = "logs"
 RECORD_READERS = 16
 """Records read at once by :meth:`RunDir.done`."""
+LOCK_FILE = ".lock"
 
 
 def digest(data: np.ndarray) -> str:
@@ -171,6 +174,11 @@ class RunDir:
         if not self.location.is_local and local.is_file():
             self.location.write(key, local.read_bytes())
 
+    def logs_dir(self) -> Path:
+        """Where this run's client and worker logs go: DIR/logs on a filesystem; on an object store a directory
+        of each machine's own temp directory (log handlers append to local files)."""
+        return self.location.scratch(LOGS)
+
     def scratch(self, name: str) -> Path:
         """A directory on this machine shared by its processes (on a filesystem, inside the run)."""
         return self.location.scratch(name)
@@ -189,15 +197,21 @@ class RunDir:
         self.location.write(JOB_FILE, job_toml.encode())  # last: a run directory exists once job.toml does
 
     def _identity(self) -> tuple[dict[str, Any], str | None]:
-        found = self.location.read_versioned(RUN_FILE)
+        try:
+            found = self.location.read_versioned(RUN_FILE)
+        except OSError:  # run.json made a directory, unreadable: damaged like a torn one
+            found = (b"", None)
         if found is None:
             derived = hashlib.sha256(self.location.where.encode()).hexdigest()[:32]
             return {"run_id": derived, "epoch": 0, "started_at": 0}, None
         try:
             ident = json.loads(found[0])
-            ident["run_id"], ident["epoch"]  # noqa: B018 - both keys must be there
-        except (ValueError, KeyError, TypeError):
-            raise UserError(f"{self.describe(RUN_FILE)} is damaged; the run's identity cannot be read") from None
+        except ValueError:
+            ident = None
+        if not (isinstance(ident, dict) and isinstance(ident.get("run_id"), str)
+                and type(ident.get("epoch")) is int):
+            raise UserError(f"{self.describe(RUN_FILE)} is damaged, the run's identity cannot be read: "
+                            f"'epcg verify --repair {self.path}' rebuilds it from the records")
         return ident, found[1]
 
     def identity(self) -> dict[str, Any]:

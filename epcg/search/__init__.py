@@ -2,6 +2,8 @@
 
 - :mod:`epcg.search.scan`: Algorithm 1, a methodical scan of a :class:`ScanSpace`
   with exact, mergeable reductions (min with every rank at it, top-k, histogram, count).
+- :mod:`epcg.search.prefix`: a :class:`PrefixWalk`, a scan space of combinations built
+  element by element, walked depth first with each prefix's state shared by the ranks below it.
 - :mod:`epcg.search.retrograde`: Algorithm 5, layer-by-layer retrograde analysis of a
   :class:`RetrogradeSpace`.
 - :mod:`epcg.search.branch_bound`: Algorithm 6, branch and bound over a
@@ -20,8 +22,10 @@ from epcg.search.branch_bound import (
     search,
 )
 from epcg.search.evolve import Evolution, evolve
-from epcg.search.retrograde import RetrogradeSpace, solve_layers
+from epcg.search.prefix import PrefixWalk, walk_range
+from epcg.search.retrograde import RetrogradeSpace, retrograde_family, solve_layers
 from epcg.search.scan import (
+    ArgMax,
     ArgMin,
     CompileError,
     EvaluationError,
@@ -36,6 +40,7 @@ from epcg.search.scan import (
 )
 
 __all__ = [
+    "ArgMax",
     "ArgMin",
     "BranchBoundSpace",
     "CompileError",
@@ -44,6 +49,7 @@ __all__ = [
     "Histogram",
     "Incumbent",
     "LocalIncumbent",
+    "PrefixWalk",
     "Reductions",
     "Result",
     "RetrogradeSpace",
@@ -52,9 +58,11 @@ __all__ = [
     "TopK",
     "evolve",
     "merge",
+    "retrograde_family",
     "scan",
     "scan_family",
     "scan_range",
     "search",
     "solve_layers",
+    "walk_range",
 ]

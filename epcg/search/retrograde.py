@@ -66,7 +66,8 @@ from epcg.combinatorics.bits import popcount_words
 
 __all__ = ["LayerCache", "LayerStage", "Layers", "Line", "RetrogradeSpace", "Subsets", "fill_name", "is_reduced",
            "layer_checksum", "layer_name", "layer_plan", "layer_words", "merge_layer", "parse_stage",
-           "partition_ranges", "solve_layers", "solve_part", "solve_range", "summarize", "word_ranges"]
+           "partition_ranges", "retrograde_family", "solve_layers", "solve_part", "solve_range", "summarize",
+           "word_ranges"]
 
 Words = tuple[np.ndarray, ...]
 """One uint64 word array per bit of the space (in the order of ``RetrogradeSpace.bits``)."""
@@ -100,6 +101,8 @@ class RetrogradeSpace:
     """Names of the bit arrays of every layer; stored as ``<bit>/<k>``."""
     describe: Callable[[int, int], str] | None = None
     """Optional ``describe(k, rank)``: a state as text, for reports."""
+    render: Callable[[int, int], Any] | None = None
+    """Optional ``render(k, rank)``: a picture of a state (SVG text or a matplotlib figure), for reports."""
     solve_reduced: Callable[[int, Words, int, int], tuple[Words, Counts]] | None = None
     """Optional ``solve_reduced(k, previous, start, stop)``: words ``[start, stop)`` of the reduced layer ``k``
     (only each class's representative carries bits) from all of the full layer ``k - 1``, and per bit the
@@ -145,6 +148,13 @@ class RetrogradeSpace:
     def reduced(self) -> bool:
         """Layers after the first are solved in reduced form and filled for the next layer."""
         return self.solve_reduced is not None
+
+
+def retrograde_family(function: Callable[..., RetrogradeSpace]) -> Callable[..., RetrogradeSpace]:
+    """Mark a function of row parameters returning a :class:`RetrogradeSpace` as a retrograde space (for job
+    files: ``space = "pkg.mod:function"`` with ``rows = [{...}, ...]``, one analysis per row)."""
+    function.algorithm = "retrograde"  # type: ignore[attr-defined]
+    return function
 
 
 def layer_name(level: int) -> str:

@@ -9,6 +9,7 @@ one rank range ``[start, stop)`` (one task of a job) and returns a
 - ``argmin``: the lowest score, ignoring the score ``ignore`` (e.g. 0 = no
   solution), and every rank reaching it (:class:`ArgMin`);
 - ``top``: the ``top`` highest scores, ties broken by the lower rank (:class:`TopK`);
+- ``max``: the highest score and every rank reaching it (:class:`ArgMax`);
 - ``histogram``: how many ranks have each score (:class:`Histogram`).
 
 Every reduction is exact and independent of chunk size, chunk order and the
@@ -89,8 +90,29 @@ class ArgMin:
         return cls(value, ranks[order], payload[order] if len(payload) else payload)
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, ArgMin) and self.value == other.value
+        return (type(self) is type(other) and self.value == other.value
                 and np.array_equal(self.ranks, other.ranks) and np.array_equal(self.payload, other.payload))
+
+
+class ArgMax(ArgMin):
+    """The largest value seen and every rank that reaches it, ranks ascending: "every design at the maximum".
+
+    The mirror of :class:`ArgMin`: associative and commutative, ties kept whole, so any cut of a
+    space merges to the same ranks (where ``TopK`` would keep only ``k`` of them, broken by rank).
+
+    >>> a = ArgMax(4, np.array([3, 9], dtype=np.uint64))
+    >>> b = ArgMax(4, np.array([1], dtype=np.uint64))
+    >>> merged = ArgMax.merge([a, ArgMax(2, np.array([12], dtype=np.uint64)), b, ArgMax.empty()])
+    >>> merged.value, merged.ranks.tolist()
+    (4, [1, 3, 9])
+    """
+
+    @staticmethod
+    def best(values: Sequence[int | None]) -> int | None:
+        """The maximum of the values that are not None."""
+        seen = [v for v in values if v is not None]
+        return max(seen) if seen else None
+
 
 
 @dataclass(frozen=True, eq=False)
@@ -212,6 +234,8 @@ class Reductions:
     """Keep how many ranks have each score."""
     cap: int | None = None
     """With ``histogram``: scores above ``cap`` are only counted, not tallied one by one."""
+    max: bool = False
+    """Keep the highest score and every rank reaching it (``ignore`` applies, as to the minimum)."""
 
     def __post_init__(self) -> None:
         if self.top < 0 or (self.cap is not None and self.cap < 0):
@@ -228,6 +252,7 @@ class ScanPartial:
     top: TopK | None = None
     histogram: Histogram | None = None
     top_k: int = 0
+    argmax: ArgMax | None = None
 
     @classmethod
     def of_scores(cls, scores: np.ndarray, start: int, reductions: Reductions) -> ScanPartial:
@@ -235,15 +260,20 @@ class ScanPartial:
         scores = np.asarray(scores, dtype=np.int64)
         keep = scores != reductions.ignore if reductions.ignore is not None else None
         ignored = len(scores) - int(np.count_nonzero(keep)) if keep is not None else 0
-        argmin = top = histogram = None
-        if reductions.min:
-            candidates = scores[keep] if keep is not None else scores
+        argmin = argmax = top = histogram = None
+        candidates = scores[keep] if keep is not None else scores
+        for wanted, kind, pick in ((reductions.min, ArgMin, np.min), (reductions.max, ArgMax, np.max)):
+            if not wanted:
+                continue
             if len(candidates):
-                value = int(candidates.min())
-                ranks = (np.flatnonzero(scores == value) + start).astype(np.uint64)
-                argmin = ArgMin(value, ranks)
+                value = int(pick(candidates))
+                found = kind(value, (np.flatnonzero(scores == value) + start).astype(np.uint64))
             else:
-                argmin = ArgMin.empty()
+                found = kind.empty()
+            if kind is ArgMin:
+                argmin = found
+            else:
+                argmax = found
         if reductions.top:
             k = min(reductions.top, len(scores))
             pick = np.argpartition(-scores, k - 1)[:k] if 0 < k < len(scores) else np.arange(len(scores))
@@ -252,7 +282,7 @@ class ScanPartial:
             top = TopK.of(scores[tied], tied.astype(np.uint64) + np.uint64(start), reductions.top)
         if reductions.histogram:
             histogram = Histogram.of(scores, reductions.cap)
-        return cls(len(scores), ignored, argmin, top, histogram, reductions.top)
+        return cls(len(scores), ignored, argmin, top, histogram, reductions.top, argmax)
 
     @classmethod
     def merge(cls, parts: Sequence[ScanPartial]) -> ScanPartial:
@@ -267,6 +297,7 @@ class ScanPartial:
             top=TopK.merge([p.top for p in parts], first.top_k) if first.top is not None else None,
             histogram=Histogram.merge([p.histogram for p in parts]) if first.histogram is not None else None,
             top_k=first.top_k,
+            argmax=ArgMax.merge([p.argmax for p in parts]) if first.argmax is not None else None,
         )
 
 

@@ -83,6 +83,9 @@ def check_panel_space(width: int, height: int, k: int, library: Sequence[str]) -
         raise ValueError(f"pieces per panel must be an integer, got {k!r}") from None
     if not 1 <= k <= g.num_cells:
         raise ValueError(f"{k} pieces do not fit a {width}x{height} panel: pieces per panel must be 1..{g.num_cells}")
+    if all(piece.width > width or piece.height > height for piece in pieces):
+        raise ValueError(f"no piece of the library fits a {width}x{height} panel (the smallest is "
+                         f"{min(pieces, key=lambda p: p.size).text!r}): every panel would be unsolvable")
     return pieces
 
 

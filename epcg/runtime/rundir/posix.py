@@ -18,6 +18,8 @@ from typing import Any
 from epcg.runtime.errors import UserError
 from epcg.runtime.rundir.base import LOCK_KEY, Location
 
+SCAFFOLD_LOGS = "logs"
+"""Worker jobs' logs, written while a cluster starts, before the run is laid out."""
 CAS_LOCK = ".cas"
 """File whose flock serialises :meth:`PosixLocation.replace` calls on one filesystem."""
 
@@ -66,14 +68,19 @@ def _synced_temp(path: Path, data: bytes) -> str:
 def write_atomic(path: Path, text: str | bytes) -> None:
     """Write ``text`` to ``path`` so that readers see either nothing or all of it, durably."""
     data = text.encode() if isinstance(text, str) else text
-    tmp = _synced_temp(path, data)
     try:
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        tmp = _synced_temp(path, data)
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+        fsync_dir(path.parent)
+    except OSError as exc:
+        if exc.filename is None:  # a full disk names no file: name the one that was being written
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise
-    fsync_dir(path.parent)
 
 
 _FLOCK = "hhqqi4x"  # struct flock on Linux x86-64 and aarch64: type, whence, start, len, pid
@@ -223,4 +230,4 @@ class PosixLocation(Location):
     def is_empty(self) -> bool:
         if not self.root.exists():
             return True
-        return not any(p.name not in (LOCK_KEY, CAS_LOCK) for p in self.root.iterdir())
+        return not any(p.name not in (LOCK_KEY, CAS_LOCK, SCAFFOLD_LOGS) for p in self.root.iterdir())

@@ -1,37 +1,41 @@
-"""The movingai page's must-cross question on epcg's public interface.
-
-Which placements of ``k`` must-cross hexagons on a ``width`` x ``height`` Witness
-panel leave the fewest paths (but at least one) that cross them all?
-"""
+"""The movingai page's must-cross question on epcg's public interface: which placements of ``k`` hexagons
+on a ``width`` x ``height`` Witness panel leave the fewest paths (but one) crossing them all? A placement
+is built hexagon by hexagon; its state is the set of paths crossing all its hexagons so far."""
 
 import numpy as np
 from numba import njit
 
-from epcg.combinatorics import Combinations
-from epcg.combinatorics.binomial import BINOMIAL
-from epcg.combinatorics.bits import popcount
-from epcg.domains.witness.bitsets import bitsets_for
-from epcg.search import ScanSpace, scan_family
+from epcg.api.witness import crossing_bitsets, must_cross_figure
+from epcg.combinatorics import popcount
+from epcg.search import PrefixWalk, scan_family
 
 
 @njit(cache=True)
-def count_solutions(rank, crossing, k, binomial):
-    """Paths crossing all ``k`` positions of combination ``rank`` (unranked as in the page's code)."""
-    n = crossing.shape[0]
-    solutions = crossing[0] | ~crossing[0]  # every path (bits past the last path are never set below)
-    position = 0
-    for i in range(k):
-        while rank >= binomial[n - position - 1, k - i - 1]:
-            rank -= binomial[n - position - 1, k - i - 1]
-            position += 1
-        solutions &= crossing[position]
-        position += 1
-    return sum([popcount(word) for word in solutions])
+def every_path(paths, crossing):
+    paths[:] = ~np.uint64(0)  # bits past the last path are cleared by the first hexagon
+
+@njit(cache=True)
+def add_hexagon(paths, position, out, crossing):
+    for w in range(crossing.shape[1]):
+        out[w] = paths[w] & crossing[position, w]
+
+@njit(cache=True)
+def no_path(paths, crossing):
+    return not paths.any()
+
+@njit(cache=True)
+def solutions_with_last(paths, position, crossing):
+    count = 0
+    for w in range(crossing.shape[1]):
+        count += popcount(paths[w] & crossing[position, w])
+    return count
 
 
 @scan_family
-def must_cross(width: int, height: int, k: int) -> ScanSpace:
+def must_cross(width: int, height: int, k: int):
     """All placements of ``k`` hexagons; a placement's score is its number of solutions."""
-    crossing = np.ascontiguousarray(bitsets_for(width, height).cross)  # (positions, words): paths through each
-    return ScanSpace(max_rank=Combinations(len(crossing), k).max_rank, evaluate=count_solutions,
-                     data=(crossing, k, BINOMIAL), name=f"must-cross {width}x{height} k={k}")
+    crossing = np.ascontiguousarray(crossing_bitsets(width, height))  # (positions, words): paths through each
+    walk = PrefixWalk(n=len(crossing), k=k, state=np.zeros(crossing.shape[1], np.uint64), empty=every_path,
+                      extend=add_hexagon, dead=no_path, score_last=solutions_with_last, data=(crossing,))
+    return walk.space(name=f"must-cross {width}x{height} k={k}",
+                      render=lambda positions: must_cross_figure(width, height, positions))

@@ -23,10 +23,11 @@ import math
 import numpy as np
 from numba import njit
 
-from epcg.combinatorics.binomial import BINOMIAL
-from epcg.search.retrograde import RetrogradeSpace
+from epcg.combinatorics import next_colex, rank_colex, unrank_colex
+from epcg.search.retrograde import RetrogradeSpace, retrograde_family
 
-__all__ = ["TRIANGLE4", "TRIANGLE5", "TRIANGLE6", "RECT3X4", "peg_space", "rectangle_jumps", "triangle_jumps"]
+__all__ = ["TRIANGLE4", "TRIANGLE5", "TRIANGLE6", "RECT3X4", "peg_space", "rectangle_jumps", "triangle_jumps",
+           "triangle_holes", "rectangle_holes", "triangle"]
 
 _ONE = np.uint64(1)
 
@@ -43,6 +44,32 @@ def triangle_jumps(side: int) -> np.ndarray:
     return np.array(jumps, dtype=np.int64)
 
 
+def triangle_holes(side: int) -> np.ndarray:
+    """Where each hole of a triangle of ``side`` rows is drawn, ``(x, y)``, in the order of :func:`triangle_jumps`."""
+    return np.array([(j - i / 2, -i * 0.87) for i in range(side) for j in range(i + 1)])
+
+
+def rectangle_holes(width: int, height: int) -> np.ndarray:
+    """Where each hole of a ``width × height`` grid is drawn, ``(x, y)``, in the order of :func:`rectangle_jumps`."""
+    return np.array([(x, -y) for y in range(height) for x in range(width)], dtype=float)
+
+
+def draw(holes: np.ndarray, board: int, title: str):
+    """A board as a picture: a filled disc per peg, a ring per empty hole."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(2.4, 2.4))
+    ax = fig.add_subplot()
+    pegs = np.array([board >> c & 1 for c in range(len(holes))], dtype=bool)
+    ax.scatter(holes[~pegs, 0], holes[~pegs, 1], s=160, facecolors="white", edgecolors="#4c566a")
+    ax.scatter(holes[pegs, 0], holes[pegs, 1], s=160, color="#bf616a")
+    ax.set_title(title, fontsize=8)
+    ax.set_aspect("equal")
+    ax.margins(0.15)
+    ax.axis("off")
+    return fig
+
+
 def rectangle_jumps(width: int, height: int) -> np.ndarray:
     """Jumps ``(from, over, to)`` along rows and columns of a ``width × height`` grid."""
     jumps = [(y * width + x, (y + dy) * width + x + dx, (y + 2 * dy) * width + x + 2 * dx)
@@ -52,59 +79,27 @@ def rectangle_jumps(width: int, height: int) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _rank(board, binom):
-    """Colex rank of a bitboard: ``sum_j C(cell_j, j + 1)`` over its cells in increasing order."""
-    rank = 0
-    j = 1
-    cell = 0
-    while board:
-        if board & _ONE:
-            rank += binom[cell, j]
-            j += 1
-        board >>= _ONE
-        cell += 1
-    return rank
-
-
-@njit(cache=True, nogil=True)
-def _unrank(rank, n, k, binom):
-    """The bitboard of colex ``rank`` among the ``k``-peg positions of ``n`` holes."""
-    board = np.uint64(0)
-    cell = n - 1
-    for j in range(k, 0, -1):
-        while binom[cell, j] > rank:
-            cell -= 1
-        rank -= binom[cell, j]
-        board |= _ONE << np.uint64(cell)
-        cell -= 1
-    return board
-
-
-@njit(cache=True, nogil=True)
-def _solve(n, k, jumps, prev, r0, r1, out, w0, binom):
-    """Set bit ``r - 64*w0`` of ``out`` for each solvable position of rank ``r`` in ``[r0, r1)``."""
-    board = _unrank(r0, n, k, binom)
+def _solve(n, k, jumps, prev, r0, r1, out, w0):
+    """Set bit ``r - 64*w0`` of ``out`` for each solvable position of (colex) rank ``r`` in ``[r0, r1)``."""
+    board = unrank_colex(r0, n, k)
     for r in range(r0, r1):
         for m in range(jumps.shape[0]):
             a = _ONE << np.uint64(jumps[m, 0])
             b = _ONE << np.uint64(jumps[m, 1])
             c = _ONE << np.uint64(jumps[m, 2])
             if board & a and board & b and not board & c:
-                child = _rank(board ^ a ^ b ^ c, binom)
+                child = rank_colex(board ^ a ^ b ^ c)
                 if (prev[child >> 6] >> np.uint64(child & 63)) & _ONE:
                     out[(r >> 6) - w0] |= _ONE << np.uint64(r & 63)
                     break
-        low = board & (~board + _ONE)  # next position in colex order (Gosper's hack)
-        ripple = board + low
-        board = (((ripple ^ board) >> np.uint64(2)) // low) | ripple
+        board = next_colex(board, n, k)
 
 
-def peg_space(name: str, holes: int, jumps: np.ndarray) -> RetrogradeSpace:
-    """The retrograde space of a board of ``holes`` holes (at most 62) and its jumps."""
+def peg_space(name: str, holes: int, jumps: np.ndarray, where: np.ndarray | None = None) -> RetrogradeSpace:
+    """The retrograde space of a board of ``holes`` holes (at most 62) and its jumps; ``where`` (one ``(x, y)`` per
+    hole) lets reports draw its positions."""
     if not 2 <= holes <= 62:
         raise ValueError(f"a board needs 2..62 holes, got {holes}")
-    binom = BINOMIAL[:holes + 1, :holes + 1].copy()
-
     def size(k: int) -> int:
         return math.comb(holes, k)
 
@@ -117,17 +112,28 @@ def peg_space(name: str, holes: int, jumps: np.ndarray) -> RetrogradeSpace:
         out = np.zeros(stop - start, dtype=np.uint64)
         r0, r1 = 64 * start, min(64 * stop, size(k))
         if r0 < r1:
-            _solve(holes, k, jumps, previous[0], r0, r1, out, start, binom)
+            _solve(holes, k, jumps, previous[0], r0, r1, out, start)
         return (out,)
 
     def describe(k: int, rank: int) -> str:
-        board = int(_unrank(rank, holes, k, binom))
+        board = int(unrank_colex(rank, holes, k))
         return "".join("o" if board >> c & 1 else "." for c in range(holes))
 
-    return RetrogradeSpace(name, size, first_layer, solve, last=holes - 1, describe=describe)
+    def render(k: int, rank: int):
+        return draw(where, int(unrank_colex(rank, holes, k)), f"{k} pegs, rank {rank}")
+
+    return RetrogradeSpace(name, size, first_layer, solve, last=holes - 1, describe=describe,
+                           render=render if where is not None else None)
 
 
-TRIANGLE4 = peg_space("peg solitaire, triangle of side 4", 10, triangle_jumps(4))
-TRIANGLE5 = peg_space("peg solitaire, triangle of side 5", 15, triangle_jumps(5))
-TRIANGLE6 = peg_space("peg solitaire, triangle of side 6", 21, triangle_jumps(6))
-RECT3X4 = peg_space("peg solitaire, 3x4 rectangle", 12, rectangle_jumps(3, 4))
+TRIANGLE4 = peg_space("peg solitaire, triangle of side 4", 10, triangle_jumps(4), triangle_holes(4))
+TRIANGLE5 = peg_space("peg solitaire, triangle of side 5", 15, triangle_jumps(5), triangle_holes(5))
+TRIANGLE6 = peg_space("peg solitaire, triangle of side 6", 21, triangle_jumps(6), triangle_holes(6))
+RECT3X4 = peg_space("peg solitaire, 3x4 rectangle", 12, rectangle_jumps(3, 4), rectangle_holes(3, 4))
+
+
+@retrograde_family
+def triangle(side: int) -> RetrogradeSpace:
+    """The triangle of ``side`` rows, for a job of several rows: ``rows = [{side = 4}, {side = 5}]``."""
+    return peg_space(f"peg solitaire, triangle of side {side}", side * (side + 1) // 2, triangle_jumps(side),
+                     triangle_holes(side))

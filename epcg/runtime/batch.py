@@ -1,0 +1,512 @@
+"""Whole runs as batch jobs: the script, its submission, the allocation's own Dask cluster, requeueing.
+
+``epcg submit`` writes ``DIR/batch.sh`` (a person can read and re-submit it)
+and submits it. Each allocation runs the *driver* (``epcg drive DIR``): the
+Dask scheduler and the client on the allocation's first node, one
+single-threaded ``dask worker`` per core started by the batch system's
+launcher (``srun``, ``pbsdsh``) and joining through ``DIR/scheduler.json``.
+At its start an allocation submits its own continuation (the same script,
+``afterany`` its own job), so even a driver killed outright is followed by
+the next allocation; a driver that finishes the run, runs out of requeues or
+sees an allocation that made no progress cancels it and says why.
+
+Before the time limit the batch system signals the driver (SLURM
+``--signal=B:USR1@lead``; PBS has no such signal, so the driver's own timer
+at walltime - lead does it, and does it for SLURM too if the signal is late).
+The driver then stops handing out chunks, lets the chunks in flight finish
+(their records are the checkpoint) and ends the allocation.
+
+The run directory keeps, besides the run itself (all writes are in the
+functions under "run directory" below)::
+
+    DIR/batch.sh or batch.pbs   the batch script
+    DIR/batch.json              how the run was submitted: batch kind, cluster file, limits
+    DIR/allocations.json        one entry per allocation (job id, node, start, end, why, chunks),
+                                the pending continuation, whether `epcg cancel` was asked
+    DIR/scheduler.json          the live allocation's Dask scheduler file
+    DIR/logs/                   the batch system's and the workers' logs
+    DIR/driver.log              the output of a detached driver (``submit --detach``)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from epcg.runtime.cluster import JobqueueSpec
+from epcg.runtime.errors import UserError
+from epcg.runtime.store import RunDir, write_atomic
+
+BATCH_FILE = "batch.json"
+HISTORY_FILE = "allocations.json"
+SCHEDULER_FILE = "scheduler.json"
+DRIVER_LOG = "driver.log"
+LOG_DIR = "logs"
+IDLE_ALLOCATIONS = 2
+"""Allocations in a row without a finished chunk after which the run stops (one may be a slow start)."""
+DRAIN_MARGIN = 10
+"""Seconds of the signal lead kept free after the chunks in flight are waited for (the driver's own exit)."""
+
+
+# -- batch systems --------------------------------------------------------------
+
+
+class BatchKind:
+    """What differs between batch systems: the script header, the commands, the launcher, the job id."""
+
+    name: str
+    submit_command: str
+    cancel_command: str
+    script_name: str
+    job_id_variable: str
+    has_early_signal: bool
+
+    def header(self, spec: JobqueueSpec, walltime: int, run: Path, job_name: str) -> list[str]:
+        raise NotImplementedError
+
+    def submit_args(self, script: Path, after: str | None) -> list[str]:
+        raise NotImplementedError
+
+    def parse_id(self, stdout: str) -> str:
+        return stdout.strip().split(";")[0].strip()
+
+    def launcher(self, spec: JobqueueSpec, run: Path) -> list[str]:
+        raise NotImplementedError
+
+    def states(self, ids: list[str], env: dict[str, str] | None = None) -> dict[str, str]:
+        raise NotImplementedError
+
+    def cancel_args(self, job_id: str, drain: bool) -> list[str]:
+        raise NotImplementedError
+
+    def end_time(self, job_id: str) -> float | None:
+        """When the batch system will end the job (epoch seconds), if it says."""
+        return None
+
+
+def _clock(seconds: int) -> str:
+    """``HH:MM:SS`` (hours may pass 24), the form both SLURM and PBS read.
+
+    >>> _clock(3600), _clock(90061)
+    ('01:00:00', '25:01:01')
+    """
+    return f"{seconds // 3600:02d}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def _megabytes(memory: str) -> int:
+    from dask.utils import parse_bytes
+
+    return max(1, parse_bytes(memory) // 2**20)
+
+
+def workers_per_node(spec: JobqueueSpec) -> int:
+    """Single-threaded worker processes per node: ``tasks_per_node``, else one per core."""
+    return spec.tasks_per_node or spec.cores
+
+
+def worker_memory_limit(spec: JobqueueSpec) -> int:
+    """Bytes each worker of an allocation may use: the node's memory shared by its workers."""
+    from dask.utils import parse_bytes
+
+    return parse_bytes(spec.memory) // workers_per_node(spec)
+
+
+class Slurm(BatchKind):
+    name = "slurm"
+    submit_command = "sbatch"
+    cancel_command = "scancel"
+    script_name = "batch.sh"
+    job_id_variable = "SLURM_JOB_ID"
+    has_early_signal = True
+
+    def header(self, spec, walltime, run, job_name):
+        lines = [
+            f"--job-name=epcg-{job_name}",
+            f"--nodes={spec.nodes}",
+            f"--ntasks-per-node={workers_per_node(spec)}",
+            "--cpus-per-task=1",
+            f"--mem={_megabytes(spec.memory)}M",
+            f"--time={_clock(walltime)}",
+            f"--signal=B:USR1@{spec.signal_lead}",
+            f"--output={run / LOG_DIR}/slurm-%j.out",
+            "--open-mode=append",
+            f"--chdir={run}",
+        ]
+        if spec.queue:
+            lines.append(f"--partition={spec.queue}")
+        if spec.account:
+            lines.append(f"--account={spec.account}")
+        return [f"#SBATCH {line}" for line in lines] + list(spec.directives)
+
+    def submit_args(self, script, after):
+        return ["sbatch", "--parsable", *([f"--dependency=afterany:{after}"] if after else []), str(script)]
+
+    def launcher(self, spec, run):
+        return ["srun", f"--ntasks={spec.nodes * workers_per_node(spec)}", "--cpus-per-task=1",
+                "--kill-on-bad-exit=0", f"--output={run / LOG_DIR}/worker-%j-%t.log"]
+
+    def states(self, ids, env=None):
+        if not ids:
+            return {}
+        out = _quiet(["squeue", "-h", "-o", "%i %T %r", "-j", ",".join(ids)], env)
+        states = {}
+        for line in out.splitlines():
+            parts = line.split(None, 2)
+            if len(parts) >= 2:
+                reason = parts[2] if len(parts) > 2 and parts[2] not in ("None", "(null)") else ""
+                states[parts[0]] = parts[1].lower() + (f" ({reason})" if reason else "")
+        return states
+
+    def cancel_args(self, job_id, drain):
+        return ["scancel", "--batch", "--signal=USR1", job_id] if drain else ["scancel", job_id]
+
+    def end_time(self, job_id):
+        text = _quiet(["squeue", "-h", "-j", job_id, "-o", "%e"]).strip()
+        try:
+            return time.mktime(time.strptime(text, "%Y-%m-%dT%H:%M:%S"))
+        except ValueError:
+            return None
+
+
+class Pbs(BatchKind):
+    name = "pbs"
+    submit_command = "qsub"
+    cancel_command = "qdel"
+    script_name = "batch.pbs"
+    job_id_variable = "PBS_JOBID"
+    has_early_signal = False
+
+    def header(self, spec, walltime, run, job_name):
+        select = (f"select={spec.nodes}:ncpus={spec.cores}:mpiprocs={workers_per_node(spec)}"
+                  f":mem={_megabytes(spec.memory)}mb")
+        lines = [f"-N epcg-{job_name[:10]}", f"-l {select}", f"-l walltime={_clock(walltime)}",
+                 "-j oe", f"-o {run / LOG_DIR}/"]
+        if spec.queue:
+            lines.append(f"-q {spec.queue}")
+        if spec.account:
+            lines.append(f"-A {spec.account}")
+        return [f"#PBS {line}" for line in lines] + list(spec.directives) + [f"cd {shlex.quote(str(run))}"]
+
+    def submit_args(self, script, after):
+        return ["qsub", *(["-W", f"depend=afterany:{after}"] if after else []), str(script)]
+
+    def launcher(self, spec, run):
+        return ["pbsdsh", "--"]
+
+    def states(self, ids, env=None):
+        names = {"Q": "pending", "R": "running", "H": "held", "E": "exiting", "F": "finished", "W": "waiting"}
+        states = {}
+        for job_id in ids:
+            out = _quiet(["qstat", "-x", "-f", job_id], env)
+            for line in out.splitlines():
+                key, _, value = line.strip().partition(" = ")
+                if key == "job_state":
+                    states[job_id] = names.get(value.strip(), value.strip())
+        return states
+
+    def cancel_args(self, job_id, drain):
+        return ["qsig", "-s", "USR1", job_id] if drain else ["qdel", job_id]
+
+
+KINDS: dict[str, BatchKind] = {"slurm": Slurm(), "pbs": Pbs()}
+
+
+def _quiet(args: list[str], env: dict[str, str] | None = None) -> str:
+    """A query's standard output, or "" if the command is missing or fails (status shows what it can)."""
+    try:
+        return subprocess.run(args, capture_output=True, text=True, timeout=30, env=env).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+# -- submitting -----------------------------------------------------------------
+
+
+def check_submittable(spec: JobqueueSpec, walltime: int, source: str) -> BatchKind:
+    """The batch kind of ``spec``; UserError if its command is missing or its times cannot work."""
+    kind = KINDS[spec.kind]
+    if shutil.which(kind.submit_command) is None:
+        raise UserError(f"{source}: kind = {spec.kind!r} submits with '{kind.submit_command}', "
+                        "which is not on PATH (run epcg submit on the cluster's login node)")
+    if spec.signal_lead >= walltime:
+        raise UserError(f"{source}: signal_lead = {spec.signal_lead} s is not shorter than the walltime "
+                        f"{_clock(walltime)} ({walltime} s): an allocation would have no time to compute")
+    if spec.tls is not None:
+        raise UserError(f"{source}: [tls] is not supported by epcg submit (the allocation's scheduler "
+                        "listens inside the allocation); remove it or use epcg run")
+    return kind
+
+
+def script(kind: BatchKind, spec: JobqueueSpec, walltime: int, run: Path, job_name: str, python: str) -> str:
+    """The batch script of one allocation of the run in ``run``: header, thread pinning, the driver."""
+    lines = [
+        "#!/usr/bin/env bash",
+        f"# One allocation of the epcg run in {run}. `epcg submit` wrote and submitted this script;",
+        "# each allocation submits the next one (afterany) until the run is finished.",
+        f"# Submit it again by hand with: {kind.submit_command} {run / kind.script_name}",
+        *kind.header(spec, walltime, run, job_name),
+        "export NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1 PYTHONUNBUFFERED=1",
+        *spec.prologue,
+        f"exec {shlex.quote(python)} -m epcg drive {shlex.quote(str(run))}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def submit(kind: BatchKind, script_path: Path, after: str | None = None) -> str:
+    """Submit the script (after job ``after`` ends, if given); return the batch job id."""
+    args = kind.submit_args(script_path, after)
+    try:
+        done = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise UserError(f"{args[0]} failed: {exc}") from None
+    job_id = kind.parse_id(done.stdout) if done.returncode == 0 else ""
+    if not job_id:
+        reason = " ".join((done.stderr or done.stdout).split()) or f"exit status {done.returncode}"
+        raise UserError(f"{' '.join(args)} failed: {reason}")
+    return job_id
+
+
+# -- run directory ----------------------------------------------------------------
+
+
+def write_batch(run: RunDir, info: dict[str, Any], script_text: str | None) -> None:
+    """Record how the run was submitted (and its script) in the run directory."""
+    if script_text is not None:
+        path = run.path / info["script"]
+        write_atomic(path, script_text)
+        path.chmod(0o755)
+    run.write_text(BATCH_FILE, json.dumps(info, indent=2) + "\n")
+
+
+def read_batch(run: RunDir) -> dict[str, Any] | None:
+    """How the run was submitted, or None for a run that was not (``epcg run``)."""
+    try:
+        return json.loads(run.read_text(BATCH_FILE) or "")
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def read_history(run: RunDir) -> dict[str, Any]:
+    """``{"allocations": [...], "next": job id or None, "cancel": bool}``."""
+    try:
+        history = json.loads(run.read_text(HISTORY_FILE) or "")
+    except (FileNotFoundError, ValueError):
+        history = {}
+    history.setdefault("allocations", [])
+    history.setdefault("next", None)
+    history.setdefault("cancel", False)
+    return history
+
+
+def write_history(run: RunDir, history: dict[str, Any]) -> None:
+    run.write_text(HISTORY_FILE, json.dumps(history, indent=2) + "\n")
+
+
+def write_scheduler_file(run: RunDir, address: str) -> Path:
+    """``DIR/scheduler.json`` in Dask's scheduler-file form: what the allocation's workers join through."""
+    path = run.path / SCHEDULER_FILE
+    write_atomic(path, json.dumps({"type": "Scheduler", "address": address}))
+    return path
+
+
+def logs_dir(run: RunDir) -> Path:
+    path = run.path / LOG_DIR
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def driver_log(run: RunDir) -> Path:
+    return run.path / DRIVER_LOG
+
+
+# -- the history of allocations ---------------------------------------------------
+
+
+def chunks_between(records: dict[str, dict], start: float, end: float | None) -> list[dict]:
+    """The records of chunks finished in ``[start, end)`` (end None: up to now)."""
+    return [r for r in records.values() if r.get("ended_at", 0) >= start and (end is None or r["ended_at"] < end)]
+
+
+def settle(history: dict[str, Any], records: dict[str, dict], starting: float | None = None) -> None:
+    """Fill in what the allocations could not write themselves: chunks done, and an end for one that was
+    killed (it has none, and a later allocation started, or one is ``starting`` now)."""
+    allocations = history["allocations"]
+    for i, alloc in enumerate(allocations):
+        later = allocations[i + 1]["started_at"] if i + 1 < len(allocations) else starting
+        end = alloc.get("ended_at") or later
+        finished = chunks_between(records, alloc["started_at"], end)
+        alloc["chunks"] = len(finished)
+        if finished:
+            alloc["first_chunk_at"] = round(min(r["ended_at"] - r.get("seconds", 0) for r in finished), 3)
+        if later is not None and not alloc.get("ended_at"):
+            alloc["ended_at"] = round(max([r["ended_at"] for r in finished] + [alloc["started_at"]]), 3)
+            alloc["why"] = "killed (the driver ended without a word: time limit, node failure or scancel)"
+
+
+def decide(history: dict[str, Any], max_requeues: int | None, left: int) -> str | None:
+    """Why this allocation must not compute (None: it should), with ``left`` chunks still to do.
+    Call after :func:`settle`, before adding this allocation."""
+    allocations = history["allocations"]
+    if history.get("cancel"):
+        return "cancelled by epcg cancel"
+    idle = allocations[-IDLE_ALLOCATIONS:]
+    if left and len(idle) == IDLE_ALLOCATIONS and not any(a.get("chunks", 0) for a in idle):
+        return (f"{IDLE_ALLOCATIONS} allocations in a row (the last job {idle[-1].get('job')}) made no progress: "
+                "a chunk may need longer than walltime - signal_lead, or the workers did not start "
+                "(see DIR/logs/)")
+    if max_requeues is not None and len(allocations) > max_requeues:
+        return f"all {max_requeues} requeues are spent"
+    return None
+
+
+def describe(run: RunDir, info: dict[str, Any], records: dict[str, dict], finished: bool,
+             env: dict[str, str] | None = None) -> list[str]:
+    """Lines for ``epcg status``: the batch kind, each allocation, the pending continuation and its state."""
+    history = read_history(run)
+    settle(history, records)
+    allocations = history["allocations"]
+    kind = KINDS.get(info["kind"])
+    ids = [a["job"] for a in allocations if a.get("job")] + ([history["next"]] if history["next"] else [])
+    states = kind.states(ids, env) if kind is not None else {}
+    limit = info.get("max_requeues")
+    requeues = max(0, len(allocations) - 1)
+    head = f"submitted: {info['kind']}"
+    if kind is not None:
+        head += f" ({run.path / info['script']}), requeued {requeues} of {limit}"
+    lines = [head]
+    for n, alloc in enumerate(allocations, 1):
+        began = time.strftime("%H:%M:%S", time.localtime(alloc["started_at"]))
+        if alloc.get("ended_at"):
+            span = f"{began}-{time.strftime('%H:%M:%S', time.localtime(alloc['ended_at']))}" \
+                   f" ({alloc['ended_at'] - alloc['started_at']:.0f} s)"
+            why = alloc.get("why", "")
+        else:
+            span = f"since {began} ({time.time() - alloc['started_at']:.0f} s)"
+            why = states.get(alloc.get("job", ""), "running")
+        where = f"job {alloc['job']}" if alloc.get("job") else f"pid {alloc.get('pid')}"
+        lines.append(f"  allocation {n}: {where} on {alloc.get('node')}, {span}, "
+                     f"{alloc.get('chunks', 0)} chunks; {why}")
+    if history["next"]:
+        lines.append(f"  next: job {history['next']} {states.get(history['next'], 'not in the queue')}"
+                     f" (requeue {requeues + 1 if allocations else 0} of {limit})")
+    elif not finished and allocations and allocations[-1].get("ended_at"):
+        lines.append(f"  stopped: {allocations[-1].get('why')}; 'epcg submit --resume {run.path}' continues")
+    return lines
+
+
+def tunnel(dashboard: str, node: str | None) -> str | None:
+    """The ssh command that brings a dashboard on a compute node to a person's own browser (through this
+    machine, the login node, where ``epcg status`` runs)."""
+    from urllib.parse import urlsplit
+
+    url = urlsplit(dashboard)
+    if not url.hostname or not url.port:
+        return None
+    here = socket.gethostname()
+    if url.hostname in ("127.0.0.1", "localhost", "::1"):  # listening on the node's loopback only
+        hop = here if node in (None, here) else f"-J {here} {node}"
+        command = f"ssh -N -L {url.port}:localhost:{url.port} {hop}"
+    else:
+        command = f"ssh -N -L {url.port}:{url.hostname}:{url.port} {here}"
+    return f"{command}   (then open http://localhost:{url.port}/status)"
+
+
+def history_for_results(run: RunDir, records: dict[str, dict]) -> list[dict[str, Any]] | None:
+    """The allocations a submitted run used, chunks counted (for results.json and report.html); None for
+    a run that was not submitted."""
+    if read_batch(run) is None:
+        return None
+    history = read_history(run)
+    settle(history, records)
+    keep = ("job", "pid", "node", "started_at", "ended_at", "chunks", "why")
+    return [{k: a[k] for k in keep if k in a} for a in history["allocations"]]
+
+
+# -- the driver inside an allocation ---------------------------------------------
+
+
+def allocation_id(kind: BatchKind | None) -> str | None:
+    return os.environ.get(kind.job_id_variable) if kind is not None else None
+
+
+def allocation_end(kind: BatchKind, job_id: str | None) -> float | None:
+    """The allocation's time limit as the batch system has it (None: count the walltime from now)."""
+    return kind.end_time(job_id) if job_id else None
+
+
+@contextlib.contextmanager
+def allocation_cluster(run: RunDir, spec: JobqueueSpec, kind: BatchKind) -> Iterator[Path]:
+    """A Dask scheduler in this process (the allocation's first node) and the allocation's workers,
+    started by the batch system's launcher; yields the scheduler file the client connects through."""
+    import logging
+
+    from distributed import LocalCluster
+
+    port = (spec.dashboard_address or ":0").rpartition(":")[2] or "0"
+    host = socket.gethostname()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Port .* is already in use")  # another port is taken, and shown
+        cluster = LocalCluster(n_workers=0, host=host, dashboard_address=f"{host}:{port}",
+                               silence_logs=logging.ERROR)
+    logs = logs_dir(run)
+    path = write_scheduler_file(run, cluster.scheduler_address)
+    command = [*kind.launcher(spec, run.path), sys.executable, "-m", "distributed.cli.dask_worker",
+               "--scheduler-file", str(path), "--nthreads", "1", "--nworkers", "1",
+               "--memory-limit", str(worker_memory_limit(spec)),
+               *(["--local-directory", spec.local_directory] if spec.local_directory else [])]
+    workers = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=(logs / "workers.log").open("a"),
+                               stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        _wait_for_workers(cluster, workers, spec.nodes * workers_per_node(spec))
+        yield path
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(workers.pid, signal.SIGTERM)
+        try:
+            workers.wait(15)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(workers.pid, signal.SIGKILL)
+            workers.wait()
+        cluster.close(timeout=10)
+        path.unlink(missing_ok=True)
+
+
+WORKER_START = 120
+"""Seconds an allocation waits for all its workers before it computes with those that joined."""
+
+
+def _wait_for_workers(cluster: Any, launcher: subprocess.Popen, wanted: int) -> None:
+    """Return once ``wanted`` workers joined (or WORKER_START passed with at least one); UserError if the
+    launcher ended with none."""
+    deadline = time.monotonic() + WORKER_START
+    while True:
+        joined = len(cluster.scheduler.workers)
+        if joined >= wanted or (joined and time.monotonic() > deadline):
+            return
+        if launcher.poll() is not None and not joined:
+            raise UserError(f"the workers' launcher ended with status {launcher.returncode} before any worker "
+                            "joined (see DIR/logs/workers.log)")
+        time.sleep(0.2)
+
+
+def spawn_detached(run: RunDir) -> int:
+    """Start ``epcg drive DIR`` as a daemon in its own session (it survives the terminal); return its pid."""
+    log = driver_log(run).open("a")
+    process = subprocess.Popen([sys.executable, "-m", "epcg", "drive", str(run.path)], stdin=subprocess.DEVNULL,
+                               stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=run.path,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    log.close()
+    return process.pid
