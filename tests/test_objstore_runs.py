@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from epcg.runtime.rundir import open_location
+from epcg.runtime.store import unseal
 
 from .conftest import without_timings
 from .s3server import S3Server, free_port
@@ -266,3 +267,30 @@ def test_paper_jobs_on_s3_match_local(job, sets, bucket, tmp_path):
     effort = ("nodes", "pruned", "improvements")  # branch and bound's work depends on when each worker sees the
     drop = lambda rows: [{k: v for k, v in r.items() if k not in effort} for r in rows]  # noqa: E731 - incumbent
     assert drop(s3_rows(url)) == drop(local_rows(local))
+
+
+def test_features_of_main_on_s3_reduce_record_repair_and_submit_refused(jobs, bucket, tmp_path):
+    """The reduction's record and live outputs are objects in the bucket; a damaged run.json is named and
+    `verify --repair` rebuilds it there; `epcg submit` (a batch script, scheduler file and logs beside the
+    run) refuses a URL in one line with nothing written."""
+    import epcg as api
+
+    url = f"{bucket}/features"
+    api.run(jobs["few"], url, progress=False)
+    location = open_location(url)
+    ident = json.loads(location.read("run.json"))
+    reduced = unseal(location.read("manifest/reduce.json").decode())
+    assert reduced["task"] == "reduce" and any("at_min" in name for name in reduced["data"])
+
+    before = location.list()
+    for args in (("submit", str(jobs["few"]), "--out", f"{bucket}/submitted", "--detach"),
+                 ("submit", "--resume", url, "--detach"), ("cancel", url)):
+        assert "needs a run directory on a filesystem" in one_line(epcg(*args, cwd=tmp_path))
+    assert location.list() == before and not any(tmp_path.iterdir())
+
+    location.write("run.json", b"{not json")
+    assert "verify --repair" in one_line(epcg("resume", url, "--serial", cwd=tmp_path))
+    repaired = epcg("verify", url, "--repair", "--serial", cwd=tmp_path)
+    assert repaired.returncode == 0 and "rebuilt run.json" in repaired.stdout, repaired.stdout + repaired.stderr
+    assert json.loads(location.read("run.json"))["run_id"] == ident["run_id"]
+    assert s3_rows(url) == local_rows(jobs["local"]) and not any(tmp_path.iterdir())
