@@ -53,9 +53,6 @@ REDUCED_FILE = "manifest/reduce.json"
 """The record of the arrays the reduction wrote (the rows' puzzles at the minimum): what verify checks of them."""
 REDUCE = "reduce"
 """The name verify gives the reduction's arrays among the chunks it checks."""
-SCAFFOLD = (".lock", "logs")
-"""What a directory may hold before its run is laid out: the lock, and worker jobs' logs written while
-the cluster starts."""
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,8 @@ from epcg.runtime.errors import UserError
 from epcg.runtime.rundir.base import LOCK_KEY, Location
 
 SCAFFOLD_LOGS = "logs"
-"""Worker jobs' logs, written while a cluster starts, before the run is laid out."""
+"""Worker jobs' logs (SLURM/PBS), written while the cluster starts, before the run is laid out: a directory holding
+only them and the lock is still empty."""
 CAS_LOCK = ".cas"
 """File whose flock serialises :meth:`PosixLocation.replace` calls on one filesystem."""
 
