@@ -72,7 +72,7 @@ def main() -> None:
                 with claimed(prepared, new=True):
                     results = run_plan(prepared, DaskExecutor(client))
                 records = [json.loads(p.read_text())["record"]
-                           for p in (prepared.run.manifest_dir).rglob("*.json") if p.name != "verified.json"]
+                           for p in (prepared.run.path / "manifest").rglob("*.json") if p.name != "verified.json"]
             span = max(r["ended_at"] for r in records) - min(r["ended_at"] - r["seconds"] for r in records)
             wall = span + results["warm_up_seconds"]
             estimate = sum(f.wall_seconds or 0 for f in figs)

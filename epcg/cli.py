@@ -13,7 +13,14 @@ from pathlib import Path
 
 import click
 
-from epcg.runtime.errors import Interrupted, InvalidValue, OutputFailed, StaleTask, TaskFailed, UserError
+from epcg.runtime.errors import (
+    Interrupted,
+    InvalidValue,
+    OutputFailed,
+    StaleTask,
+    TaskFailed,
+    UserError,
+)
 
 CONNECT_OPTIONS = [
     click.option("--workers", type=click.IntRange(min=1), help="Local worker processes (default: one per core)."),
@@ -93,15 +100,20 @@ def main() -> None:
 @click.option("--threads-per-worker", type=click.IntRange(min=1), default=1, show_default=True,
               help="Threads per worker process: they share its memory and each runs tasks.")
 @click.option("--memory-limit", metavar="SIZE", help="Memory per worker process to check against, e.g. 64GiB.")
-@click.option("--out", type=click.Path(path_type=Path), help="Where the run would go (for the free-disk figure).")
+@click.option("--out", help="Where the run would go: a path or a URL such as s3://bucket/prefix.")
 @click.option("--max-tasks", type=click.IntRange(min=1), default=None, help="Most tasks a run may have.")
 @click.option("--cluster", "cluster_file", type=click.Path(path_type=Path),
               help="Plan for this cluster file's workers (slurm/pbs: one allocation of `epcg submit`).")
 def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker, memory_limit, out,
          max_tasks, cluster_file) -> None:
     """Print what JOB_FILE would cost, stage by stage, and whether `run` would accept it (nothing is written)."""
-    from epcg.runtime.cluster import LocalSpec, default_workers, local_memory, parse_size
-    from epcg.runtime.estimate import MAX_TASKS, Limits, check, figures, free_disk, table
+    from epcg.runtime.cluster import (
+        LocalSpec,
+        default_workers,
+        local_memory,
+        parse_size,
+    )
+    from epcg.runtime.estimate import MAX_TASKS, Limits, check, figures, io_table, table
     from epcg.runtime.jobs import load_job
     from epcg.runtime.registry import job_kind
     from epcg.runtime.session import Prepared, fit_memory, plan_job, run_directory
@@ -117,7 +129,8 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
     job, job_plan, notes = plan_job(job, max_tasks or MAX_TASKS)
     fitted = fit_memory(Prepared(job, job_plan, RunDir(where), notes), memory, n)
     job, job_plan, notes = fitted.job, fitted.plan, fitted.notes
-    limits = Limits(workers=n, memory_per_worker=memory, free_disk=free_disk(where), max_tasks=max_tasks or MAX_TASKS,
+    limits = Limits(workers=n, memory_per_worker=memory, free_disk=fitted.run.location.free_bytes(),
+                    max_tasks=max_tasks or MAX_TASKS,
                     threads=threads_per_worker)
     figs = figures(job_kind(job.domain), job.config, job_plan, n * threads_per_worker)
     for note in notes:
@@ -129,6 +142,8 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
         click.echo(f"estimated: {basis(job.config)}")
     for line in getattr(job_kind(job.domain), "plan_notes", lambda config: [])(job.config):
         click.echo(line)
+    if not fitted.run.location.is_local:
+        click.echo(f"\non the object store {where}:\n{io_table(figs, n * threads_per_worker)}")
     try:
         check(figs, limits)
     except UserError as exc:
@@ -140,7 +155,13 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
 def _planned_workers(cluster_file: Path, workers, memory_limit) -> tuple[int, int, int]:
     """Workers, memory per worker and threads per worker that the cluster file gives a run."""
     from epcg.runtime.batch import worker_memory_limit, workers_per_node
-    from epcg.runtime.cluster import JobqueueSpec, LocalSpec, default_workers, load_cluster, local_memory
+    from epcg.runtime.cluster import (
+        JobqueueSpec,
+        LocalSpec,
+        default_workers,
+        load_cluster,
+        local_memory,
+    )
 
     if workers or memory_limit:
         raise UserError("--cluster gives the workers and their memory: drop --workers and --memory-limit")
@@ -159,31 +180,31 @@ def _planned_workers(cluster_file: Path, workers, memory_limit) -> tuple[int, in
 
 @main.command()
 @click.argument("job_file", type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(path_type=Path), help="Run directory (default runs/<job name>).")
+@click.option("--out", help="Run directory: a path or a URL such as s3://bucket/prefix (default runs/<job name>).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a job key with a TOML value.")
 @cluster_options
-def run(job_file: Path, out: Path | None, overrides: tuple[str, ...], max_tasks, **cluster) -> None:
+def run(job_file: Path, out: str | None, overrides: tuple[str, ...], max_tasks, **cluster) -> None:
     """Run JOB_FILE in a new run directory."""
     from epcg.runtime.estimate import MAX_TASKS
-    from epcg.runtime.jobs import load_job
+    from epcg.runtime.jobs import load_job, read_toml
     from epcg.runtime.session import prepare_new
 
-    _checked_when_serial(cluster["serial"], job_file)
+    _checked_when_serial(cluster["serial"], lambda: read_toml(job_file) if job_file.is_file() else {})
     prepared = prepare_new(load_job(job_file, list(overrides)), out, max_tasks or MAX_TASKS)
     _go(prepared, new=True, max_tasks=max_tasks or MAX_TASKS, everything=False, **cluster)
 
 
 @main.command()
-@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.argument("run_dir")
 @click.option("--verify", "everything", is_flag=True,
               help="Re-check every finished chunk first (default: only chunks recorded since the last check).")
 @cluster_options
-def resume(run_dir: Path, max_tasks, everything: bool, **cluster) -> None:
+def resume(run_dir: str, max_tasks, everything: bool, **cluster) -> None:
     """Finish an interrupted run: only its unfinished chunks are computed."""
     from epcg.runtime.estimate import MAX_TASKS
     from epcg.runtime.session import prepare_resume
 
-    _checked_when_serial(cluster["serial"], run_dir / "job.toml")
+    _checked_when_serial(cluster["serial"], lambda: _stored_job(run_dir))
     prepared = prepare_resume(run_dir)
     tasks = prepared.plan.num_tasks
     if max_tasks is not None and max_tasks < tasks:
@@ -193,19 +214,20 @@ def resume(run_dir: Path, max_tasks, everything: bool, **cluster) -> None:
 
 
 @main.command()
-@click.argument("run_dir", type=click.Path(path_type=Path))
-def status(run_dir: Path) -> None:
+@click.argument("run_dir")
+def status(run_dir: str) -> None:
     """Say what is done in a run directory: chunks per stage, throughput, ETA, dashboard (read-only, no lock)."""
     import json
 
     from epcg.runtime.batch import describe, read_batch, read_history, tunnel
     from epcg.runtime.session import prepare_resume
+    from epcg.runtime.store import LIVE, REPORT, RESULTS, SUMMARY
 
     job, plan, run = prepare_resume(run_dir)
     tasks = plan.tasks()
     done = run.done(tasks)
     live = run.is_locked()
-    written = all(p.is_file() for p in (run.results_path, run.summary_path, run.path / "report.html"))
+    written = all(run.has(key) for key in (RESULTS, SUMMARY, REPORT))
     state = "running" if live else ("finished" if written else "stopped")
     submitted = read_batch(run)
     if submitted and state == "stopped" and read_history(run)["next"]:
@@ -214,7 +236,7 @@ def status(run_dir: Path) -> None:
     for line in describe(run, submitted, done, written) if submitted else []:
         click.echo(line)
     try:
-        info = json.loads((run.path / "live.json").read_text()) if live else {}
+        info = json.loads(run.read_text(LIVE) or "{}") if live else {}
     except (OSError, ValueError):
         info = {}
     if info:
@@ -246,14 +268,14 @@ def status(run_dir: Path) -> None:
 
 
 @main.command()
-@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.argument("run_dir")
 @click.option("--all", "everything", is_flag=True,
               help="Check every finished chunk (default: only chunks not verified since they were recorded).")
 @click.option("--repair", is_flag=True,
               help="First rebuild a lost manifest/job.sha256 (from job.toml) or run.json (from the records); "
                    "then check every chunk.")
 @connect_options
-def verify(run_dir: Path, everything: bool, repair: bool, workers, threads_per_worker, scheduler, scheduler_file,
+def verify(run_dir: str, everything: bool, repair: bool, workers, threads_per_worker, scheduler, scheduler_file,
            cluster_file, serial) -> None:
     """Check finished chunks' stored bytes on the cluster; damaged chunks are forgotten so resume redoes them.
 
@@ -273,7 +295,7 @@ def verify(run_dir: Path, everything: bool, repair: bool, workers, threads_per_w
     prepared = prepare_resume(run_dir)
     prepared.run.group  # noqa: B018 - a missing store ends here, before the cluster, the lock or any write
     spec = _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker, serial)
-    with kept(restore=False) as log, claimed(prepared, new=False), to_run_directory(log, None, prepared.run.path):
+    with kept(restore=False) as log, claimed(prepared, new=False), to_run_directory(log, None, prepared.run.logs_dir()):
         if not everything and not unverified(prepared):
             spec = None  # nothing to read: no cluster to start
         with _executor(spec) as executor:
@@ -283,8 +305,8 @@ def verify(run_dir: Path, everything: bool, repair: bool, workers, threads_per_w
 
 
 @main.command()
-@click.argument("run_dir", type=click.Path(path_type=Path))
-def report(run_dir: Path) -> None:
+@click.argument("run_dir")
+def report(run_dir: str) -> None:
     """Rebuild results.json, summary.md, figures and report.html of a finished run."""
     from epcg.runtime.session import claimed, finish, prepare_resume
 
@@ -295,13 +317,14 @@ def report(run_dir: Path) -> None:
 
 
 @main.command()
-@click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(path_type=Path), help="Where to write (default RUN_DIR/export).")
+@click.argument("run_dir")
+@click.option("--out", type=click.Path(path_type=Path),
+              help="Where to write (default RUN_DIR/export; for a run at a URL ./<job name>-export).")
 @click.option("--limit", type=click.IntRange(min=1), default=1000, show_default=True, help="Objects at most.")
 @click.option("--pictures", type=click.Choice(["png", "svg", "none"]), default="png", show_default=True)
 @click.option("--where", multiple=True, metavar="KEY=VALUE",
               help="A filter of Run.puzzles/boards/triples/maps, e.g. --where pieces=8 --where min_ratio=50.")
-def export(run_dir: Path, out: Path | None, limit: int, pictures: str, where: tuple[str, ...]) -> None:
+def export(run_dir: str, out: Path | None, limit: int, pictures: str, where: tuple[str, ...]) -> None:
     """Write what a run found as JSON lines (found.jsonl) and pictures; schema: epcg/api/export.py."""
     import epcg
 
@@ -313,8 +336,9 @@ def export(run_dir: Path, out: Path | None, limit: int, pictures: str, where: tu
         twice = next(key for i, (key, _) in enumerate(pairs) if key in dict(pairs[:i]))
         raise UserError(f"--where {twice} is given twice: a filter takes one value (run export once per value)")
     try:
-        path = epcg.open(run_dir).export(out or run_dir / "export", limit=limit,
-                                         pictures=None if pictures == "none" else pictures, **filters)
+        opened = epcg.open(run_dir)
+        path = opened.export(out or opened.default_export(), limit=limit,
+                             pictures=None if pictures == "none" else pictures, **filters)
     except (TypeError, InvalidValue) as exc:
         raise UserError(f"--where: {exc}") from None
     click.echo(f"{sum(1 for _ in path.open())} objects: {path}")
@@ -361,12 +385,17 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
             if serial:
                 prepared = _check_plan(prepared, None, None, done, max_tasks, force)
                 _announce(prepared, done)
-                with claimed(prepared, new), to_run_directory(log, None, run.path):
+                with claimed(prepared, new), to_run_directory(log, None, run.logs_dir()):
                     if not new:
                         _verify(prepared, None, everything, before_resume=True)
                     run_plan(prepared, None, [progress])
             else:
-                from epcg.runtime.cluster import JobqueueSpec, LocalSpec, connect, dashboard_url
+                from epcg.runtime.cluster import (
+                    JobqueueSpec,
+                    LocalSpec,
+                    connect,
+                    dashboard_url,
+                )
                 from epcg.runtime.dask_executor import PATIENCE, DaskExecutor
 
                 if isinstance(spec, LocalSpec):
@@ -380,7 +409,7 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
                     dashboard = dashboard_url(client, spec)
                     click.echo(f"Dask dashboard: {dashboard}")
                     executor = DaskExecutor(client, patience=None if isinstance(spec, JobqueueSpec) else PATIENCE)
-                    with claimed(prepared, new), to_run_directory(log, client, run.path), \
+                    with claimed(prepared, new), to_run_directory(log, client, run.logs_dir()), \
                             _live(run, client, dashboard), _report(run, performance_report):
                         from epcg.dashboard import register
 
@@ -401,14 +430,24 @@ def _go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_
     _print_outputs(run)
 
 
-def _checked_when_serial(serial: bool, job_file: Path) -> None:
+def _checked_when_serial(serial: bool, job_data) -> None:
     """A serial run of a user's space compiles the user's kernels with bounds checks (:mod:`epcg.runtime.checked`):
-    in this process an index out of bounds would corrupt memory silently rather than crash a worker."""
+    in this process an index out of bounds would corrupt memory silently rather than crash a worker.
+    ``job_data()`` reads the job's TOML as plain data (only for a serial run)."""
     from epcg.runtime.checked import enable, names_space
-    from epcg.runtime.jobs import read_toml
 
-    if serial and job_file.is_file() and names_space(read_toml(job_file)):
+    if serial and names_space(job_data()):
         enable()
+
+
+def _stored_job(run_dir: str) -> dict:
+    """A run's job.toml as plain data, wherever the run is stored ({} if it has none: resume says so)."""
+    from epcg.runtime.jobs import loads_toml
+    from epcg.runtime.store import JOB_FILE, RunDir
+
+    run = RunDir(run_dir)
+    text = run.read_text(JOB_FILE)
+    return {} if text is None else loads_toml(text, run.job_path)
 
 
 def _announce(prepared, done) -> None:
@@ -422,8 +461,13 @@ def _announce(prepared, done) -> None:
 def _check_plan(prepared, spec, client, done, max_tasks: int, force: bool):
     """The prepared job, fitted to the workers' memory if it is new (:func:`~epcg.runtime.session.fit_memory`);
     refuse (one line) a job whose memory, disk or task count the workers cannot take."""
-    from epcg.runtime.cluster import LocalSpec, default_workers, local_memory, worker_memory
-    from epcg.runtime.estimate import Limits, check, figures, free_disk, machine_memory
+    from epcg.runtime.cluster import (
+        LocalSpec,
+        default_workers,
+        local_memory,
+        worker_memory,
+    )
+    from epcg.runtime.estimate import Limits, check, figures, machine_memory
     from epcg.runtime.registry import job_kind
     from epcg.runtime.session import fit_memory
 
@@ -438,7 +482,7 @@ def _check_plan(prepared, spec, client, done, max_tasks: int, force: bool):
     if not run.exists():
         prepared = fit_memory(prepared, memory, workers)
     job, plan, _ = prepared
-    limits = Limits(workers=workers, memory_per_worker=memory, free_disk=free_disk(run.path), max_tasks=max_tasks)
+    limits = Limits(workers=workers, memory_per_worker=memory, free_disk=run.location.free_bytes(), max_tasks=max_tasks)
     check(figures(job_kind(job.domain), job.config, plan, workers, set(done)), limits, force)
     return prepared
 
@@ -553,15 +597,14 @@ def _live(run, client, dashboard):
     import socket
     import threading
 
-    from epcg.runtime.store import write_atomic
+    from epcg.runtime.store import LIVE
 
-    path = run.path / "live.json"
     info = {"pid": os.getpid(), "host": socket.gethostname(), "dashboard": dashboard,
             "scheduler": client.scheduler.address}
 
     def write() -> None:
         info["workers"] = len(client.scheduler_info(n_workers=-1)["workers"])
-        write_atomic(path, json.dumps(info))
+        run.write_text(LIVE, json.dumps(info))
 
     def refresh() -> None:
         while not stopped.wait(LIVE_REFRESH):
@@ -577,14 +620,15 @@ def _live(run, client, dashboard):
     finally:
         stopped.set()
         thread.join()
-        path.unlink(missing_ok=True)
+        run.delete(LIVE)
 
 
 def _logs_in_run(spec, run):
-    """Worker jobs of a SLURM or PBS cluster write their logs into DIR/logs/ unless the cluster file says where."""
+    """Worker jobs of a SLURM or PBS cluster write their logs into DIR/logs/ unless the cluster file says where (a
+    run on an object store has no directory the nodes share: there the batch system's default stays)."""
     from epcg.runtime.cluster import JobqueueSpec
 
-    if isinstance(spec, JobqueueSpec) and spec.log_directory is None:
+    if isinstance(spec, JobqueueSpec) and spec.log_directory is None and run.location.is_local:
         return spec.model_copy(update={"log_directory": str(run.path / "logs")})
     return spec
 
@@ -595,18 +639,19 @@ def _report(run, enabled: bool):
         return contextlib.nullcontext()
     from distributed import performance_report
 
-    return performance_report(filename=str(run.path / "performance-report.html"))
+    return run.published(performance_report, "performance-report.html")
 
 
 def _print_outputs(run) -> None:
     """Write report.html, then say where the outputs are (only once all of them are written)."""
     from epcg.report_html import write_report
     from epcg.runtime.session import writing_outputs
+    from epcg.runtime.store import FIGURES, SUMMARY
 
     with writing_outputs(run):
-        report = write_report(run.path)
-    click.echo(run.summary_path.read_text())
-    click.echo(f"results: {run.results_path}\nsummary: {run.summary_path}\nfigures: {run.figures_dir}/")
+        report = write_report(run.location.where)
+    click.echo(run.read_text(SUMMARY))
+    click.echo(f"results: {run.results_path}\nsummary: {run.summary_path}\nfigures: {run.describe(FIGURES)}/")
     click.echo(f"report:  {report} (open it in any browser)")
 
 

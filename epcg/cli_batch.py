@@ -26,16 +26,25 @@ from epcg.cli import _check_plan, _cluster_spec, _go, main
 from epcg.runtime.errors import Drain, TaskFailed, UserError
 
 
+def _local_only(where: str | None, command: str) -> None:
+    """Batch runs keep their script, scheduler file and logs beside the run: a URL is refused in one line."""
+    from epcg.runtime.rundir import is_url
+
+    if where is not None and is_url(where):
+        raise UserError(f"epcg {command} needs a run directory on a filesystem the nodes share, not {where}: "
+                        f"run it with 'epcg run --out {where}' (or 'epcg resume {where}') on a cluster instead")
+
+
 @main.command()
 @click.argument("job_file", type=click.Path(path_type=Path), required=False)
 @click.option("--cluster", "cluster_file", type=click.Path(path_type=Path),
               help="cluster/slurm.toml or pbs.toml: the allocations to run in (with --detach: local or scheduler).")
-@click.option("--out", type=click.Path(path_type=Path), help="Run directory (default runs/<job name>).")
+@click.option("--out", help="Run directory on a filesystem the nodes share (default runs/<job name>).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a job key with a TOML value.")
 @click.option("--walltime", metavar="HH:MM:SS", help="Walltime of each allocation (default: the cluster file's).")
 @click.option("--max-requeues", type=click.IntRange(min=0), help="Continuation jobs at most (default: the cluster "
               "file's max_requeues).")
-@click.option("--resume", "resume_dir", type=click.Path(path_type=Path),
+@click.option("--resume", "resume_dir",
               help="Submit the unfinished chunks of this run directory instead of a new job.")
 @click.option("--detach", is_flag=True, help="No batch system: run the driver here as a daemon that outlives "
               "the terminal (output in DIR/driver.log).")
@@ -55,6 +64,7 @@ def submit(job_file, cluster_file, out, overrides, walltime, max_requeues, resum
 
     if (job_file is None) == (resume_dir is None):
         raise UserError("give a job file or --resume DIR (one of them)")
+    _local_only(out if resume_dir is None else resume_dir, "submit")
     max_tasks = max_tasks or MAX_TASKS
     if detach:
         spec = _detached_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker, walltime,
@@ -190,11 +200,12 @@ def _remove_new(run) -> None:
 
 
 @main.command()
-@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.argument("run_dir")
 @click.option("--wait", type=click.FloatRange(min=0), default=120, show_default=True,
               help="Seconds to wait for the running allocation to stop.")
-def cancel(run_dir: Path, wait: float) -> None:
+def cancel(run_dir: str, wait: float) -> None:
     """Stop a submitted run: no further allocations; the running one finishes its chunks in flight and ends."""
+    _local_only(run_dir, "cancel")
     from epcg.runtime import batch
     from epcg.runtime.session import prepare_resume
 
@@ -256,9 +267,10 @@ def _call(args: list[str]) -> None:
 
 
 @main.command(hidden=True)
-@click.argument("run_dir", type=click.Path(path_type=Path))
-def drive(run_dir: Path) -> None:
+@click.argument("run_dir")
+def drive(run_dir: str) -> None:
     """One allocation of a submitted run: what the batch script (or --detach) runs."""
+    _local_only(run_dir, "drive")
     from epcg.runtime import batch
     from epcg.runtime.cluster import JobqueueSpec
     from epcg.runtime.session import prepare_resume

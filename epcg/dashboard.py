@@ -25,6 +25,7 @@ from distributed.diagnostics.plugin import SchedulerPlugin
 from tornado import web
 
 from epcg.runtime.errors import UserError
+from epcg.runtime.rundir import is_url
 
 NAME = "epcg-progress"
 ROUTE = "/epcg"
@@ -33,13 +34,13 @@ ROUTE = "/epcg"
 def snapshot(run_dir: str | Path) -> dict[str, Any]:
     """Progress of the run in ``run_dir``, from its manifest: plain JSON data."""
     from epcg.runtime.session import prepare_resume
+    from epcg.runtime.store import LIVE, RESULTS
 
-    job, plan, run = prepare_resume(Path(run_dir))
+    job, plan, run = prepare_resume(run_dir)
     done = run.done(plan.tasks())
     live = run.is_locked()
-    info_path = run.path / "live.json"
-    info = json.loads(info_path.read_text()) if live and info_path.is_file() else {}
-    state = "running" if live else ("finished" if run.results_path.exists() else "stopped")
+    info = json.loads(run.read_text(LIVE) or "{}") if live else {}
+    state = "running" if live else ("finished" if run.has(RESULTS) else "stopped")
     records = list(done.values())
     first = min((r["ended_at"] - r["seconds"] for r in records), default=None)
     last = max((r["ended_at"] for r in records), default=None)
@@ -90,7 +91,7 @@ class ProgressPage(SchedulerPlugin):
     name = NAME
 
     def __init__(self, run_dir: str | Path) -> None:
-        self.run_dir = str(Path(run_dir).resolve())
+        self.run_dir = str(run_dir) if is_url(run_dir) else str(Path(run_dir).resolve())
 
     async def start(self, scheduler: Any) -> None:
         if not getattr(scheduler, "_epcg_routes", False):

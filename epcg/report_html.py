@@ -30,8 +30,9 @@ import numpy as np
 from epcg.api.found import Found
 from epcg.api.pictures import data_uri, png_bytes
 from epcg.api.runs import Run, counts_of
-from epcg.runtime.store import write_atomic
+from epcg.runtime.store import REPORT
 
+"""The page's key in the run directory."""
 GALLERY_ITEMS = 32
 """Pictures in the gallery at most (each is drawn by the domain's render code)."""
 THUMB_DPI = 75
@@ -69,12 +70,11 @@ FILTERS: dict[str, list[tuple[str, str, str]]] = {
 }
 
 
-def write_report(run: Run | str | os.PathLike[str], items: int = GALLERY_ITEMS) -> Path:
-    """Write ``DIR/report.html`` for a finished run and return its path."""
+def write_report(run: Run | str | os.PathLike[str], items: int = GALLERY_ITEMS) -> Path | str:
+    """Write ``DIR/report.html`` for a finished run and return its path (or URL, for a run on an object store)."""
     run = run if isinstance(run, Run) else Run(run)
-    path = run.path / "report.html"
-    write_atomic(path, build_html(run, items))
-    return path
+    run.dir.write_text(REPORT, build_html(run, items))
+    return Path(run.dir.describe(REPORT)) if run.dir.location.is_local else run.dir.describe(REPORT)
 
 
 def build_html(run: Run, items: int = GALLERY_ITEMS) -> str:

@@ -48,3 +48,29 @@ def small_job(tmp_path: Path) -> Path:
         'rows = ["2x2:2", "3x3:3", "3x3:4"]\nchunk_size = 700\nfigures_per_row = 2\n'
     )
     return path
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory):
+    """moto's S3 server in its own process on a free port of 127.0.0.1 (skipped where moto is not installed)."""
+    pytest.importorskip("moto")
+    pytest.importorskip("obstore")
+    from tests.s3server import S3Server
+
+    server = S3Server(tmp_path_factory.mktemp("moto") / "moto.log")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3_env(s3_server, monkeypatch):
+    """This process and every epcg subprocess (and its workers) reach the test server the standard AWS way."""
+    for key, value in s3_server.env.items():
+        monkeypatch.setenv(key, value)
+    return s3_server
+
+
+@pytest.fixture
+def bucket(s3_env) -> str:
+    """``s3://<a new bucket>`` on the test server."""
+    return f"s3://{s3_env.create_bucket()}"

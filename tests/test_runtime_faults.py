@@ -201,7 +201,7 @@ def test_straggler_of_an_older_session_writes_nothing(reference: Path, tmp_path:
     with RunDir(out).lock():
         RunDir(out).new_epoch()
     task = Task("k06", 0, 0, 1024)
-    record = RunDir(out).record_path(task)
+    record = out / RunDir.record_key(task)
     record.unlink()
     job = json.dumps({"name": "f66", "domain": "fling", "width": 6, "height": 6, "max_pieces": 6,
                       "chunk_words": 1024, "top_puzzles": 0}, sort_keys=True)

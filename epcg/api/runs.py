@@ -45,7 +45,8 @@ from epcg.api.triple import TripleSet
 from epcg.api.witness import WitnessPuzzle, stored, walked
 from epcg.runtime.errors import InvalidValue, UserError
 from epcg.runtime.jobs import Job, apply_overrides, read_toml, validate
-from epcg.runtime.store import RunDir
+from epcg.runtime.session import open_run
+from epcg.runtime.store import RESULTS, SUMMARY, RunDir
 
 __all__ = ["Run", "open", "run"]
 
@@ -62,21 +63,27 @@ def run(job: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str
     UserError says so.
     """
     from epcg.runtime.progress import TqdmProgress
-    from epcg.runtime.session import claimed, prepare_new, prepare_resume, run_plan, verify
+    from epcg.runtime.session import (
+        claimed,
+        prepare_new,
+        prepare_resume,
+        run_plan,
+        verify,
+    )
 
     if isinstance(job, dict):
         data, source = copy.deepcopy(job), "job"
     else:
         data, source = read_toml(Path(job)), str(job)
     validated = validate(apply_overrides(data, list(overrides.items())), source=source)
-    path = Path(out) if out is not None else Path("runs") / validated.name
+    path = out if out is not None else Path("runs") / validated.name
     existing = RunDir(path)
     new = not existing.exists()
     if not new and existing.stored_digest() != validated.digest:
         raise UserError(f"run directory {path} holds another job ({existing.job_path}); "
                         "open it with epcg.open, or pass another out")
     prepared = prepare_new(validated, path) if new else prepare_resume(path)
-    if not new and existing.results_path.is_file() and not existing.is_locked():
+    if not new and existing.has(RESULTS) and not existing.is_locked():
         if len(existing.done(prepared.plan.tasks())) == prepared.plan.num_tasks:
             return Run(path)
     with _connected(client) as client:
@@ -90,7 +97,7 @@ def run(job: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str
             if client is not None:
                 from epcg.dashboard import register
 
-                register(client, path)
+                register(client, prepared.run.location.where)
             if not new:
                 verify(prepared)
             run_plan(prepared, executor, callbacks)
@@ -122,10 +129,8 @@ class Run:
     """A run directory: its job, its tables, and what it found (iterate, filter, draw, export)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.dir = RunDir(path)
-        if not self.dir.exists():
-            raise UserError(f"{path} is not an epcg run directory (no {self.dir.job_path.name})")
-        self.job: Job = validate(read_toml(self.dir.job_path), source=str(self.dir.job_path))
+        self.dir = open_run(path)
+        self.job: Job = self.dir.read_job()
 
     path = property(lambda self: self.dir.path, doc="The run directory.")
     name = property(lambda self: self.job.name, doc="The job's name.")
@@ -147,7 +152,7 @@ class Run:
     @property
     def finished(self) -> bool:
         """True once results.json is written."""
-        return self.dir.results_path.is_file()
+        return self.dir.has(RESULTS)
 
     @cached_property
     def results(self) -> dict[str, Any]:
@@ -155,7 +160,7 @@ class Run:
         if not self.finished:
             raise UserError(f"run {self.path} has no results yet: finish it with epcg.run or 'epcg resume {self.path}'")
         try:
-            return json.loads(self.dir.results_path.read_text())
+            return json.loads(self.dir.read_text(RESULTS) or "")
         except (ValueError, OSError) as exc:
             raise UserError(f"{self.dir.results_path} cannot be read ({' '.join(str(exc).split())}): "
                             f"'epcg report {self.path}' writes it again") from None
@@ -163,11 +168,11 @@ class Run:
     @property
     def summary(self) -> str:
         """summary.md, the paper-style tables."""
-        return self.dir.summary_path.read_text()
+        return self.dir.read_text(SUMMARY) or ""
 
     def figures(self) -> list[Path]:
         """The PNG figures the run's report wrote."""
-        return sorted(self.dir.figures_dir.glob("*.png"))
+        return sorted(self.dir.local_figures().glob("*.png"))
 
     def table(self):
         """results.json's rows as a pandas DataFrame, one row per table row."""
@@ -441,11 +446,15 @@ class Run:
 
     # -- leaving epcg ---------------------------------------------------------
 
-    def report(self) -> Path:
-        """Write DIR/report.html (self-contained: open it in any browser) and return its path."""
+    def report(self) -> Path | str:
+        """Write DIR/report.html (self-contained: open it in any browser) and return its path or URL."""
         from epcg.report_html import write_report
 
         return write_report(self)
+
+    def default_export(self) -> Path:
+        """Where ``epcg export`` writes without ``--out``: RUN_DIR/export, or ./<job name>-export for a URL run."""
+        return self.path / "export" if isinstance(self.path, Path) else Path(f"{self.name}-export")
 
     def export(self, path: str | os.PathLike[str], *, limit: int | None = None, pictures: str | None = "png",
                **filters: Any) -> Path:

@@ -192,7 +192,7 @@ class Config(JobConfig):
 
 EVALUATE = fling_evaluate.EVALUATE
 SHARED = "shared"
-"""Directory of the run holding the raw layer files of ``shared_previous``; cleared by each session's prepare."""
+"""Scratch directory of the raw layer files of ``shared_previous`` (in the run on a filesystem, in each machine's temp directory for an object store); cleared by each session's prepare."""
 
 
 def _layer_arrays(config: Config, k: int) -> tuple[str, ...]:
@@ -282,17 +282,23 @@ def estimate(config: Config) -> dict:
         words = config.words(k)
         chunk = min(config.chunk_words, words)
         previous = -(-2 * 8 * config.words(k - 1) // config.parts) if k > 1 else 0
+        before = config.words(k - 1) if k > 1 else 0
         out[layer_name(k)] = StageCost(
             bytes_written=2 * 8 * words,
             disk_bytes=round(8 * words * sum(COMPRESSED)),
             peak_memory=previous + 4 * 8 * chunk,
             cpu_seconds=kernels.layer_size(config.width, config.height, k) * per_board * parts_cost(config, k),
+            read_bytes=round(8 * before * sum(COMPRESSED)), read_objects=2 * -(-before // config.chunk_words),
+            read_per_task=config.parts > 1 and k > 1, objects_per_task=2,
         )
         if config.symmetry and 1 < k < config.max_pieces:
             out[fill_name(k)] = StageCost(bytes_written=2 * 8 * words, disk_bytes=round(8 * words * sum(COMPRESSED)),
                                           peak_memory=-(-2 * 8 * words // config.parts) + 4 * 8 * chunk,
                                           cpu_seconds=kernels.layer_size(config.width, config.height, k) / FILL_PER_SECOND
-                                          * parts_cost(config, k + 1))
+                                          * parts_cost(config, k + 1),
+                                          read_bytes=round(8 * words * sum(COMPRESSED)),
+                                          read_objects=2 * -(-words // config.chunk_words),
+                                          read_per_task=config.parts > 1, objects_per_task=2)
     if config.top_puzzles or config.distributions:
         boards = kernels.layer_size(config.width, config.height, config.max_pieces)
         out[EVALUATE] = StageCost(peak_memory=8 * fling_evaluate.task_words(config, config.max_pieces),
@@ -349,7 +355,7 @@ def plan(config: Config) -> Plan:
 def prepare(config: Config, run: RunDir) -> None:
     """Create every layer's arrays (empty) before any task writes a chunk; drop raw layer files of
     earlier sessions (a resumed run may have recomputed a damaged chunk since)."""
-    shutil.rmtree(run.path / SHARED, ignore_errors=True)
+    shutil.rmtree(run.scratch(SHARED), ignore_errors=True)
     retrograde.create_arrays(config.space, run, config.chunk_words, config.max_pieces)
 
 
@@ -385,8 +391,8 @@ def _drop_shared_before(directory: Path, name: str) -> None:
 def _map_shared(run: RunDir, names: tuple[str, ...], span: tuple[int, int] | None = None) -> Words:
     """The arrays of a finished layer (or words ``[a, b)`` of them) as read-only maps of one raw file each,
     written once per machine (the driver's loader with ``shared_previous``)."""
-    directory = run.path / SHARED
-    directory.mkdir(exist_ok=True)
+    directory = run.scratch(SHARED) / run.cache_key.replace("/", "-")  # a machine's copy of this session's layers
+    directory.mkdir(parents=True, exist_ok=True)
     maps = []
     for name in names:
         path = directory / (name.replace("/", "-") + ".u64")

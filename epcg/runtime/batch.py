@@ -287,13 +287,13 @@ def write_batch(run: RunDir, info: dict[str, Any], script_text: str | None) -> N
         path = run.path / info["script"]
         write_atomic(path, script_text)
         path.chmod(0o755)
-    write_atomic(run.path / BATCH_FILE, json.dumps(info, indent=2) + "\n")
+    run.write_text(BATCH_FILE, json.dumps(info, indent=2) + "\n")
 
 
 def read_batch(run: RunDir) -> dict[str, Any] | None:
     """How the run was submitted, or None for a run that was not (``epcg run``)."""
     try:
-        return json.loads((run.path / BATCH_FILE).read_text())
+        return json.loads(run.read_text(BATCH_FILE) or "")
     except (FileNotFoundError, ValueError):
         return None
 
@@ -301,7 +301,7 @@ def read_batch(run: RunDir) -> dict[str, Any] | None:
 def read_history(run: RunDir) -> dict[str, Any]:
     """``{"allocations": [...], "next": job id or None, "cancel": bool}``."""
     try:
-        history = json.loads((run.path / HISTORY_FILE).read_text())
+        history = json.loads(run.read_text(HISTORY_FILE) or "")
     except (FileNotFoundError, ValueError):
         history = {}
     history.setdefault("allocations", [])
@@ -311,7 +311,7 @@ def read_history(run: RunDir) -> dict[str, Any]:
 
 
 def write_history(run: RunDir, history: dict[str, Any]) -> None:
-    write_atomic(run.path / HISTORY_FILE, json.dumps(history, indent=2) + "\n")
+    run.write_text(HISTORY_FILE, json.dumps(history, indent=2) + "\n")
 
 
 def write_scheduler_file(run: RunDir, address: str) -> Path:

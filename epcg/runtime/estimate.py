@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from epcg.runtime.errors import UserError
@@ -89,6 +87,60 @@ class StageCost:
     setup_seconds: float = 0.0
     """Compute every worker spends once before its first task of the stage (e.g. building tables it keeps), all
     workers at the same time: it adds to the wall time once, not divided among them."""
+    read_bytes: int | None = None
+    """Stored (compressed) bytes of earlier stages a reader loads (a retrograde layer reads the layer before);
+    None: not estimated."""
+    read_objects: int = 0
+    """Chunk objects those bytes are stored in."""
+    read_per_task: bool = False
+    """True if every task reads ``read_bytes`` itself (solving in parts); else once per worker process."""
+    objects_per_task: int = 1
+    """Chunk objects each task writes (one per array it stores a slice of)."""
+
+
+PRICE_PUT = 0.005 / 1000
+"""Dollars per PUT or LIST request: S3 Standard's list price in us-east-1 (other stores and regions differ)."""
+PRICE_GET = 0.0004 / 1000
+"""Dollars per GET request, S3 Standard in us-east-1."""
+TASK_GETS = 4
+"""GETs every task makes besides its arrays': run.json twice (the fence, at start and before the record), the
+group's zarr.json twice (present? open)."""
+GETS_PER_ARRAY = 3
+"""GETs of each array a task writes: its metadata and its parent groups' (3 per array for Fling!'s
+``solvable/8``, measured by benchmarks/objstore.py: 11.7 requests per 7x8 layer-8 task besides the fence and
+record)."""
+
+
+@dataclass(frozen=True)
+class StageIO:
+    """Requests and bytes one stage sends to an object store, and their price at :data:`PRICE_PUT`/:data:`PRICE_GET`.
+
+    >>> StageIO(puts=2000, gets=1000, bytes_written=0, bytes_read=0).dollars
+    0.0104
+    """
+
+    puts: int
+    gets: int
+    bytes_written: int
+    bytes_read: int | None
+    """None where the job kind does not estimate what the stage reads (its GETs are then a lower bound)."""
+
+    @property
+    def dollars(self) -> float:
+        return round(self.puts * PRICE_PUT + self.gets * PRICE_GET, 6)
+
+
+def stage_io(cost: StageCost, tasks: int, workers: int, disk: int) -> StageIO:
+    """Requests and bytes of a stage of ``tasks`` tasks run by ``workers`` worker processes.
+
+    Each task writes its chunk objects and its record; reads its arrays' metadata and the fence; the layer
+    before is read once per worker process that runs a task of the stage, or by every task when it reads in parts.
+    """
+    readers = tasks if cost.read_per_task else max(1, min(workers, tasks))
+    return StageIO(puts=tasks * (cost.objects_per_task + 1),
+                   gets=tasks * (TASK_GETS + GETS_PER_ARRAY * cost.objects_per_task) + readers * cost.read_objects,
+                   bytes_written=disk + tasks * RECORD_BYTES // 2,
+                   bytes_read=None if cost.read_bytes is None else readers * cost.read_bytes)
 
 
 @dataclass(frozen=True)
@@ -104,6 +156,8 @@ class StageFigures:
     wall_seconds: float | None
     cpu_seconds: float | None = None
     """Compute of the whole stage on one core, without the tasks' overhead (None: unknown)."""
+    io: StageIO | None = None
+    """What the stage asks of an object store (None where the job kind does not estimate the stage)."""
 
     @property
     def task_seconds(self) -> float | None:
@@ -149,7 +203,8 @@ def figures(kind: Any, config: Any, plan: Any, workers: int, done: set[str] = fr
             wall = (cost.setup_seconds * (left > 0) + (cost.cpu_seconds + tasks * TASK_OVERHEAD) / parallel * left)
         out.append(StageFigures(stage.name, stage.label, tasks, cost.bytes_written,
                                 round((disk + tasks * RECORD_BYTES) * left),
-                                WORKER_BASE + cost.peak_memory, wall, cost.cpu_seconds))
+                                WORKER_BASE + cost.peak_memory, wall, cost.cpu_seconds,
+                                stage_io(cost, tasks, workers, disk)))
     return out
 
 
@@ -219,14 +274,6 @@ def check(figs: Sequence[StageFigures], limits: Limits, force: bool = False) -> 
                         "free space, choose another --out, or --force")
 
 
-def free_disk(path: Path) -> int:
-    """Free bytes on the filesystem that holds (or will hold) ``path``."""
-    path = Path(path).absolute()
-    while not path.exists() and path != path.parent:
-        path = path.parent
-    return shutil.disk_usage(path).free
-
-
 def machine_memory() -> int:
     """Physical memory of this machine."""
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -284,8 +331,30 @@ def table(figs: Sequence[StageFigures], limits: Limits) -> str:
                  f"{duration(known([f.wall_seconds for f in figs])):>9}")
     threads = f" x {limits.threads} threads" if limits.threads > 1 else ""
     lines.append(f"checked against: {limits.workers} workers{threads}, "
-                 f"{size(limits.memory_per_worker)} per worker, {size(limits.free_disk)} free disk, "
+                 f"{size(limits.memory_per_worker)} per worker, "
+                 f"{'no disk (object store)' if limits.free_disk is None else size(limits.free_disk) + ' free disk'}, "
                  f"at most {limits.max_tasks:,} tasks")
+    return "\n".join(lines)
+
+
+def io_table(figs: Sequence[StageFigures], workers: int) -> str:
+    """What a run on an object store reads and writes there, stage by stage, and what the requests cost."""
+    head = f"{'stage':<22} {'PUTs':>9} {'GETs':>9} {'written':>10} {'read':>10} {'requests $':>11}"
+    lines = [head, "-" * len(head)]
+    known = [f for f in figs if f.io is not None]
+    for f in known:
+        io = f.io
+        lines.append(f"{f.name:<22} {io.puts:>9,} {io.gets:>9,} {size(io.bytes_written):>10} "
+                     f"{size(io.bytes_read):>10} {io.dollars:>11.4f}")
+    total = StageIO(*(sum(getattr(f.io, k) or 0 for f in known) for k in ("puts", "gets", "bytes_written",
+                                                                          "bytes_read")))
+    lines.append(f"{'total':<22} {total.puts:>9,} {total.gets:>9,} {size(total.bytes_written):>10} "
+                 f"{size(total.bytes_read):>10} {total.dollars:>11.4f}")
+    unknown = [f.name for f in figs if f.io is None or f.io.bytes_read is None]
+    lines.append(f"reads: the layer before, once per worker process ({workers}), or per task when read in parts; "
+                 f"requests at S3 Standard list prices (${PRICE_PUT * 1000:g} per 1,000 PUTs, "
+                 f"${PRICE_GET * 1000:g} per 1,000 GETs; transfer inside the region free)"
+                 + (f"; reads not estimated (totals are lower bounds): {', '.join(unknown)}" if unknown else ""))
     return "\n".join(lines)
 
 

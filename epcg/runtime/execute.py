@@ -94,6 +94,7 @@ def _attempt(domain: str, job_json: str, run_path: str, fence: str | None, task:
     config = _config(domain, job_json)
     run = RunDir(run_path, fence)
     run.check_fence()
+    io_before = run.io()
     began, cpu = time.perf_counter(), time.thread_time()
     result = experiment.run_task(config, task, run)
     record = {
@@ -109,6 +110,8 @@ def _attempt(domain: str, job_json: str, run_path: str, fence: str | None, task:
         "result": result,
         "data": run.written,
     }
+    if io_before is not None:
+        record["io"] = {key: value - io_before[key] for key, value in run.io().items()}
     run.write_record(task, record)
     return record
 
@@ -178,7 +181,7 @@ def execute(
             for callback in callbacks:
                 callback.on_stage_end(plan.by_name[task.stage])
 
-    call = (job.domain, json.dumps(job.to_dict(), sort_keys=True), str(run.path), run.fence)
+    call = (job.domain, json.dumps(job.to_dict(), sort_keys=True), run.location.where, run.fence)
     try:
         if any(left.values()):
             executor.run(plan.stages, pending, call, on_done)

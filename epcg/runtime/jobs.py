@@ -130,6 +130,19 @@ def read_toml(path: Path, what: str = "job file") -> dict[str, Any]:
         raise UserError(f"{what} {path} cannot be read: {exc.strerror}") from None
 
 
+def loads_toml(text: str, source: str) -> dict[str, Any]:
+    """Parse a job's TOML text (a file's, or a run directory's job.toml wherever it is stored)."""
+    text = text.removeprefix("\ufeff")
+    if len(text) > MAX_TEXT:
+        raise UserError(f"job file {source} is {len(text):,} bytes, at most {MAX_TEXT:,}")
+    if _nesting(text) > MAX_DEPTH:
+        raise UserError(f"job file {source} nests lists or tables more than {MAX_DEPTH} deep")
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"job file {source} is not valid TOML: {_one_line(exc)}") from None
+
+
 def validate(data: dict[str, Any], source: str = "job") -> Job:
     """Validate plain job data against the schema of its job kind (its ``domain`` or ``space``)."""
     try:

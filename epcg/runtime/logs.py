@@ -138,10 +138,11 @@ class WorkerLogs(WorkerPlugin):
 
 
 @contextlib.contextmanager
-def to_run_directory(log: RunLog, client: Any, run_path: Path) -> Iterator[None]:
-    """For the block, this process's held and later records go to ``run_path/logs/client.log`` and (with a client)
-    each worker's to its own file there; a scheduler the user runs gets its workers' handlers back afterwards."""
-    directory = Path(run_path) / "logs"
+def to_run_directory(log: RunLog, client: Any, directory: Path) -> Iterator[None]:
+    """For the block, this process's held and later records go to ``directory/client.log`` (a run's ``logs``
+    directory) and (with a client) each worker's to its own file there; a scheduler the user runs gets its
+    workers' handlers back afterwards."""
+    directory = Path(directory)
     log.attach(directory / "client.log")
     if client is None:
         yield

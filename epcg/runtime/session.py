@@ -8,6 +8,7 @@ import json
 import math
 import os
 import re
+import shutil
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -30,20 +31,28 @@ from epcg.runtime.estimate import (
     too_fine,
 )
 from epcg.runtime.execute import Executor, SerialExecutor, execute
-from epcg.runtime.jobs import Job, read_toml, validate
+from epcg.runtime.jobs import Job, validate
 from epcg.runtime.plan import Plan, TooManyTasks
 from epcg.runtime.progress import Callback
 from epcg.runtime.registry import job_kind
-from epcg.runtime.store import DIGEST_FILE, RunDir, check_chunk, seal, unseal, write_atomic
+from epcg.runtime.rundir import is_url, open_location
+from epcg.runtime.store import (
+    DIGEST_FILE,
+    JOB_FILE,
+    LOCK_FILE,
+    RESULTS,
+    RUN_FILE,
+    RunDir,
+    check_chunk,
+    seal,
+    unseal,
+)
 
 VERIFIED_FILE = "manifest/verified.json"
 REDUCED_FILE = "manifest/reduce.json"
 """The record of the arrays the reduction wrote (the rows' puzzles at the minimum): what verify checks of them."""
 REDUCE = "reduce"
 """The name verify gives the reduction's arrays among the chunks it checks."""
-SCAFFOLD = (".lock", "logs")
-"""What a directory may hold before its run is laid out: the lock, and worker jobs' logs written while
-the cluster starts."""
 
 
 @dataclass(frozen=True)
@@ -60,8 +69,19 @@ class Prepared:
         return iter((self.job, self.plan, self.run))
 
 
-def run_directory(out: Path) -> Path:
-    """``out`` as an absolute path that a run directory can be made at; UserError naming what is wrong."""
+def run_directory(out: str | os.PathLike[str]) -> Path | str:
+    """``out`` as an absolute path or an object-store URL where a run can be made; UserError naming what is wrong.
+
+    A URL is never taken for a path: ``s3://bucket/prefix`` is checked by
+    reaching the store (bucket, credentials, endpoint), ``file://`` is a path.
+    """
+    if is_url(out):
+        location = open_location(out)
+        location.check()
+        if location.is_local:
+            out = location.where
+        else:
+            return location.where
     given = Path(out)
     if given.is_symlink() and not given.exists():
         raise UserError(f"--out {out} is a symbolic link to {os.readlink(given)}, which does not exist")
@@ -84,7 +104,7 @@ def run_directory(out: Path) -> Path:
     return path
 
 
-def prepare_new(job: Job, out: Path | None, max_tasks: int = MAX_TASKS) -> Prepared:
+def prepare_new(job: Job, out: str | os.PathLike[str] | None, max_tasks: int = MAX_TASKS) -> Prepared:
     """Check that a new run can start in ``out`` (default ``runs/<name>``)."""
     run = RunDir(run_directory(out if out is not None else Path("runs") / job.name))
     _check_new(run)
@@ -93,27 +113,34 @@ def prepare_new(job: Job, out: Path | None, max_tasks: int = MAX_TASKS) -> Prepa
 
 
 def _check_new(run: RunDir) -> None:
-    if run.path.exists() and run.is_locked():
+    if run.is_locked():
         raise UserError(f"run directory {run.path} is in use by another epcg process")
     if run.exists():
         raise UserError(
             f"run directory {run.path} already holds a run: continue it with "
             f"'epcg resume {run.path}', or pass another --out"
         )
-    if run.path.exists() and any(p.name not in SCAFFOLD for p in run.path.iterdir()):
+    if not run.is_empty():
         raise UserError(f"--out {run.path} exists and is not an epcg run directory")
 
 
-def prepare_resume(path: Path) -> Prepared:
-    """Check that the run in ``path`` can be resumed with the job it started with."""
-    run = RunDir(path)
+def open_run(where: str | os.PathLike[str]) -> RunDir:
+    """The existing run at ``where`` (a path or URL), its store reached; UserError if there is none."""
+    run = RunDir(where)
+    run.location.check()
     if not run.exists():
-        raise UserError(f"{path} is not an epcg run directory (no {run.job_path.name})")
-    job = validate(read_toml(run.job_path), source=str(run.job_path))
+        raise UserError(f"{where} is not an epcg run directory (no {JOB_FILE})")
+    return run
+
+
+def prepare_resume(path: str | os.PathLike[str]) -> Prepared:
+    """Check that the run in ``path`` can be resumed with the job it started with."""
+    run = open_run(path)
+    job = run.read_job()
     stored = run.stored_digest()
     if stored is None or not re.fullmatch(r"[0-9a-f]{64}", stored):
         raise UserError(
-            f"{run.path / DIGEST_FILE} is {'missing' if stored is None else 'damaged'}, so job.toml cannot be "
+            f"{run.describe(DIGEST_FILE)} is {'missing' if stored is None else 'damaged'}, so job.toml cannot be "
             f"checked against the job the run started with; if job.toml is that job, 'epcg verify --repair "
             f"{run.path}' rewrites it from job.toml and checks every chunk"
         )
@@ -129,21 +156,19 @@ def refuse_in_use(run: RunDir) -> None:
     """A UserError if another process holds the run's lock: said before any cluster starts (the lock is taken later)."""
     if run.is_locked():
         try:
-            owner = (run.path / ".lock").read_text().strip() or "unknown"
-        except OSError:
+            owner = run.read_text(LOCK_FILE).strip() or "unknown"
+        except (OSError, AttributeError, UnicodeDecodeError):
             owner = "unknown"
         raise UserError(f"run directory {run.path} is in use by another epcg process ({owner}); "
                         "wait for it to finish or stop it first")
 
 
-def repair(path: Path) -> list[str]:
+def repair(path: str | os.PathLike[str]) -> list[str]:
     """Rebuild a run's identity where it is lost: ``manifest/job.sha256`` from job.toml, ``run.json`` (run id
     and epoch) from the fences of the records. The caller holds the lock and then verifies every chunk, which
     is what vouches for the data. Returns what was rebuilt (nothing when both are sound)."""
-    run = RunDir(path)
-    if not run.exists():
-        raise UserError(f"{path} is not an epcg run directory (no {run.job_path.name})")
-    job = validate(read_toml(run.job_path), source=str(run.job_path))
+    run = open_run(path)
+    job = run.read_job()
     plan = _plan(job)
     for task in plan.tasks():
         record = run.read_record(task)
@@ -154,7 +179,7 @@ def repair(path: Path) -> list[str]:
     rebuilt = []
     stored = run.stored_digest()
     if stored is None or not re.fullmatch(r"[0-9a-f]{64}", stored):
-        write_atomic(run.path / DIGEST_FILE, job.digest + "\n")
+        run.write_text(DIGEST_FILE, job.digest + "\n")
         rebuilt.append(f"{DIGEST_FILE} (the digest of job.toml)")
     try:
         run.identity()
@@ -163,7 +188,7 @@ def repair(path: Path) -> list[str]:
         seen = [(int(epoch), run_id) for run_id, _, epoch in (f.rpartition("/") for f in fences)
                 if run_id and epoch.isdigit()]
         epoch, run_id = max(seen) if seen else (0, uuid.uuid4().hex)
-        write_atomic(run.run_file, json.dumps({"run_id": run_id, "epoch": epoch, "started_at": 0}))
+        run.write_text(RUN_FILE, json.dumps({"run_id": run_id, "epoch": epoch, "started_at": 0}))
         rebuilt.append(f"run.json (run id and epoch {epoch} {'from the records' if seen else 'new'})")
     return rebuilt
 
@@ -376,6 +401,8 @@ def claimed(prepared: Prepared, new: bool) -> Iterator[None]:
     """
     run = prepared.run
     with run.lock():
+        if not run.location.is_local:
+            run.location.check_conditional()
         if new:
             _check_new_locked(run)
             run.create(prepared.job.to_toml(), prepared.job.digest)
@@ -389,7 +416,7 @@ def _check_new_locked(run: RunDir) -> None:
     if run.exists():
         raise UserError(f"run directory {run.path} already holds a run (started at the same moment?): "
                         f"'epcg resume {run.path}', or pass another --out")
-    if any(p.name not in SCAFFOLD for p in run.path.iterdir()):
+    if not run.is_empty():
         raise UserError(f"--out {run.path} exists and is not an epcg run directory")
 
 
@@ -436,7 +463,7 @@ def finish(
         raise UserError(f"run {run.path} has {missing} unfinished tasks: 'epcg resume {run.path}'")
     experiment = job_kind(job.domain)
     with writing_outputs(run):
-        (run.path / REDUCED_FILE).unlink(missing_ok=True)
+        run.delete(REDUCED_FILE)
         run.written = {}
         results = {"job": job.name, "domain": job.domain}
         results.update(experiment.reduce(job.config, plan, records, run))
@@ -446,11 +473,14 @@ def finish(
             results["allocations"] = allocations
         if run.written:
             run.sync_written()
-            write_atomic(run.path / REDUCED_FILE, seal({"task": REDUCE, "ended_at": round(time.time(), 3),
-                                                         "fence": run.fence, "data": run.written}))
+            run.write_text(REDUCED_FILE, seal({"task": REDUCE, "ended_at": round(time.time(), 3),
+                                               "fence": run.fence, "data": run.written}))
         run.write_results(results)
+        if not run.location.is_local:
+            shutil.rmtree(run.figures_dir, ignore_errors=True)  # this machine's drawing board, not the run's figures
         summary, _figures = experiment.report(job.config, results, run)
         run.write_summary(summary)
+        run.publish_figures()
     return results
 
 
@@ -490,23 +520,22 @@ def verify(prepared: Prepared, executor: Executor | None = None, everything: boo
     """
     _job, plan, run = prepared
     run.group  # noqa: B018 - raises StoreMissing before anything is checked or deleted
-    tasks = {task.id: task for task in plan.tasks()}
     records = checkable(run, plan)
     verified = _verified(run)
     todo = {t: r for t, r in records.items() if everything or _stamp(t, r) not in verified}
     ids = sorted(todo)
     checker = getattr(executor, "check", None)
     if checker is not None:
-        intact = checker(str(run.path), [todo[t] for t in ids])
+        intact = checker(run.location.where, [todo[t] for t in ids])
     else:
-        intact = [check_chunk(str(run.path), todo[t]) for t in ids]
+        intact = [check_chunk(run.location.where, todo[t]) for t in ids]
     bad = [t for t, ok in zip(ids, intact) if not ok]
     for task_id in bad:
-        (run.path / REDUCED_FILE if task_id == REDUCE else run.record_path(tasks[task_id])).unlink(missing_ok=True)
+        run.delete(REDUCED_FILE) if task_id == REDUCE else run.forget(task_id)
     if bad:
-        run.results_path.unlink(missing_ok=True)
+        run.delete(RESULTS)
     good = {_stamp(t, r) for t, r in records.items() if t not in bad and (t in todo or _stamp(t, r) in verified)}
-    write_atomic(run.path / VERIFIED_FILE, json.dumps(sorted(good)))
+    run.write_text(VERIFIED_FILE, json.dumps(sorted(good)))
     return len(ids), bad
 
 
@@ -521,7 +550,7 @@ def checkable(run: RunDir, plan: Plan) -> dict[str, dict[str, Any]]:
     """What verify checks, by name: the finished tasks' records, and the reduction's (:data:`REDUCE`) if intact."""
     records = run.done(plan.tasks())
     try:
-        reduced = unseal((run.path / REDUCED_FILE).read_text())
+        reduced = unseal(run.read_text(REDUCED_FILE) or "")
     except (OSError, UnicodeDecodeError):
         reduced = None
     if reduced is not None and reduced.get("task") == REDUCE:
@@ -532,6 +561,6 @@ def checkable(run: RunDir, plan: Plan) -> dict[str, dict[str, Any]]:
 def _verified(run: RunDir) -> set[str]:
     """Stamps (task id and record digest) of the chunks found intact by the last verification."""
     try:
-        return set(json.loads((run.path / VERIFIED_FILE).read_text()))
-    except (FileNotFoundError, ValueError):
+        return set(json.loads(run.read_text(VERIFIED_FILE) or "[]"))
+    except ValueError:
         return set()

@@ -2,7 +2,7 @@
 
     DIR/job.toml        the resolved job (resume refuses a different one)
     DIR/run.json        the run's id and its current epoch (one per client session)
-    DIR/manifest/       one JSON record per finished task, written last, atomically, with its own digest
+    DIR/manifest/       one JSON record per finished task, created last, never overwritten, with its own digest
     DIR/store.zarr/     Zarr v3 arrays: layers, bitsets, partial results
     DIR/results.json    the reduced result
     DIR/summary.md      the paper-style table
@@ -10,21 +10,20 @@
 
 A task counts as done only when its manifest record exists and is intact;
 Zarr skips all-zero chunks, so the presence of a chunk never means "done".
-A record is written only after the task's chunk files and their directories
-are on disk (fsync), and only while the run's id and epoch are still the ones
-the task was started with (a straggler of an earlier client writes nothing).
+A record is created only after the task's chunks are durable (fsync on a
+filesystem; a returned PUT on an object store), never over an intact one, and
+only while the run's id and epoch are still the ones the task was started
+with (a straggler of an earlier client writes nothing). Where the run lives is
+a :class:`~epcg.runtime.rundir.Location`: a directory or an object-store prefix.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import hashlib
 import json
 import os
-import struct
-import tempfile
+import socket
 import time
 import uuid
 from collections.abc import Iterator
@@ -37,58 +36,28 @@ import numpy as np
 
 from epcg.runtime.errors import StaleTask, UserError
 from epcg.runtime.plan import Task
+from epcg.runtime.rundir import IO, Location, open_location, write_atomic
 
 if TYPE_CHECKING:
     import zarr
 
+    from epcg.runtime.jobs import Job
+
+__all__ = ["RunDir", "StoreMissing", "check_chunk", "corrupted", "digest", "seal", "unseal", "write_atomic"]
+
 JOB_FILE = "job.toml"
 RUN_FILE = "run.json"
 DIGEST_FILE = "manifest/job.sha256"
+ZARR = "store.zarr"
+RESULTS = "results.json"
+SUMMARY = "summary.md"
+FIGURES = "figures"
+LIVE = "live.json"
+REPORT = "report.html"
+LOGS = "logs"
+RECORD_READERS = 16
+"""Records read at once by :meth:`RunDir.done`."""
 LOCK_FILE = ".lock"
-
-
-def fsync_dir(path: Path) -> None:
-    """Make a directory's entries (new files, renames) durable."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_path(path: Path) -> None:
-    """fsync a file or directory if it exists (Zarr does not store all-zero chunks)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-_SYNC_POOL = ThreadPoolExecutor(8, thread_name_prefix="epcg-fsync")
-"""fsyncs of one task's files run side by side: the task waits for the slowest, not for their sum."""
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that readers see either nothing or all of it, durably."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException as exc:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError) and exc.filename is None:
-            raise OSError(exc.errno, exc.strerror, str(path)) from None
-        raise
-    fsync_dir(path.parent)
 
 
 def digest(data: np.ndarray) -> str:
@@ -123,42 +92,96 @@ def unseal(text: str) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
-_FLOCK = "hhqqi4x"  # struct flock on Linux x86-64 and aarch64: type, whence, start, len, pid
-
-
-def _ofd_lock(fd: int, command: int, kind: int) -> int:
-    """An open-file-description lock on the whole file; returns the lock type found (F_GETLK)."""
-    out = fcntl.fcntl(fd, command, struct.pack(_FLOCK, kind, os.SEEK_SET, 0, 0, 0))
-    return struct.unpack(_FLOCK, out)[0]
-
-
 class RunDir:
-    """Paths and records of one run directory; cheap to build on any worker.
+    """Keys and records of one run directory, wherever it lives; cheap to build on any worker.
 
-    The path is made absolute at once, so a worker started in another working
-    directory writes into the same place as the client. Every array write
-    through :meth:`write_array` or :meth:`write_slice` is logged in ``written``
+    ``where`` is a path (made absolute at once, so a worker started in another
+    working directory writes into the same place as the client) or an
+    object-store URL; every read and write goes through its
+    :class:`~epcg.runtime.rundir.Location`. Every array write through
+    :meth:`write_array` or :meth:`write_slice` is logged in ``written``
     (name → ``[start, stop, digest]``); the task's manifest record keeps that
-    log, so :func:`corrupted` can later tell whether the bytes on disk are
+    log, so :func:`corrupted` can later tell whether the stored bytes are
     still the ones the task wrote. ``fence`` (``"<run id>/<epoch>"``) is the
     session a task belongs to; records are written only while it is current.
     """
 
-    def __init__(self, path: str | os.PathLike[str], fence: str | None = None) -> None:
-        self.path = Path(path).absolute()
+    def __init__(self, where: str | os.PathLike[str] | Location, fence: str | None = None) -> None:
+        self.location = open_location(where)
         self.fence = fence
         self.written: dict[str, list] = {}
 
-    job_path = property(lambda self: self.path / JOB_FILE)
-    run_file = property(lambda self: self.path / RUN_FILE)
-    manifest_dir = property(lambda self: self.path / "manifest")
-    zarr_path = property(lambda self: self.path / "store.zarr")
-    results_path = property(lambda self: self.path / "results.json")
-    summary_path = property(lambda self: self.path / "summary.md")
-    figures_dir = property(lambda self: self.path / "figures")
+    @property
+    def path(self) -> Path | str:
+        """The run directory as a person and a worker name it: an absolute path, or the URL."""
+        return Path(self.location.where) if self.location.is_local else self.location.where
+
+    def describe(self, key: str = "") -> str:
+        return self.location.describe(key)
+
+    job_path = property(lambda self: self.describe(JOB_FILE))
+    results_path = property(lambda self: self.describe(RESULTS))
+    summary_path = property(lambda self: self.describe(SUMMARY))
+
+    def read_text(self, key: str) -> str | None:
+        data = self.location.read(key)
+        return None if data is None else data.decode()
+
+    def write_text(self, key: str, text: str) -> None:
+        self.location.write(key, text.encode())
+
+    def has(self, key: str) -> bool:
+        return self.location.exists(key)
+
+    def delete(self, key: str) -> None:
+        self.location.delete(key)
 
     def exists(self) -> bool:
-        return self.job_path.is_file()
+        return self.has(JOB_FILE)
+
+    def read_job(self) -> Job:
+        """The run's job as it was started (UserError if the location holds no run)."""
+        from epcg.runtime.jobs import loads_toml, validate
+
+        text = self.read_text(JOB_FILE)
+        if text is None:
+            raise UserError(f"{self.describe()} is not an epcg run directory (no {JOB_FILE})")
+        return validate(loads_toml(text, self.job_path), source=self.job_path)
+
+    def is_empty(self) -> bool:
+        """Nothing but a lock is stored here (a new run may be laid out)."""
+        return self.location.is_empty()
+
+    @property
+    def figures_dir(self) -> Path:
+        """Local directory the report draws into; :meth:`publish_figures` stores it in the run."""
+        return self.location.scratch(FIGURES)
+
+    def publish_figures(self) -> None:
+        if self.figures_dir.is_dir():
+            self.location.publish(FIGURES, self.figures_dir)
+
+    def local_figures(self) -> Path:
+        """The run's figures in a local directory (the run's own on a filesystem, a copy from an object store)."""
+        return self.location.local_copy(FIGURES + "/")
+
+    @contextlib.contextmanager
+    def published(self, writer: Any, key: str) -> Iterator[None]:
+        """Run ``writer(filename=...)`` (a context manager writing a local file) and store the file at ``key``."""
+        local = Path(self.location.where) / key if self.location.is_local else self.scratch("out") / key
+        with writer(filename=str(local)):
+            yield
+        if not self.location.is_local and local.is_file():
+            self.location.write(key, local.read_bytes())
+
+    def logs_dir(self) -> Path:
+        """Where this run's client and worker logs go: DIR/logs on a filesystem; on an object store a directory
+        of each machine's own temp directory (log handlers append to local files)."""
+        return self.location.scratch(LOGS)
+
+    def scratch(self, name: str) -> Path:
+        """A directory on this machine shared by its processes (on a filesystem, inside the run)."""
+        return self.location.scratch(name)
 
     # -- creation, identity and locking (client side) -------------------------
 
@@ -166,31 +189,48 @@ class RunDir:
         """Lay out a new run directory with a fresh run id; the caller holds the lock."""
         import zarr
 
-        self.manifest_dir.mkdir(parents=True, exist_ok=True)
-        zarr.open_group(self.zarr_path, mode="w-")
-        write_atomic(self.run_file, json.dumps({"run_id": uuid.uuid4().hex, "epoch": 0, "started_at": 0}))
-        write_atomic(self.path / DIGEST_FILE, digest + "\n")
-        write_atomic(self.job_path, job_toml)  # last: a run directory exists once job.toml does
+        zarr.open_group(self.location.zarr_store(ZARR), mode="w-")
+        ident = {"run_id": uuid.uuid4().hex, "epoch": 0, "started_at": 0}
+        if not self.location.create(RUN_FILE, json.dumps(ident).encode()):
+            raise UserError(f"{self.describe(RUN_FILE)} appeared while this run was being laid out")
+        self.location.write(DIGEST_FILE, (digest + "\n").encode())
+        self.location.write(JOB_FILE, job_toml.encode())  # last: a run directory exists once job.toml does
 
-    def identity(self) -> dict[str, Any]:
-        """``{"run_id", "epoch", "started_at"}`` from DIR/run.json (a run started before ids: derived)."""
+    def _identity(self) -> tuple[dict[str, Any], str | None]:
         try:
-            ident = json.loads(self.run_file.read_text())
-        except FileNotFoundError:
-            return {"run_id": hashlib.sha256(str(self.path).encode()).hexdigest()[:32], "epoch": 0, "started_at": 0}
-        except (ValueError, OSError):
+            found = self.location.read_versioned(RUN_FILE)
+        except OSError:  # run.json made a directory, unreadable: damaged like a torn one
+            found = (b"", None)
+        if found is None:
+            derived = hashlib.sha256(self.location.where.encode()).hexdigest()[:32]
+            return {"run_id": derived, "epoch": 0, "started_at": 0}, None
+        try:
+            ident = json.loads(found[0])
+        except ValueError:
             ident = None
         if not (isinstance(ident, dict) and isinstance(ident.get("run_id"), str)
                 and type(ident.get("epoch")) is int):
-            raise UserError(f"{self.run_file} is damaged, the run's identity cannot be read: "
+            raise UserError(f"{self.describe(RUN_FILE)} is damaged, the run's identity cannot be read: "
                             f"'epcg verify --repair {self.path}' rebuilds it from the records")
-        return ident
+        return ident, found[1]
+
+    def identity(self) -> dict[str, Any]:
+        """``{"run_id", "epoch", "started_at"}`` from DIR/run.json (a run started before ids: derived)."""
+        return self._identity()[0]
 
     def new_epoch(self) -> str:
-        """Start a client session: bump the epoch (caller holds the lock); return the new fence."""
-        ident = self.identity()
+        """Start a client session: bump the epoch with a compare-and-swap on run.json; return the new fence.
+
+        Two clients that both got past the lock (an expired lease taken over)
+        cannot both bump from the same epoch: the second gets a UserError.
+        """
+        ident, version = self._identity()
         ident.update(epoch=int(ident["epoch"]) + 1, started_at=round(time.time(), 3))
-        write_atomic(self.run_file, json.dumps(ident))
+        body = json.dumps(ident).encode()
+        swapped = self.location.create(RUN_FILE, body) if version is None else \
+            self.location.replace(RUN_FILE, body, version)
+        if not swapped:
+            raise UserError(f"run {self.describe()} was claimed by another client at the same moment")
         self.fence = f"{ident['run_id']}/{ident['epoch']}"
         return self.fence
 
@@ -203,92 +243,76 @@ class RunDir:
         """Raise StaleTask if this task's session is no longer the run's current one."""
         if self.fence is None:
             return
-        ident = self.identity() if self.run_file.exists() else None
-        current = f"{ident['run_id']}/{ident['epoch']}" if ident else None
+        ident, version = self._identity()
+        current = f"{ident['run_id']}/{ident['epoch']}" if version is not None else None
         if current != self.fence:
-            raise StaleTask(f"run {self.path} is now {current or 'gone'}, this task belongs to {self.fence}")
+            raise StaleTask(f"run {self.describe()} is now {current or 'gone'}, this task belongs to {self.fence}")
 
     def stored_digest(self) -> str | None:
-        path = self.path / DIGEST_FILE
-        return path.read_text().strip() if path.is_file() else None
+        text = self.read_text(DIGEST_FILE)
+        return None if text is None else text.strip()
 
-    @contextlib.contextmanager
-    def lock(self) -> Iterator[None]:
-        """Hold an exclusive lock on the run directory for the life of a client.
-
-        An open-file-description lock on ``DIR/.lock``: the kernel drops it when
-        the process dies, so a killed run never leaves a stale lock behind, and
-        :meth:`is_locked` can ask about it without taking it.
-        """
-        self.path.mkdir(parents=True, exist_ok=True)
-        handle = open(self.path / LOCK_FILE, "a+")
-        try:
-            _ofd_lock(handle.fileno(), fcntl.F_OFD_SETLK, fcntl.F_WRLCK)
-        except OSError as exc:
-            if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                raise
-            handle.seek(0)
-            owner = handle.read().strip() or "unknown"
-            handle.close()
-            raise UserError(
-                f"run directory {self.path} is in use by another epcg process ({owner}); "
-                "wait for it to finish or stop it first"
-            ) from None
-        try:
-            handle.seek(0)
-            handle.truncate()
-            handle.write(f"pid {os.getpid()}\n")
-            handle.flush()
-            yield
-        finally:
-            handle.close()
+    def lock(self) -> contextlib.AbstractContextManager[None]:
+        """Hold the run for the life of a client (a second client gets one line and exit 2)."""
+        return self.location.lock(f"pid {os.getpid()} on {socket.gethostname()}")
 
     def is_locked(self) -> bool:
-        """True while some process holds the run's lock (a run is live); reads only, never locks."""
-        path = self.path / LOCK_FILE
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except FileNotFoundError:
-            return False
-        try:
-            return _ofd_lock(fd, fcntl.F_OFD_GETLK, fcntl.F_WRLCK) != fcntl.F_UNLCK
-        finally:
-            os.close(fd)
+        """True while some client holds the run's lock (a run is live); reads only, never locks."""
+        return self.location.is_locked()
 
     # -- manifest -----------------------------------------------------------
 
-    def record_path(self, task: Task) -> Path:
-        return self.manifest_dir / f"{task.id}.json"
+    @staticmethod
+    def record_key(task: Task | str) -> str:
+        return f"manifest/{task if isinstance(task, str) else task.id}.json"
 
     def write_record(self, task: Task, record: dict[str, Any]) -> None:
-        """Mark ``task`` done, once its data is durable and its session still current."""
+        """Mark ``task`` done, once its data is durable and its session still current; never overwrite.
+
+        If an intact record is already there (the task ran twice: a retry, a
+        resumed straggler) it is kept; the chunks are the same bytes. A torn or
+        damaged one is removed and the new one created in its place.
+        """
         self.sync_written()
         self.check_fence()
-        write_atomic(self.record_path(task), seal(record))
+        key, body = self.record_key(task), seal(record).encode()
+        if self.location.create(key, body):
+            return
+        if self.read_record(task) is None:
+            self.location.delete(key)
+            self.location.create(key, body)
 
     def read_record(self, task: Task) -> dict[str, Any] | None:
         """The task's record; None if it has none, or if it is torn or corrupt (the task is redone)."""
         try:
-            text = self.record_path(task).read_text()
-        except (FileNotFoundError, NotADirectoryError):
+            data = self.location.read(self.record_key(task))
+        except OSError:
             return None
-        except (OSError, UnicodeDecodeError):
+        if data is None:
             return None
-        record = unseal(text)
+        try:
+            record = unseal(data.decode())
+        except UnicodeDecodeError:
+            return None
         return record if record is not None and record.get("task") == task.id else None
 
     def done(self, tasks: list[Task]) -> dict[str, dict[str, Any]]:
-        """Records of the given tasks that are finished and intact, by task id."""
-        out = {}
-        for task in tasks:
-            record = self.read_record(task)
-            if record is not None:
-                out[task.id] = record
-        return out
+        """Records of the given tasks that are finished and intact, by task id (one listing, then reads side by
+        side: on an object store each is a request)."""
+        present = set(self.location.list("manifest/"))
+        listed = [task for task in tasks if self.record_key(task) in present]
+        with ThreadPoolExecutor(RECORD_READERS) as pool:
+            found = list(pool.map(self.read_record, listed))
+        return {task.id: record for task, record in zip(listed, found) if record is not None}
 
     def torn(self, tasks: list[Task]) -> list[str]:
-        """Tasks whose record file exists but is torn or corrupt (they count as not done)."""
-        return [t.id for t in tasks if self.record_path(t).is_file() and self.read_record(t) is None]
+        """Tasks whose record exists but is torn or corrupt (they count as not done)."""
+        present = set(self.location.list("manifest/"))
+        return [t.id for t in tasks if self.record_key(t) in present and self.read_record(t) is None]
+
+    def forget(self, task: Task | str) -> None:
+        """Remove a task's record: the next resume computes it again."""
+        self.location.delete(self.record_key(task))
 
     # -- Zarr arrays --------------------------------------------------------
 
@@ -297,11 +321,17 @@ class RunDir:
         """The run's Zarr group; a missing store is an error, never silently re-created."""
         import zarr
 
+        where = self.describe(ZARR)
         try:
-            return zarr.open_group(self.zarr_path, mode="r+")
-        except (FileNotFoundError, NotADirectoryError, PermissionError, ValueError, zarr.errors.BaseZarrError) as exc:
-            reason = " ".join(str(exc).split()) or type(exc).__name__
-            raise StoreMissing(f"the store {self.zarr_path} is missing or unreadable ({reason})") from None
+            if not self.location.exists(f"{ZARR}/zarr.json"):  # opening a store for writing would create it
+                raise FileNotFoundError(f"no {ZARR}/zarr.json")
+            return zarr.open_group(self.location.zarr_store(ZARR), mode="r+")
+        except UserError as exc:
+            raise StoreMissing(f"the store {where} is unreadable ({exc})") from None
+        except (FileNotFoundError, NotADirectoryError, PermissionError, ValueError, OSError,
+                zarr.errors.BaseZarrError) as exc:
+            reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+            raise StoreMissing(f"the store {where} is missing or unreadable ({reason})") from None
 
     def write_array(self, name: str, data: np.ndarray, chunks: int | None = None) -> None:
         """Store a 1-D array under ``name``, replacing any earlier copy (idempotent)."""
@@ -320,18 +350,17 @@ class RunDir:
         self.written[name] = [start, start + len(data), digest(data)]
 
     def sync_written(self) -> None:
-        """fsync the chunk files (and their directories) of every array this task wrote, concurrently."""
-        paths: set[Path] = set()
+        """Make the chunks (and metadata) of every array this task wrote durable (fsync on a filesystem)."""
+        keys: set[str] = set()
         for name, (start, stop, _digest) in self.written.items():
             array = self.group[name]
-            base = self.zarr_path / name
-            paths |= {base, base / "zarr.json"}
+            base = f"{ZARR}/{name}"
+            keys.add(f"{base}/zarr.json")
             size = array.chunks[0]
             for index in range(start // size, (max(stop, start + 1) - 1) // size + 1):
-                chunk = base / array.metadata.encode_chunk_key((index,))
-                paths |= {chunk, chunk.parent}
-        if paths:
-            list(_SYNC_POOL.map(_fsync_path, paths))
+                keys.add(f"{base}/{array.metadata.encode_chunk_key((index,))}")
+        if keys:
+            self.location.sync(keys)
 
     def bytes_written(self) -> int:
         """Uncompressed bytes of the arrays this task wrote (what ``epcg plan`` estimates)."""
@@ -346,10 +375,14 @@ class RunDir:
     # -- outputs ------------------------------------------------------------
 
     def write_results(self, results: dict[str, Any]) -> None:
-        write_atomic(self.results_path, json.dumps(results, indent=2) + "\n")
+        self.write_text(RESULTS, json.dumps(results, indent=2) + "\n")
 
     def write_summary(self, text: str) -> None:
-        write_atomic(self.summary_path, text)
+        self.write_text(SUMMARY, text)
+
+    def io(self) -> dict[str, int] | None:
+        """Requests and bytes this process has sent to the run's object store so far (None on a filesystem)."""
+        return None if self.location.is_local else IO.snapshot()
 
 
 class StoreMissing(UserError):
@@ -363,8 +396,7 @@ def check_chunk(run_path: str, record: dict[str, Any]) -> bool:
     damage of one chunk). A chunk that cannot be read (a damaged compressed
     block, a missing array) counts as damaged.
     """
-    run = RunDir(run_path)
-    group = run.group
+    group = RunDir(run_path).group
     for name, (start, stop, expected) in record.get("data", {}).items():
         try:
             ok = digest(np.asarray(group[name][start:stop])) == expected
@@ -377,4 +409,4 @@ def check_chunk(run_path: str, record: dict[str, Any]) -> bool:
 
 def corrupted(run: RunDir, records: dict[str, dict[str, Any]]) -> list[str]:
     """Task ids whose stored arrays no longer match the digests in their records (in this process)."""
-    return [task_id for task_id, record in sorted(records.items()) if not check_chunk(str(run.path), record)]
+    return [task_id for task_id, record in sorted(records.items()) if not check_chunk(run.location.where, record)]

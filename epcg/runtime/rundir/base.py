@@ -1,0 +1,116 @@
+"""The operations a run directory needs from where it lives, and nothing more.
+
+A run directory is a set of objects named by keys (``job.toml``,
+``manifest/k03-0001.json``, ``store.zarr/...``). The runtime reads and writes
+them only through a :class:`Location`: a POSIX directory
+(:class:`~epcg.runtime.rundir.posix.PosixLocation`) or a prefix of an object
+store (:class:`~epcg.runtime.rundir.objects.ObjectLocation`). Both keep the
+same promises, each with its own primitives:
+
+- ``create`` never overwrites: it makes ``key`` only if nothing is there
+  (``link(2)`` of a synced temporary file; a PUT with ``If-None-Match: *``).
+- ``replace`` is a compare-and-swap on a version read with ``read_versioned``
+  (under a lock file; a PUT with ``If-Match: <ETag>``).
+- ``write`` makes ``key`` whole or not at all (rename; a single PUT).
+- ``sync`` makes written keys durable (fsync; a PUT is durable when it returns).
+- ``lock`` holds the run for one client; a second gets one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+LOCK_KEY = ".lock"
+"""The lock's own key: not part of the run, ignored when asking whether a location is empty."""
+
+
+class Location(ABC):
+    """Where a run directory lives: a root and keys below it."""
+
+    where: str
+    """How the location is shown and passed to workers: an absolute path or a URL (never credentials)."""
+    is_local: bool
+    """True for a POSIX directory every process can open by path."""
+
+    @abstractmethod
+    def read(self, key: str) -> bytes | None:
+        """The bytes at ``key``, or None if there is nothing there."""
+
+    @abstractmethod
+    def read_versioned(self, key: str) -> tuple[bytes, str] | None:
+        """The bytes at ``key`` and a version token for :meth:`replace`, or None."""
+
+    @abstractmethod
+    def write(self, key: str, data: bytes) -> None:
+        """Put ``data`` at ``key``, replacing what was there; readers see all of it or the old value."""
+
+    @abstractmethod
+    def create(self, key: str, data: bytes) -> bool:
+        """Put ``data`` at ``key`` only if nothing is there; False (nothing written) if something is."""
+
+    @abstractmethod
+    def replace(self, key: str, data: bytes, version: str) -> bool:
+        """Put ``data`` at ``key`` only if it is still at ``version``; False (nothing written) otherwise."""
+
+    @abstractmethod
+    def delete(self, key: str) -> None:
+        """Remove ``key`` if it is there."""
+
+    @abstractmethod
+    def list(self, prefix: str = "") -> list[str]:
+        """Keys under ``prefix`` (a folder such as ``"manifest/"``, or ``""`` for everything), sorted."""
+
+    @abstractmethod
+    def sync(self, keys: Iterable[str]) -> None:
+        """Make the given keys (and their folders) durable before anything that depends on them is written."""
+
+    @abstractmethod
+    def zarr_store(self, key: str) -> Any:
+        """A Zarr 3 store rooted at ``key`` (the run's ``store.zarr``)."""
+
+    @abstractmethod
+    def lock(self, owner: str) -> contextlib.AbstractContextManager[None]:
+        """Hold the run for one client; raises UserError naming the holder if another has it."""
+
+    @abstractmethod
+    def is_locked(self) -> bool:
+        """True while some client holds the lock; never takes it."""
+
+    @abstractmethod
+    def check(self) -> None:
+        """Raise UserError in one line if the location cannot be reached (missing bucket, credentials, endpoint)."""
+
+    @abstractmethod
+    def scratch(self, name: str) -> Path:
+        """A directory on this machine's disk for per-machine copies (shared by the processes of one machine)."""
+
+    @abstractmethod
+    def local_copy(self, prefix: str) -> Path:
+        """A local directory holding the objects under ``prefix`` (for reading pictures by path)."""
+
+    @abstractmethod
+    def publish(self, prefix: str, directory: Path) -> list[str]:
+        """Store the files of the local ``directory`` under ``prefix``; return their keys."""
+
+    @abstractmethod
+    def free_bytes(self) -> int | None:
+        """Free space where the run will be written (None: not limited, as on an object store)."""
+
+    def exists(self, key: str) -> bool:
+        return self.read(key) is not None
+
+    def is_empty(self) -> bool:
+        """True if nothing but the lock is stored here."""
+        return not any(key != LOCK_KEY for key in self.list())
+
+    def describe(self, key: str = "") -> str:
+        """``key`` as a person reads it: a path or a URL."""
+        return f"{self.where.rstrip('/')}/{key}" if key else self.where
+
+    def delete_prefix(self, prefix: str) -> None:
+        for key in self.list(prefix):
+            self.delete(key)

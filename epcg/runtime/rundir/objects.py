@@ -1,0 +1,402 @@
+"""A run directory under a prefix of an object store: ``s3://``, ``gs://``, ``az://`` (obstore).
+
+Every process (client and workers) builds its own store from the URL and its
+own environment, the way each ecosystem expects: for S3 the ``AWS_*``
+variables (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_REGION``,
+``AWS_ENDPOINT_URL`` for an S3-compatible server), or ``AWS_PROFILE`` through
+boto3 when it is installed; for Google and Azure their ``GOOGLE_*`` and
+``AZURE_*`` variables. Only the URL travels in task graphs; nothing here
+prints or stores a credential.
+
+The primitives and what they stand on:
+
+- ``create``: PUT with ``If-None-Match: *`` (S3 since 2024 and S3-compatible
+  servers that follow it; GCS and Azure preconditions). A store that ignores the
+  header would let a record be overwritten, so :meth:`ObjectLocation.check_conditional`
+  refuses such a store before a run starts.
+- ``replace``: PUT with ``If-Match: <ETag>``: the run's epoch fence and the lease.
+- ``lock``: a lease object, created conditionally and renewed every third of
+  its life by a thread of the client (``EPCG_LEASE_SECONDS``, default 30). A
+  client killed with SIGKILL cannot release it: the next client waits until it
+  expires (the message says when). Expiry is judged by wall clocks, so clients
+  whose clocks disagree by more than a lease could both believe they hold it;
+  the epoch fence still keeps a stale client's tasks from writing records.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from epcg.runtime.errors import UserError
+from epcg.runtime.rundir.base import LOCK_KEY, Location
+
+SCHEMES = ("s3", "gs", "az", "abfs", "abfss")
+"""URL schemes that are object stores (``file://`` is a POSIX path)."""
+LEASE_SECONDS = float(os.environ.get("EPCG_LEASE_SECONDS", "30"))
+"""Life of the run's lease on an object store; the holder renews it every third of that."""
+PROBE_KEY = ".epcg-probe"
+
+
+class Counters:
+    """Requests and bytes this process sent to object stores (for task records, plans and benchmarks)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.requests = self.bytes_read = self.bytes_written = 0
+
+    def add(self, requests: int = 1, read: int = 0, written: int = 0) -> None:
+        with self._lock:
+            self.requests += requests
+            self.bytes_read += read
+            self.bytes_written += written
+
+    def snapshot(self) -> dict[str, int]:
+        with self._lock:
+            return {"requests": self.requests, "bytes_read": self.bytes_read, "bytes_written": self.bytes_written}
+
+
+IO = Counters()
+
+
+def _error_text(exc: BaseException) -> str:
+    """One line of an obstore error, without the server's XML body."""
+    text = " ".join(str(exc).split())
+    for marker in ("<?xml", "Server returned", " - "):
+        cut = text.find(marker)
+        if cut > 0:
+            text = text[:cut]
+    return text.strip(" :-") or type(exc).__name__
+
+
+def _reason(exc: BaseException) -> str:
+    """What went wrong reaching ``url``, in the words a user can act on."""
+    raw = " ".join(str(exc).split())
+    if "NoSuchBucket" in raw:
+        return "its bucket does not exist"
+    if any(s in raw for s in ("InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "403 Forbidden",
+                              "InvalidClientTokenId", "ExpiredToken")):
+        return "access denied (check the credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY or AWS_PROFILE)"
+    if any(s in raw for s in ("Connection refused", "error sending request", "dns error", "client error (Connect)",
+                              "timed out", "Operation timed out")):
+        endpoint = os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT") or "the default endpoint"
+        return f"cannot reach {endpoint}"
+    if "credential" in raw.lower():
+        return "no credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE)"
+    return _error_text(exc)
+
+
+def _store(url: str) -> Any:
+    """An obstore store for ``url`` configured from this process's environment."""
+    try:
+        from obstore.store import from_url
+    except ImportError:
+        raise UserError(f"{url}: run directories on object stores need obstore: pip install 'epcg[objstore]'") from None
+
+    options: dict[str, Any] = {"timeout": "60s", "connect_timeout": "5s"}
+    endpoint = os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT") or ""
+    kwargs: dict[str, Any] = {}
+    if url.startswith("s3://"):
+        if endpoint.startswith("http://"):
+            options["allow_http"] = True  # the user named a plain-HTTP endpoint (a server on the LAN or a test)
+        if os.environ.get("AWS_PROFILE") and not os.environ.get("AWS_ACCESS_KEY_ID"):
+            with contextlib.suppress(ImportError):
+                from obstore.auth.boto3 import Boto3CredentialProvider
+
+                kwargs["credential_provider"] = Boto3CredentialProvider()
+        if not os.environ.get("AWS_REGION") and not os.environ.get("AWS_DEFAULT_REGION"):
+            kwargs["region"] = "us-east-1"
+    try:
+        return from_url(url, client_options=options,
+                        retry_config={"max_retries": 3, "retry_timeout": timedelta(seconds=20)}, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - a URL or configuration obstore refuses: one line
+        raise UserError(f"{url}: {_error_text(exc)}") from None
+
+
+class ObjectLocation(Location):
+    """Keys are objects under the URL's prefix; every request goes straight to the store."""
+
+    is_local = False
+
+    def __init__(self, url: str) -> None:
+        self.where = url.rstrip("/")
+        self.store = _store(self.where)
+
+    def __repr__(self) -> str:
+        return f"ObjectLocation({self.where!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ObjectLocation, (self.where,))  # rebuilt from the URL and the receiving process's environment
+
+    # -- errors ---------------------------------------------------------------
+
+    def _fail(self, exc: BaseException, key: str) -> BaseException:
+        """An obstore error as a UserError (the user must act) or an OSError (a retry may help)."""
+        reason = _reason(exc)
+        if "bucket does not exist" in reason or "access denied" in reason or "credentials" in reason:
+            return UserError(f"{self.where}: {reason}")
+        return OSError(f"{self.describe(key)}: {reason}")
+
+    # -- Location ------------------------------------------------------------
+
+    def read(self, key: str) -> bytes | None:
+        found = self.read_versioned(key)
+        return None if found is None else found[0]
+
+    def read_versioned(self, key: str) -> tuple[bytes, str] | None:
+        import obstore as obs
+
+        try:
+            result = obs.get(self.store, key)
+            data = bytes(result.bytes())
+        except FileNotFoundError as exc:
+            IO.add()
+            if "NoSuchBucket" in str(exc):
+                raise self._fail(exc, key) from None
+            return None
+        except Exception as exc:  # noqa: BLE001 - translated to one line
+            raise self._fail(exc, key) from None
+        IO.add(read=len(data))
+        return data, f"{result.meta['e_tag'] or ''}\n{result.meta.get('version') or ''}"
+
+    def exists(self, key: str) -> bool:
+        """A HEAD request: the object's bytes are not fetched."""
+        import obstore as obs
+
+        IO.add()
+        try:
+            obs.head(self.store, key)
+        except FileNotFoundError as exc:
+            if "NoSuchBucket" in str(exc):
+                raise self._fail(exc, key) from None
+            return False
+        except Exception as exc:  # noqa: BLE001 - translated to one line
+            raise self._fail(exc, key) from None
+        return True
+
+    def write(self, key: str, data: bytes) -> None:
+        self._put(key, data, "overwrite")
+
+    def create(self, key: str, data: bytes) -> bool:
+        return self._put(key, data, "create")
+
+    def replace(self, key: str, data: bytes, version: str) -> bool:
+        """PUT with ``If-Match`` on the ETag (and the object generation, which GCS compares)."""
+        e_tag, _, generation = version.partition("\n")
+        mode = {"e_tag": e_tag}
+        if generation:
+            mode["version"] = generation
+        return self._put(key, data, mode)
+
+    def _put(self, key: str, data: bytes, mode: Any) -> bool:
+        import obstore as obs
+        from obstore.exceptions import AlreadyExistsError, PreconditionError
+
+        IO.add(written=len(data))
+        try:
+            obs.put(self.store, key, data, mode=mode)
+        except (AlreadyExistsError, PreconditionError):
+            return False
+        except FileNotFoundError as exc:
+            if isinstance(mode, dict) and "NoSuchBucket" not in str(exc):
+                return False  # If-Match on an object that is gone
+            raise self._fail(exc, key) from None
+        except Exception as exc:  # noqa: BLE001 - translated to one line
+            raise self._fail(exc, key) from None
+        return True
+
+    def delete(self, key: str) -> None:
+        import obstore as obs
+
+        IO.add()
+        try:
+            obs.delete(self.store, key)
+        except FileNotFoundError:
+            pass
+        except Exception as exc:  # noqa: BLE001 - translated to one line
+            raise self._fail(exc, key) from None
+
+    def list(self, prefix: str = "") -> list[str]:
+        import obstore as obs
+
+        out: list[str] = []
+        try:
+            for batch in obs.list(self.store, prefix=prefix.rstrip("/") or None):
+                IO.add()
+                out.extend(str(meta["path"]) for meta in batch)
+        except Exception as exc:  # noqa: BLE001 - translated to one line
+            raise self._fail(exc, prefix) from None
+        return sorted(out)
+
+    def sync(self, keys: Iterable[str]) -> None:
+        """Nothing to do: a PUT has returned only once the object is durable."""
+
+    def zarr_store(self, key: str) -> Any:
+        from zarr.storage import ObjectStore
+
+        return CountingStore(ObjectStore(_store(f"{self.where}/{key}")))
+
+    @contextlib.contextmanager
+    def lock(self, owner: str) -> Iterator[None]:
+        """Hold the run's lease object while the block runs, renewing it from a thread."""
+        version = self._take_lease(owner)
+        stop = threading.Event()
+        state = {"version": version}
+
+        def renew() -> None:
+            while not stop.wait(LEASE_SECONDS / 3):
+                body = self._lease_body(owner)
+                with contextlib.suppress(Exception):
+                    if self.replace(LOCK_KEY, body, state["version"]):
+                        state["version"] = self.read_versioned(LOCK_KEY)[1]
+                    else:
+                        return  # taken over after it expired: the epoch fence stops this client's records
+
+        thread = threading.Thread(target=renew, name="epcg-lease", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
+            with contextlib.suppress(OSError, UserError):  # unreachable now: the lease expires by itself
+                current = self.read_versioned(LOCK_KEY)
+                if current is not None and current[1] == state["version"]:
+                    self.delete(LOCK_KEY)
+
+    def _lease_body(self, owner: str) -> bytes:
+        return json.dumps({"owner": owner, "expires": round(time.time() + LEASE_SECONDS, 3)}).encode()
+
+    def _take_lease(self, owner: str) -> str:
+        body = self._lease_body(owner)
+        if self.create(LOCK_KEY, body):
+            return self.read_versioned(LOCK_KEY)[1]
+        current = self.read_versioned(LOCK_KEY)
+        if current is not None:
+            lease = _parse_lease(current[0])
+            if lease["expires"] > time.time():
+                left = lease["expires"] - time.time()
+                raise UserError(
+                    f"run {self.where} is in use by another epcg client ({lease['owner']}); wait for it to finish "
+                    f"or stop it; if it was killed, its lease expires in {left:.0f} s"
+                )
+            if self.replace(LOCK_KEY, body, current[1]):
+                return self.read_versioned(LOCK_KEY)[1]
+        elif self.create(LOCK_KEY, body):
+            return self.read_versioned(LOCK_KEY)[1]
+        raise UserError(f"run {self.where} is in use by another epcg client (it took the lease just now)")
+
+    def is_locked(self) -> bool:
+        current = self.read(LOCK_KEY)
+        return current is not None and _parse_lease(current)["expires"] > time.time()
+
+    def check(self) -> None:
+        """List one key under the prefix: a missing bucket, bad credentials or a dead endpoint end here."""
+        import obstore as obs
+
+        try:
+            IO.add()
+            obs.list(self.store, prefix=None, chunk_size=1).__next__()
+        except StopIteration:
+            pass
+        except Exception as exc:  # noqa: BLE001 - translated to one line
+            raise UserError(f"{self.where}: {_reason(exc)}") from None
+
+    def check_conditional(self) -> None:
+        """Refuse a store that does not honour ``If-None-Match: *``: records could then be overwritten."""
+        probe = f"{PROBE_KEY}-{os.getpid()}-{time.time_ns()}"
+        try:
+            self.create(probe, b"1")
+            refused = not self.create(probe, b"2")
+        finally:
+            self.delete(probe)
+        if not refused:
+            raise UserError(f"{self.where}: this object store overwrote an object despite If-None-Match: *; "
+                            "epcg needs conditional writes to keep records and the run's fence safe")
+
+    def scratch(self, name: str) -> Path:
+        tag = hashlib.sha256(self.where.encode()).hexdigest()[:16]
+        path = Path(tempfile.gettempdir()) / "epcg-scratch" / tag / name
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def local_copy(self, prefix: str) -> Path:
+        target = self.scratch("copy") / prefix.rstrip("/")
+        for key in self.list(prefix):
+            path = self.scratch("copy") / key
+            data = self.read(key)
+            if data is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+        return target
+
+    def publish(self, prefix: str, directory: Path) -> list[str]:
+        keys = []
+        for path in sorted(Path(directory).rglob("*")):
+            if path.is_file():
+                key = f"{prefix.rstrip('/')}/{path.relative_to(directory)}"
+                self.write(key, path.read_bytes())
+                keys.append(key)
+        return keys
+
+    def free_bytes(self) -> int | None:
+        return None
+
+
+def _parse_lease(data: bytes) -> dict[str, Any]:
+    try:
+        lease = json.loads(data)
+        return {"owner": str(lease.get("owner", "unknown")), "expires": float(lease.get("expires", 0))}
+    except (ValueError, AttributeError):
+        return {"owner": "unknown", "expires": 0.0}
+
+
+def _counting_store_class() -> type:
+    from zarr.storage import WrapperStore
+
+    class _CountingStore(WrapperStore):
+        """A Zarr store that counts its requests and bytes in :data:`IO` (what plans and benchmarks report)."""
+
+        async def get(self, key, prototype, byte_range=None):
+            buffer = await self._store.get(key, prototype, byte_range)
+            IO.add(read=len(buffer) if buffer is not None else 0)
+            return buffer
+
+        async def get_partial_values(self, prototype, key_ranges):
+            key_ranges = list(key_ranges)
+            out = await self._store.get_partial_values(prototype, key_ranges)
+            IO.add(len(key_ranges), read=sum(len(b) for b in out if b is not None))
+            return out
+
+        async def set(self, key, value):
+            IO.add(written=len(value))
+            await self._store.set(key, value)
+
+        async def delete(self, key):
+            IO.add()
+            await self._store.delete(key)
+
+        async def exists(self, key):
+            IO.add()
+            return await self._store.exists(key)
+
+    return _CountingStore
+
+
+def CountingStore(store: Any) -> Any:  # noqa: N802 - a class built on first use (Zarr is imported lazily)
+    global _COUNTING
+    if _COUNTING is None:
+        _COUNTING = _counting_store_class()
+    return _COUNTING(store)
+
+
+_COUNTING: type | None = None
