@@ -44,6 +44,7 @@ def test_unique_covers_agree_with_cp_sat() -> None:
     assert sorted(map(tuple, ours["panels"])) == sorted(map(tuple, theirs["panels"])) and len(ours["panels"]) == 166
 
 
+@pytest.mark.slow  # 30 runs of each EA
 def test_evolved_maps_match_deap_in_distribution() -> None:
     script("dwp_deap", "scipy")
     peers = script("dwp_deap", "deap")

@@ -209,6 +209,7 @@ def small_reference(tmp_path_factory) -> Path:
     return reference
 
 
+@pytest.mark.slow  # a minute; the default run keeps the SIGHUP test of epcg run
 def test_detach_survives_hangup(tmp_path: Path, small_reference: Path) -> None:
     """--detach: the submitting shell gets SIGHUP at once; the daemon runs on and finishes; status from elsewhere."""
     job = SMALL
