@@ -167,7 +167,7 @@ def _detached_spec(cluster_file, scheduler, scheduler_file, workers, threads_per
 def _check_allocation(prepared, spec, max_tasks: int, force: bool, new: bool):
     """Fit and check the plan against one allocation's workers, as `run` checks it against its cluster's."""
     from epcg.runtime.batch import worker_memory_limit, workers_per_node
-    from epcg.runtime.estimate import Limits, check, figures, free_disk
+    from epcg.runtime.estimate import Limits, check, figures
     from epcg.runtime.registry import job_kind
     from epcg.runtime.session import fit_memory
 
@@ -176,7 +176,7 @@ def _check_allocation(prepared, spec, max_tasks: int, force: bool, new: bool):
         prepared = fit_memory(prepared, memory, workers)
     job, plan, run = prepared
     done = set(run.done(plan.tasks())) if not new else set()
-    limits = Limits(workers=workers, memory_per_worker=memory, free_disk=free_disk(run.path), max_tasks=max_tasks)
+    limits = Limits(workers=workers, memory_per_worker=memory, free_disk=run.location.free_bytes(), max_tasks=max_tasks)
     check(figures(job_kind(job.domain), job.config, plan, workers, done), limits, force)
     return prepared
 

@@ -83,6 +83,7 @@ def test_scan_example_report_and_export(examples_on_path: None, tmp_path: Path) 
     assert [(m["rank"], m["score"]) for m in maxima] == [(155, 152), (310, 152)]
 
 
+@pytest.mark.slow  # the scan example checks the same outputs in the default run
 def test_retrograde_example_report_and_export(examples_on_path: None, tmp_path: Path) -> None:
     """The family job (triangles of side 4 and 5, one analysis per row) gives each row the plain space's layers."""
     from epcg.search.retrograde import solve_layers

@@ -112,7 +112,8 @@ def test_more_bad_inputs(project: Path) -> None:
     check_refused(project, MORE_CASES)
 
 
-@pytest.mark.parametrize("pieces", [12, pytest.param(13, marks=pytest.mark.slow), pytest.param(14, marks=pytest.mark.slow)])
+@pytest.mark.slow  # the plan of a refused 12-piece job; tests/test_runtime_plan.py checks plan against run by default
+@pytest.mark.parametrize("pieces", [12, 13, 14])
 def test_plan_estimates_what_run_refuses(project: Path, pieces: int) -> None:
     whole = run_cli(["plan", "jobs/fling.toml", "--set", f"max_pieces={pieces}", "--set", "partitions=1"], {}, project)
     assert whole.returncode == 0, whole.stderr

@@ -54,6 +54,7 @@ def rows(run: Path) -> list:
             for r in json.loads((run / "results.json").read_text())["rows"]]
 
 
+@pytest.mark.slow  # a third cluster of this file; the others keep the external scheduler in the default run
 def test_relative_run_directory_and_a_worker_elsewhere(cluster: Cluster, tmp_path: Path) -> None:
     job = fling(tmp_path, "rel", 5, 5, 4)
     reference = tmp_path / "ref"
