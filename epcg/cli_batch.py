@@ -24,6 +24,7 @@ import click
 
 from epcg.cli import _check_plan, _cluster_spec, _go, main
 from epcg.runtime.errors import Drain, TaskFailed, UserError
+from epcg.runtime.store import RESULTS
 
 
 def _local_only(where: str | None, command: str) -> None:
@@ -322,7 +323,7 @@ def drive(run_dir: str) -> None:
     history = batch.read_history(run)
     done = run.done(prepared.plan.tasks())
     batch.settle(history, done, starting=round(began, 3))
-    stop = "finished: nothing was left to compute" if run.results_path.exists() else batch.decide(
+    stop = "finished: nothing was left to compute" if run.has(RESULTS) else batch.decide(
         history, None if kind is None else info["max_requeues"] + history.get("base", 0),
         prepared.plan.num_tasks - len(done))
     alloc = {"job": job_id, "pid": os.getpid(), "node": socket.gethostname(), "started_at": round(began, 3)}
@@ -433,7 +434,7 @@ def _refresh_outputs(run) -> None:
     from epcg.report_html import write_report
     from epcg.runtime import batch
 
-    results = json.loads(run.results_path.read_text())
+    results = json.loads(run.read_text(RESULTS))
     results["allocations"] = batch.history_for_results(run, run.done(_tasks(run)))
     run.write_results(results)
     write_report(run.path)
