@@ -323,10 +323,12 @@ def report(run_dir: str) -> None:
 @click.option("--limit", type=click.IntRange(min=1), default=1000, show_default=True, help="Objects at most.")
 @click.option("--pictures", type=click.Choice(["png", "svg", "none"]), default="png", show_default=True)
 @click.option("--where", multiple=True, metavar="KEY=VALUE",
-              help="A filter of Run.puzzles/boards/triples/maps, e.g. --where pieces=8 --where min_ratio=50.")
+              help="A filter of Run.puzzles/boards/triples/maps/designs/states, e.g. --where pieces=8 --where "
+                   "min_ratio=50, --where role=max, --where row=r001.")
 def export(run_dir: str, out: Path | None, limit: int, pictures: str, where: tuple[str, ...]) -> None:
     """Write what a run found as JSON lines (found.jsonl) and pictures; schema: epcg/api/export.py."""
     import epcg
+    from epcg.api.export import export as write
 
     if out is not None and out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is a file, not a directory")
@@ -337,11 +339,14 @@ def export(run_dir: str, out: Path | None, limit: int, pictures: str, where: tup
         raise UserError(f"--where {twice} is given twice: a filter takes one value (run export once per value)")
     try:
         opened = epcg.open(run_dir)
-        path = opened.export(out or opened.default_export(), limit=limit,
-                             pictures=None if pictures == "none" else pictures, **filters)
+        done = write(opened, out or opened.default_export(), limit=limit,
+                     pictures=None if pictures == "none" else pictures, **filters)
     except (TypeError, InvalidValue) as exc:
         raise UserError(f"--where: {exc}") from None
-    click.echo(f"{sum(1 for _ in path.open())} objects: {path}")
+    click.echo(f"{done.count:,} objects: {done.path}")
+    if done.cut:
+        click.echo(f"note: the run found more than {limit:,} that match; these are the first {limit:,} "
+                   "(--limit N for more, --where KEY=VALUE to choose)")
 
 
 def _filter(text: str) -> tuple[str, object]:

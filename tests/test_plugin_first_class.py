@@ -81,6 +81,13 @@ def test_scan_example_report_and_export(examples_on_path: None, tmp_path: Path) 
     assert at_max.returncode == 0, at_max.stderr
     maxima = [json.loads(line) for line in (tmp_path / "max" / "found.jsonl").read_text().splitlines()]
     assert [(m["rank"], m["score"]) for m in maxima] == [(155, 152), (310, 152)]
+    cut = epcg("export", str(out), "--out", str(tmp_path / "cut"), "--limit", "5", "--pictures", "none")
+    assert cut.stdout.splitlines()[-2:] == [
+        f"5 objects: {tmp_path / 'cut' / 'found.jsonl'}",
+        "note: the run found more than 5 that match; these are the first 5 (--limit N for more, "
+        "--where KEY=VALUE to choose)"]
+    exact = epcg("export", str(out), "--out", str(tmp_path / "exact"), "--limit", "2", "--where", "role=max")
+    assert "note:" not in exact.stdout
 
 
 @pytest.mark.slow  # the scan example checks the same outputs in the default run
@@ -98,6 +105,9 @@ def test_retrograde_example_report_and_export(examples_on_path: None, tmp_path: 
     assert (out / "figures" / "r001-layers.png").is_file()
     assert "- rank 0: `oooooooooooooo.`" in (out / "summary.md").read_text()
     assert lines[0] == {**lines[0], "type": "retrograde-state", "row": "r000", "layer": 9, "bits": {"solvable": True}}
+    second = epcg("export", str(out), "--out", str(tmp_path / "r001"), "--where", "row=r001", "--where", "layer=13")
+    assert second.returncode == 0, second.stderr
+    assert {json.loads(line)["row"] for line in (tmp_path / "r001" / "found.jsonl").read_text().splitlines()} == {"r001"}
 
 
 CRASHING = '''
@@ -120,6 +130,7 @@ def needs_an_array(rank, buf):
 
 CRASH = ScanSpace(max_rank=4000, evaluate=out_of_bounds, data=(np.zeros(4, np.int64), 1300), name="crash")
 SAMPLED = ScanSpace(max_rank=4000, evaluate=out_of_bounds, data=(np.zeros(4, np.int64), 1500), name="sampled")
+AT_ZERO = ScanSpace(max_rank=4000, evaluate=out_of_bounds, data=(np.zeros(4, np.int64), 0), name="at-zero")
 MISMATCH = ScanSpace(max_rank=10, evaluate=needs_an_array, data=(3.5,), name="mismatch")
 '''
 
@@ -174,6 +185,17 @@ def test_a_kernel_that_crashes_while_the_plan_times_it_is_one_line(crashing: Pat
     assert result.returncode == 1 and "Traceback" not in result.stderr
     (line,) = errors(result.stderr)
     assert "timing the evaluator of crashing:SAMPLED" in line and "killed its process (SIGSEGV)" in line
+
+
+def test_a_kernel_that_crashes_at_rank_zero_is_one_line_in_plan_and_check(crashing: Path) -> None:
+    planned = epcg("plan", job(crashing, "AT_ZERO"))
+    assert planned.returncode == 1 and "Traceback" not in planned.stderr
+    (line,) = errors(planned.stderr)
+    assert "timing the evaluator of crashing:AT_ZERO" in line and "killed its process (SIGSEGV)" in line
+    checked = epcg("run", job(crashing, "AT_ZERO"), "--out", str(crashing / "run"), "--check", "--workers", "1")
+    assert checked.returncode == 1
+    assert errors(checked.stderr) == ["epcg: error: --check: evaluator of at-zero failed at rank 0: "
+                                      "IndexError: index is out of bounds"]
 
 
 def test_data_that_does_not_match_the_evaluator_is_one_line_before_any_task(crashing: Path) -> None:

@@ -51,6 +51,7 @@ import errno
 import itertools
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,27 +60,39 @@ from epcg.runtime.errors import OutputFailed, UserError
 SCHEMA = "epcg-found/1"
 
 
+@dataclass(frozen=True)
+class Exported:
+    """What an export wrote: the JSONL file, how many objects, and whether ``limit`` left matching ones out."""
+
+    path: Path
+    count: int
+    cut: bool
+
+
 def export(run: Any, path: Path, *, limit: int | None = None, pictures: str | None = "png",
-           **filters: Any) -> Path:
-    """Write ``path/found.jsonl`` (and ``path/pictures/``) for what ``run`` found; return the JSONL path."""
+           **filters: Any) -> Exported:
+    """Write ``path/found.jsonl`` (and ``path/pictures/``) for what ``run`` found, at most ``limit`` objects."""
     if pictures not in ("png", "svg", None):
         raise ValueError(f"pictures must be 'png', 'svg' or None, got {pictures!r}")
-    items = run.found(limit=limit, **filters)
+    items = run.found(**filters)
     first = next(items, None)  # a bad filter fails here, before anything is written
+    chosen = itertools.chain([first] if first is not None else [], items)
     try:
-        return _write(run, path, pictures, itertools.chain([first] if first is not None else [], items))
+        out, count = _write(run, path, pictures, itertools.islice(chosen, limit))
     except OSError as exc:
         where = exc.filename or path
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
             raise OutputFailed(f"cannot write {where}: {exc.strerror}") from None
         raise UserError(f"cannot write {where}: {exc.strerror}") from None
+    return Exported(out, count, cut=limit is not None and count == limit and next(chosen, None) is not None)
 
 
-def _write(run: Any, path: Path, pictures: str | None, items: Iterator[Any]) -> Path:
+def _write(run: Any, path: Path, pictures: str | None, items: Iterator[Any]) -> tuple[Path, int]:
     path.mkdir(parents=True, exist_ok=True)
     if pictures:
         (path / "pictures").mkdir(exist_ok=True)
     out = path / "found.jsonl"
+    count = 0
     with out.open("w") as handle:
         for item in items:
             data = item.to_dict()
@@ -91,4 +104,5 @@ def _write(run: Any, path: Path, pictures: str | None, items: Iterator[Any]) -> 
                 (path / picture).write_bytes(drawn)
             line = {"schema": SCHEMA, "id": ident, "job": run.name, **data, "picture": picture}
             handle.write(json.dumps(line) + "\n")
-    return out
+            count += 1
+    return out, count

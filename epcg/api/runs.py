@@ -414,18 +414,23 @@ class Run:
         for start in range(0, array.shape[0], step):
             yield from (int(r) for r in np.asarray(array[start:start + step]))
 
-    def states(self, layer: int | None = None, *, bit: str | None = None, row: int | None = None) -> Iterator[State]:
+    def states(self, layer: int | None = None, *, bit: str | None = None,
+               row: int | str | None = None) -> Iterator[State]:
         """States of a retrograde run of a user's space that have ``bit`` set (default: the space's first bit, e.g.
         solvable), deepest layer first, in rank order within a layer; or those of layer ``layer`` only; of every
-        row of a family, or of row ``row`` (its index). A reduced space's deepest layer lists each class's
-        representative."""
+        row of a family, or of row ``row`` (its index, or its name as found.jsonl writes it: ``"r001"``). A reduced
+        space's deepest layer lists each class's representative."""
         from epcg.api.designs import State, set_bits
         from epcg.experiments.retrograde import array_prefix
 
         self._require("retrograde")
         count = len(self.config.rows)
-        if row is not None and not (isinstance(row, int) and 0 <= row < count):
-            raise UserError(f"run {self.name} has rows 0..{count - 1}, not {row!r}")
+        names = [self.config.row(i) for i in range(count)]
+        if isinstance(row, str) and row in names:
+            row = names.index(row)
+        if row is not None and not (_is_int(row) and 0 <= row < count):
+            listed = f" ({', '.join(names)})" if any(names) else ""
+            raise UserError(f"run {self.name} has rows 0..{count - 1}{listed}, not {row!r}")
         for i in [row] if row is not None else range(count):
             space, name = self.config.retrograde_space(i), self.config.row(i)
             wanted = space.bits[0] if bit is None else bit
@@ -461,7 +466,7 @@ class Run:
         """Write what the run found as JSON lines (one object per line) plus pictures; see :mod:`epcg.api.export`."""
         from epcg.api.export import export
 
-        return export(self, Path(path), limit=limit, pictures=pictures, **filters)
+        return export(self, Path(path), limit=limit, pictures=pictures, **filters).path
 
 
 def _is_int(value: Any) -> bool:

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
+import numba
 from numba import njit
 
 BLOCK = 1 << 20
@@ -364,13 +365,13 @@ def _evaluator_name(space: ScanSpace) -> str:
 
 
 def check(space: ScanSpace) -> None:
-    """Compile the evaluator by evaluating rank 0; a CompileError names it and numba's first error line."""
+    """Compile the evaluator for the space's data without evaluating any rank (a kernel that crashes must not
+    take this process with it); a CompileError names it and numba's first error line."""
     if space.max_rank == 0:
         return
+    scores, at = np.empty(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
     try:
-        _evaluate_block(space, 0, 1)
-    except EvaluationError:
-        raise
+        _drive.compile(tuple(numba.typeof(value) for value in (space.evaluate, space.data, 0, scores, at)))
     except Exception as exc:  # noqa: BLE001 - numba reports typing and lowering errors as many types
         raise CompileError(
             f"evaluator {_evaluator_name(space)} of {space.name} does not compile with numba: {_numba_line(exc)}"
