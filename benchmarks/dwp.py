@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from epcg.domains.dwp.sda import random_population
-from epcg.domains.dwp.study import _context, _fitness, run_replicate, seed_for
-from epcg.experiments.dwp import table
+from epcg.games.dwp.domain.sda import random_population
+from epcg.games.dwp.domain.study import _context, _fitness, run_replicate, seed_for
+from epcg.games.dwp.kind import table
 from epcg.search.evolve import _evaluate, evolve, evolve_jit
 
 RUNS = 30

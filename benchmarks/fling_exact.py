@@ -18,7 +18,8 @@ import json
 import time
 from pathlib import Path
 
-from epcg.experiments import fling, fling_evaluate
+from epcg.games.fling import evaluation as fling_evaluate
+from epcg.games.fling import kind as fling
 from epcg.runtime.jobs import load_job
 from epcg.runtime.plan import Task
 from epcg.runtime.store import RunDir

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from epcg.domains.fling.layers import first_layer, layer_size, layer_words, solve_words
+from epcg.games.fling.domain.layers import first_layer, layer_size, layer_words, solve_words
 
 WIDTH, HEIGHT = 7, 8
 PUBLISHED = {2: (267, 267), 3: (2_720, 2_110), 4: (35_518, 15_724), 5: (481_048, 103_324)}

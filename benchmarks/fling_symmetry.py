@@ -23,8 +23,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from epcg.domains.fling.layers import first_layer, layer_size, layer_words, solve_words
-from epcg.domains.fling.symmetry import expand_words, first_layer_symmetric, solve_words_symmetric
+from epcg.games.fling.domain.layers import first_layer, layer_size, layer_words, solve_words
+from epcg.games.fling.domain.symmetry import expand_words, first_layer_symmetric, solve_words_symmetric
 
 WIDTH, HEIGHT = 7, 8
 CHUNK = 1 << 15

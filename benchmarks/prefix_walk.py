@@ -1,6 +1,6 @@
 """Must-cross rows three ways in one process: the built-in kernel, the example on PrefixWalk, the example per rank.
 
-- ``built-in``: ``epcg.domains.witness.scan.puzzle_space`` (the fused DFS kernel the Witness job runs);
+- ``built-in``: ``epcg.games.witness.domain.scan.puzzle_space`` (the fused DFS kernel the Witness job runs);
 - ``prefix walk``: ``examples/must-cross`` as shipped, a :class:`epcg.search.PrefixWalk`;
 - ``per rank``: the example as it was before the walk existed, an ``evaluate(rank)``
   that unranks each placement and ANDs its ``k`` path bitsets from scratch.
@@ -35,8 +35,8 @@ from must_cross import must_cross  # noqa: E402
 from epcg.combinatorics import Combinations  # noqa: E402
 from epcg.combinatorics.binomial import BINOMIAL  # noqa: E402
 from epcg.combinatorics.bits import popcount  # noqa: E402
-from epcg.domains.witness.bitsets import bitsets_for  # noqa: E402
-from epcg.domains.witness.scan import puzzle_space  # noqa: E402
+from epcg.games.witness.domain.bitsets import bitsets_for  # noqa: E402
+from epcg.games.witness.domain.scan import puzzle_space  # noqa: E402
 from epcg.search import Reductions, ScanPartial, ScanSpace, scan_range  # noqa: E402
 
 

@@ -20,8 +20,8 @@ import time
 
 import numpy as np
 
-from epcg.domains.witness import scan
-from epcg.domains.witness.bitsets import bitsets_for
+from epcg.games.witness.domain import scan
+from epcg.games.witness.domain.bitsets import bitsets_for
 from epcg.search import Reductions, scan_range
 
 

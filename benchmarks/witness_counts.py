@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from epcg.domains.witness.bitsets import bitsets_for
-from epcg.domains.witness.scan import puzzle_space
+from epcg.games.witness.domain.bitsets import bitsets_for
+from epcg.games.witness.domain.scan import puzzle_space
 from epcg.search import Reductions, scan_range
 
 # (kind, width, height, k, first rank, last rank or None for the whole row)

@@ -18,9 +18,9 @@ import argparse
 import itertools
 import time
 
-from epcg.domains.witness.bitsets import bitsets_for
-from epcg.domains.witness.cover import cover_positions, unique_covers
-from epcg.domains.witness.scan import decode, puzzle_space
+from epcg.games.witness.domain.bitsets import bitsets_for
+from epcg.games.witness.domain.cover import cover_positions, unique_covers
+from epcg.games.witness.domain.scan import decode, puzzle_space
 from epcg.search import Reductions, scan_range
 
 

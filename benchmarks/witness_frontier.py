@@ -20,8 +20,8 @@ import sys
 import time
 from pathlib import Path
 
-from epcg.domains.witness.frontier import GridGraph, frontier_run
-from epcg.domains.witness.paths import _build, paths_for
+from epcg.games.witness.domain.frontier import GridGraph, frontier_run
+from epcg.games.witness.domain.paths import _build, paths_for
 
 
 def run(width: int, height: int, cross=()) -> tuple[int, float, int]:

@@ -17,10 +17,10 @@ import argparse
 import resource
 import time
 
-from epcg.domains.witness.piece_panels import max_rank
-from epcg.domains.witness.pieces import LIBRARY
-from epcg.domains.witness.triple import count_arrangements, search_range, triple_info
-from epcg.domains.witness.triple_problem import problem_for
+from epcg.games.witness.domain.piece_panels import max_rank
+from epcg.games.witness.domain.pieces import LIBRARY
+from epcg.games.witness.domain.triple import count_arrangements, search_range, triple_info
+from epcg.games.witness.domain.triple_problem import problem_for
 
 
 def run(width: int, height: int, separate: bool) -> None:

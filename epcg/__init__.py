@@ -1,6 +1,6 @@
 """epcg: exhaustive procedural content generation as distributed batch jobs.
 
-The Python API (loaded on first use, so ``import epcg.domains...`` stays light)::
+The Python API (loaded on first use, so ``import epcg.games.fling.domain`` stays light)::
 
     import epcg
     run = epcg.run("jobs/witness-joint.toml", out="runs/joint")   # like `epcg run`
@@ -14,6 +14,10 @@ The Python API (loaded on first use, so ``import epcg.domains...`` stays light):
 """
 
 from typing import Any
+
+from epcg import _moved
+
+_moved.install()
 
 __all__ = ["FlingBoard", "LevelMap", "Run", "TripleSet", "WitnessPuzzle", "open", "run"]
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import click
 
-from epcg.cli import _check_plan, _cluster_spec, _go, main
+from epcg.cli_session import check_plan, cluster_spec, go
 from epcg.runtime.errors import Drain, TaskFailed, UserError
 from epcg.runtime.store import RESULTS
 
@@ -36,7 +36,7 @@ def _local_only(where: str | None, command: str) -> None:
                         f"run it with 'epcg run --out {where}' (or 'epcg resume {where}') on a cluster instead")
 
 
-@main.command()
+@click.command()
 @click.argument("job_file", type=click.Path(path_type=Path), required=False)
 @click.option("--cluster", "cluster_file", type=click.Path(path_type=Path),
               help="cluster/slurm.toml or pbs.toml: the allocations to run in (with --detach: local or scheduler).")
@@ -91,7 +91,7 @@ def submit(job_file, cluster_file, out, overrides, walltime, max_requeues, resum
     if kind is not None:
         prepared = _check_allocation(prepared, spec, max_tasks, force, new)
     elif spec is not None:
-        prepared = _check_plan(prepared, spec, None, {}, max_tasks, force)
+        prepared = check_plan(prepared, spec, None, {}, max_tasks, force)
     run = prepared.run
     if new:
         with claimed(prepared, new=True):
@@ -159,7 +159,7 @@ def _detached_spec(cluster_file, scheduler, scheduler_file, workers, threads_per
 
     if walltime is not None or max_requeues is not None:
         raise UserError("--walltime and --max-requeues are for batch allocations, not --detach")
-    spec = _cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker)
+    spec = cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker)
     if isinstance(spec, JobqueueSpec):
         raise UserError(f"cluster file {cluster_file} is kind = {spec.kind!r}: submit it without --detach")
     return None if isinstance(spec, SchedulerSpec) else spec
@@ -200,7 +200,7 @@ def _remove_new(run) -> None:
     shutil.rmtree(run.path, ignore_errors=True)
 
 
-@main.command()
+@click.command()
 @click.argument("run_dir")
 @click.option("--wait", type=click.FloatRange(min=0), default=120, show_default=True,
               help="Seconds to wait for the running allocation to stop.")
@@ -267,7 +267,7 @@ def _call(args: list[str]) -> None:
         subprocess.run(args, capture_output=True, timeout=30)
 
 
-@main.command(hidden=True)
+@click.command(hidden=True)
 @click.argument("run_dir")
 def drive(run_dir: str) -> None:
     """One allocation of a submitted run: what the batch script (or --detach) runs."""
@@ -367,7 +367,7 @@ def _drive(prepared, info, spec, kind, run, caught) -> tuple[str, int]:
     connect = info.get("connect") or {}
     try:
         with (batch.allocation_cluster(run, spec, kind) if kind is not None else contextlib.nullcontext()) as file:
-            _go(prepared, new=False, max_tasks=max(prepared.plan.num_tasks, 1), everything=False,
+            go(prepared, new=False, max_tasks=max(prepared.plan.num_tasks, 1), everything=False,
                 workers=connect.get("workers"), threads_per_worker=connect.get("threads_per_worker"),
                 scheduler=connect.get("scheduler"),
                 scheduler_file=file if file is not None else connect.get("scheduler_file"),
@@ -431,13 +431,14 @@ def _refresh_outputs(run) -> None:
     """results.json and report.html with the last allocation's end (they were written just before it)."""
     import json
 
-    from epcg.report_html import write_report
+    from epcg.api.runs import Run
+    from epcg.report.html import write_report
     from epcg.runtime import batch
 
     results = json.loads(run.read_text(RESULTS))
     results["allocations"] = batch.history_for_results(run, run.done(_tasks(run)))
     run.write_results(results)
-    write_report(run.path)
+    write_report(Run(run.path))
 
 
 def _tasks(run):

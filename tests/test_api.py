@@ -10,10 +10,10 @@ import pytest
 
 import epcg
 from epcg.combinatorics.binomial import binomial
-from epcg.domains.fling import evaluate
-from epcg.domains.fling.rules import Board
-from epcg.domains.witness import scan
-from epcg.domains.witness.paths import paths_for
+from epcg.games.fling.domain import evaluate
+from epcg.games.fling.domain.rules import Board
+from epcg.games.witness.domain import scan
+from epcg.games.witness.domain.paths import paths_for
 from epcg.runtime.errors import UserError
 from tests.workbench_runs import JOBS, SLOW, small_run
 
@@ -25,6 +25,16 @@ def test_table_has_one_row_per_result_row() -> None:
     table = run.table()
     assert list(table["puzzles"]) == [r["puzzles"] for r in run.results["rows"]]
     assert {"min_solutions", "puzzles_at_min", "longest_solution"} <= set(table.columns)
+
+
+def test_a_run_opens_as_its_kinds_class_and_names_the_kind_of_another_method() -> None:
+    run = epcg.open(small_run("witness").path)
+    assert type(run).__name__ == "WitnessRun" and isinstance(run, epcg.Run)
+    with pytest.raises(UserError, match=r"is a witness run, not a fling run \(it has no boards\(\)\)"):
+        run.boards(3)
+    assert not hasattr(run, "boards") and hasattr(run, "puzzles")
+    assert type(epcg.open(small_run("fling").path)).__name__ == "FlingRun"
+    assert epcg.WitnessPuzzle is run.found_types[0] and epcg.FlingBoard.__module__ == "epcg.games.fling.found"
 
 
 def test_witness_puzzles_at_minimum_match_a_plain_walk() -> None:

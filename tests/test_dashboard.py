@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from distributed import Client, LocalCluster
 
-from epcg.dashboard import register, snapshot
+from epcg.report.dashboard import register, snapshot
 from tests.browser import chromium_page, screenshot
 from tests.workbench_runs import small_run
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from epcg.report_html import gallery, write_report
+from epcg.report.html import GALLERY_ITEMS, write_report
 from tests.browser import chromium_page, screenshot
 from tests.workbench_runs import SLOW, small_run
 
@@ -26,14 +26,14 @@ def test_report_is_self_contained(domain: str) -> None:
     text = write_report(run).read_text()
     assert not re.search(r"""(src|href)\s*=\s*['"]?(https?:|//)""", text)
     assert "<script src" not in text and "<link" not in text
-    groups = gallery(run)
+    groups = run.gallery(GALLERY_ITEMS)
     assert text.count("<figure class=item") == sum(len(g.items) for g in groups) > 0
     assert text.count("data:image/png;base64,") >= sum(len(g.items) for g in groups) + len(run.figures())
 
 
 def test_large_groups_are_sampled_and_say_so() -> None:
     run = small_run("fling")
-    groups = gallery(run, items=10)
+    groups = run.gallery(10)
     assert any(len(g.items) < g.total for g in groups)
     assert "of the" in write_report(run, items=10).read_text()
 
@@ -41,7 +41,7 @@ def test_large_groups_are_sampled_and_say_so() -> None:
 def test_witness_report_filters_in_chromium(tmp_path: Path) -> None:
     run = small_run("witness")
     path = write_report(run)
-    expected = sum(1 for g in gallery(run) for i in g.items if i.attrs["k"] == "3")
+    expected = sum(1 for g in run.gallery(GALLERY_ITEMS) for i in g.items if i.attrs["k"] == "3")
     with chromium_page() as (page, refused):
         page.goto(path.as_uri())
         total = page.locator("figure.item").count()
@@ -64,7 +64,7 @@ def test_witness_report_filters_in_chromium(tmp_path: Path) -> None:
 def test_fling_report_filters_in_chromium(tmp_path: Path) -> None:
     run = small_run("fling")
     path = write_report(run)
-    items = [i for g in gallery(run) for i in g.items]
+    items = [i for g in run.gallery(GALLERY_ITEMS) for i in g.items]
     top = max(i.attrs["ratio"] for i in items if i.attrs["ratio"] != "")
     with chromium_page() as (page, refused):
         page.goto(path.as_uri())

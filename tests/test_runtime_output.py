@@ -102,7 +102,8 @@ def test_a_stopped_run_prints_no_traceback(tmp_path: Path, sig: int, status: int
 def test_fling_evaluates_every_unique_board_unless_a_sample_is_asked_for() -> None:
     """The default 11-piece job evaluates all of layer 11 (not the 2.9 % sample of 2^32 boards); plan says what a
     sample would save, and a job that sets ratio_sample gets its sample."""
-    from epcg.experiments import fling, fling_evaluate
+    from epcg.games.fling import evaluation as fling_evaluate
+    from epcg.games.fling import kind as fling
     from epcg.runtime.jobs import load_job
 
     config = load_job(Path(FLING), ["max_pieces=11"]).config

@@ -11,7 +11,7 @@ from epcg.runtime.registry import job_kind, kind_of, known_kinds, load_object
 
 def test_built_in_kinds_are_registered_as_entry_points():
     assert {"witness", "fling", "dwp"} <= set(known_kinds())
-    assert job_kind("fling").__name__ == "epcg.experiments.fling"
+    assert job_kind("fling").__name__ == "epcg.games.fling.kind"
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from epcg.experiments import witness
+from epcg.games.witness import scans as witness
 from epcg.runtime import execute
 from epcg.runtime.errors import TaskFailed
 from epcg.runtime.jobs import load_job

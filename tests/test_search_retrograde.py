@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from epcg.domains.fling import layers as fling
-from epcg.experiments.fling import fling_space
+from epcg.games.fling.domain import layers as fling
+from epcg.games.fling.kind import fling_space
 from epcg.search.retrograde import (
     LayerCache, Line, RetrogradeSpace, Subsets, layer_checksum, layer_plan, solve_layers, solve_range, word_ranges,
 )

@@ -4,7 +4,7 @@ The question, per board: the smallest k such that some k must-cross positions
 (vertices and edges, numbered as in ``geometry.py``) are crossed by exactly one
 start-to-goal path, and every panel (set of positions) of that size that does it.
 
-- epcg: ``epcg.domains.witness.cover.unique_covers`` (numba branch and bound),
+- epcg: ``epcg.games.witness.domain.cover.unique_covers`` (numba branch and bound),
   timed with the path list and its bitset tables built first (in the timing).
 - CP-SAT (one worker), given the same path list: a Boolean ``x_s`` per position
   and ``y_P`` per path; exactly one ``y`` is true; ``x_s <= sum of y_P over the
@@ -38,9 +38,9 @@ HERE = Path(__file__).resolve()
 
 
 def epcg_child(w: int, h: int) -> None:
-    from epcg.domains.witness.bitsets import bitsets_for
-    from epcg.domains.witness.cover import cover_positions, unique_covers
-    from epcg.domains.witness.paths import paths_for
+    from epcg.games.witness.domain.bitsets import bitsets_for
+    from epcg.games.witness.domain.cover import cover_positions, unique_covers
+    from epcg.games.witness.domain.paths import paths_for
 
     unique_covers(2, 2)  # load the compiled kernels
     t, c = time.perf_counter(), time.process_time()
@@ -56,7 +56,7 @@ def _model(w: int, h: int):
     import numpy as np
     from ortools.sat.python import cp_model
 
-    from epcg.domains.witness.paths import paths_for
+    from epcg.games.witness.domain.paths import paths_for
 
     ps = paths_for(w, h)
     npos = ps.geometry.num_positions

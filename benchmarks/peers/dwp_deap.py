@@ -1,6 +1,6 @@
 """epcg's evolved level maps beside the same evolutionary algorithm written with DEAP.
 
-The algorithm (``epcg.domains.dwp`` + ``epcg.search.evolve``, Ashlock & Salge's
+The algorithm (``epcg.games.dwp.domain`` + ``epcg.search.evolve``, Ashlock & Salge's
 "do what's possible" maps): a genome is a self-driving automaton of ``--states``
 states (``(states, 5)`` int64: string length, two bits, two transitions); a
 random initial population of ``--population``; steady state: each mating event
@@ -11,12 +11,12 @@ chance), and the children replace the two worst drawn; ``--events`` mating
 events; the result is the best fitness (``A²/B`` of the map the machine builds)
 in the final population.
 
-- epcg: ``epcg.domains.dwp.run_replicate`` (the whole loop in numba, numpy's PCG64 random numbers).
+- epcg: ``epcg.games.dwp.domain.run_replicate`` (the whole loop in numba, numpy's PCG64 random numbers).
 - DEAP: ``creator``/``base.Toolbox`` individuals (numpy arrays) with the same
   operators registered as ``mate``, ``mutate``, ``select`` and ``evaluate``,
   Python's ``random`` for every draw, the loop in Python as DEAP's own
   algorithms are. Its ``evaluate`` calls epcg's compiled map builder
-  (``epcg.domains.dwp.study._fitness``) because that is the paper's fitness and
+  (``epcg.games.dwp.domain.study._fitness``) because that is the paper's fitness and
   the only one whose answers can be compared; so the ratio measures the
   evolutionary machinery around identical evaluations (a map builder rewritten
   in Python would be far slower still, and is not measured).
@@ -48,7 +48,7 @@ def deap_toolbox(states: int, mnm: int, population: int, context: tuple, rng: ra
     """The DEAP toolbox of the algorithm: individuals, population, mate, mutate, select, evaluate."""
     from deap import base, creator
 
-    from epcg.domains.dwp.study import _fitness
+    from epcg.games.dwp.domain.study import _fitness
 
     if not hasattr(creator, "MapIndividual"):
         creator.create("MapFitness", base.Fitness, weights=(1.0,))
@@ -104,7 +104,7 @@ def deap_toolbox(states: int, mnm: int, population: int, context: tuple, rng: ra
 
 def deap_run(params, seed: int) -> tuple[float, float]:
     """One DEAP run: the best fitness of its final population, and the CPU seconds spent in ``evaluate``."""
-    from epcg.domains.dwp.study import _context
+    from epcg.games.dwp.domain.study import _context
 
     rng = random.Random(seed)
     toolbox = deap_toolbox(params.states, params.mnm, params.population, _context(params), rng)
@@ -130,7 +130,7 @@ def compare(runs: int, events: int, population: int, mnm: int, states: int, alph
     """Both systems' best fitness over ``runs`` runs, their CPU seconds, the ratio and the test."""
     from scipy.stats import mannwhitneyu
 
-    from epcg.domains.dwp.study import ExperimentParams, run_replicate, seed_for
+    from epcg.games.dwp.domain.study import ExperimentParams, run_replicate, seed_for
 
     params = ExperimentParams(population=population, mnm=mnm, states=states, mating_events=events)
     c = time.process_time()

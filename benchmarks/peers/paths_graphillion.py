@@ -2,7 +2,7 @@
 
 The question: how many self-avoiding paths join opposite corners of a board of
 n×n cells (OEIS A007764)? epcg counts them with its frontier programme
-(``epcg.domains.witness.frontier.count_paths``, numba); graphillion builds the
+(``epcg.games.witness.domain.frontier.count_paths``, numba); graphillion builds the
 ZDD of all such paths (``GraphSet.paths``, C++) with the edge order named by
 ``--orders`` and counts it (``len()``). Every measurement runs in its own fresh
 process, one thread, the two systems alternating board by board; the script
@@ -44,7 +44,7 @@ def grid_edges(n: int) -> list[tuple[int, int]]:
 def child(system: str, n: int) -> None:
     """Count in this process and print ``{count, cpu, wall, mb}``."""
     if system == "epcg":
-        from epcg.domains.witness.frontier import frontier_run
+        from epcg.games.witness.domain.frontier import frontier_run
 
         frontier_run(2, 2)  # load the compiled kernels
         base = peak_mb()

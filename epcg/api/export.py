@@ -13,7 +13,7 @@ null), then the fields of its type:
     ``puzzle_kind`` (must-cross, regions, joint), ``row``, ``width``, ``height``
     (cells), ``k`` (list), ``rank``; ``must_cross`` (names such as ``"vertex (1,0)"``,
     ``"edge (0,1)-(1,1)"``, x right and y up from the start at the bottom left) and
-    ``must_cross_positions`` (indices of :mod:`epcg.domains.witness.geometry`);
+    ``must_cross_positions`` (indices of :mod:`epcg.games.witness.domain.geometry`);
     ``squares`` (``{"cell": [x, y], "colour": "black" | "white"}``); ``solutions``
     (paths solving it), ``longest_solution`` (edges), ``solution`` (moves ``U R D L``
     from the start to the goal at the top right).

@@ -15,6 +15,11 @@ class InvalidValue(UserError, ValueError):
     one line and exit status 2 in the CLI."""
 
 
+class NotThisKind(UserError, AttributeError):
+    """A method of another job kind's runs asked of this run (``boards`` of a Witness run): one line in the CLI,
+    and ``hasattr`` is False."""
+
+
 class TaskFailed(Exception):
     """A task raised a deterministic error, or the disk filled: the run stops with one line naming the chunk
     (exit 1)."""

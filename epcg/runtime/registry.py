@@ -4,7 +4,7 @@ The runtime never imports a job kind by name. A package (epcg itself included)
 registers its job kinds in its ``pyproject.toml``::
 
     [project.entry-points."epcg.jobs"]
-    witness = "epcg.experiments.witness"
+    witness = "epcg.games.witness.scans"
 
 and a job file names one with ``domain = "witness"``. A job file may instead
 name a content space by import path (``space = "mypkg.puzzles:SPACE"``); the
@@ -35,11 +35,13 @@ from epcg.runtime.errors import UserError
 from epcg.runtime.plan import Plan, Task
 
 GROUP = "epcg.jobs"
+RUNS_GROUP = "epcg.runs"
+"""Where a job kind may register the :class:`epcg.api.Run` subclass its finished runs open as."""
 REQUIRED = ("Config", "plan", "run_task", "reduce", "report")
 
 
 class JobKind(Protocol):
-    """What a registered job kind provides (module-level names, as in ``epcg.experiments.*``)."""
+    """What a registered job kind provides (module-level names, as in ``epcg.kinds.scan``)."""
 
     Config: type[pydantic.BaseModel]
     """The job file's schema (extra keys forbidden); its ``name`` names the run."""
@@ -65,6 +67,7 @@ class JobKind(Protocol):
     # ``plan_notes(config)`` gives ``epcg plan`` lines of its own after the table (what a choice costs);
     # ``COARSEN`` names the keys the runtime may scale up (chunk sizes) so tasks are not too small;
     # ``SPLIT_FOR_MEMORY`` the keys it sets, when a job leaves them unset, so every stage fits the memory.
+    # Its runs open as the ``epcg.api.Run`` subclass registered under the same name in ``epcg.runs``.
 
 
 @cache
@@ -93,6 +96,38 @@ def job_kind(name: str) -> JobKind:
     if missing:
         raise UserError(f"job kind {name!r} ({entry.value}) is not an epcg job kind: it has no {', '.join(missing)}")
     return kind
+
+
+@cache
+def _run_entry_points() -> dict[str, Any]:
+    return {ep.name: ep for ep in entry_points(group=RUNS_GROUP)}
+
+
+@cache
+def run_type(name: str) -> type | None:
+    """The class registered in ``epcg.runs`` for runs of job kind ``name`` (None if none is).
+
+    >>> run_type("fling").__name__, run_type("no-such-kind")
+    ('FlingRun', None)
+    """
+    entry = _run_entry_points().get(name)
+    if entry is None:
+        return None
+    try:
+        return entry.load()
+    except Exception as exc:  # noqa: BLE001 - a broken plugin is the user's to fix, in one line
+        raise UserError(f"the run type of job kind {name!r} ({entry.value}) failed to import: {_first_line(exc)}") from None
+
+
+def kinds_with_run_types() -> list[tuple[str, type]]:
+    """Every kind's registered run class that imports, by kind name (for messages that name the right kind)."""
+    out = []
+    for name in sorted(_run_entry_points()):
+        try:
+            out.append((name, run_type(name)))
+        except UserError:
+            continue
+    return out
 
 
 def load_object(path: str) -> Any:

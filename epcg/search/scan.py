@@ -43,8 +43,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import numpy as np
 import numba
+import numpy as np
 from numba import njit
 
 BLOCK = 1 << 20

@@ -1,7 +1,7 @@
 """Slow, obviously-right references for the DWP domain (SDA bits, map builder, fitness).
 
-Written from the definitions in the module docstrings of ``epcg.domains.dwp.sda``
-and ``epcg.domains.dwp.maps``, with plain lists, a queue and a set of cells.
+Written from the definitions in the module docstrings of ``epcg.games.dwp.domain.sda``
+and ``epcg.games.dwp.domain.maps``, with plain lists, a queue and a set of cells.
 """
 
 from __future__ import annotations

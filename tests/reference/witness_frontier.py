@@ -1,4 +1,4 @@
-"""The frontier path counter written plainly in Python: the slow reference of ``epcg.domains.witness.frontier``.
+"""The frontier path counter written plainly in Python: the slow reference of ``epcg.games.witness.domain.frontier``.
 
 The same programme (Knuth's SIMPATH) with states as tuples and counts as
 Python ints in a dict: each step is easy to check by eye, and is the
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
-from epcg.domains.witness.frontier import DONE, FREE, S, T, GridGraph
+from epcg.games.witness.domain.frontier import DONE, FREE, S, T, GridGraph
 
 _FIRST_LABEL = 4
 

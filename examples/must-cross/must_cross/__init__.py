@@ -4,7 +4,7 @@ Built hexagon by hexagon (a PrefixWalk); a placement's state is the set of paths
 import numpy as np
 from numba import njit
 
-from epcg.api.witness import crossing_bitsets, must_cross_figure
+from epcg.games.witness import crossing_bitsets, must_cross_figure
 from epcg.combinatorics import popcount
 from epcg.search import PrefixWalk, scan_family
 

@@ -1,0 +1,129 @@
+"""Pictures of Fling! puzzles in the style of the paper's Figure 1(c).
+
+The board is a grid (row ``y = 0`` at the top, columns ``a, b, ...`` and
+rows ``1, 2, ...`` labelled as in :meth:`Board.move_name`); pieces are
+circles labelled with the number of the solution move in which the player
+first flings them (pieces that are only knocked on, or never moved, stay
+blank); each solution move is a numbered arrow from the flung piece to where it
+stops; the move list is written beside the board. Figures are
+:class:`matplotlib.figure.Figure` on an Agg canvas: no pyplot, no display.
+
+>>> from epcg.games.fling.domain.rules import Board
+>>> b = Board.parse("o..o...")
+>>> fig = puzzle_figure(b, [b.parse_move("a1R")], title="two pieces")
+>>> len(fig.axes)
+1
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.patches import Circle, FancyArrowPatch, Rectangle
+
+from epcg.games.fling.domain.moves import DX, DY
+from epcg.games.fling.domain.rules import Board, Move
+from epcg.report.figures import save_figure
+
+__all__ = ["flight_paths", "puzzle_figure", "save_figure"]
+
+BOARD_COLOUR = "#2e7d32"
+GRID_COLOUR = "#a5d6a7"
+PIECE_COLOUR = "#ffca28"
+PIECE_EDGE = "#5d4037"
+ARROW_COLOUR = "#d32f2f"
+TEXT_COLOUR = "#222222"
+CELL = 0.9  # inches per cell
+
+
+def flight_paths(board: Board, solution: Sequence[Move]) -> tuple[dict[int, int], list[tuple[int, int]]]:
+    """Follow pieces through ``solution``.
+
+    Returns ``first``: initial cell -> number (from 1) of the move that first
+    flings the piece starting there, and ``paths``: for each move, the cell
+    the flung piece leaves and the cell where it stops.
+
+    >>> b = Board.parse("o.o.o..")
+    >>> flight_paths(b, [Move(0, 0)])
+    ({0: 1}, [(0, 1)])
+    """
+    w, h = board.width, board.height
+    where = {c: c for c in board.cells()}  # current cell -> initial cell of the piece on it
+    first: dict[int, int] = {}
+    paths = []
+    bits = board.bits
+    for number, move in enumerate(solution, start=1):
+        after = Board(w, h, bits).result_bits(move)
+        if not after:
+            raise ValueError(f"move {number} ({move}) is illegal")
+        first.setdefault(where[move.cell], number)
+        dx, dy = int(DX[move.direction]), int(DY[move.direction])
+        moving, x, y = where.pop(move.cell), move.cell % w, move.cell // w
+        stop = None
+        while True:
+            while 0 <= x + dx < w and 0 <= y + dy < h and (y + dy) * w + x + dx not in where:
+                x, y = x + dx, y + dy
+            if not (0 <= x + dx < w and 0 <= y + dy < h):
+                break  # off the board
+            where[y * w + x] = moving
+            stop = y * w + x if stop is None else stop
+            x, y = x + dx, y + dy
+            while 0 <= x + dx < w and 0 <= y + dy < h and (y + dy) * w + x + dx in where:
+                x, y = x + dx, y + dy
+            moving = where.pop(y * w + x)
+        paths.append((move.cell, stop))
+        bits = after
+    return first, paths
+
+
+def puzzle_figure(board: Board, solution: Sequence[Move] | None = None, *,
+                  title: str | None = None, arrows: bool = True) -> Figure:
+    """The board, its pieces labelled by first-fling move number, and the solution."""
+    w, h = board.width, board.height
+    solution = list(solution or [])
+    first, paths = flight_paths(board, solution)
+    side = 2.2 if solution else 0.0
+    fig = Figure(figsize=(CELL * w + 0.8 + side, CELL * h + 0.9 + (0.3 if title else 0)))
+    FigureCanvasAgg(fig)
+    ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
+    ax.set_xlim(-0.7, w + 0.1 + side / CELL)
+    ax.set_ylim(h + 0.3, -0.6 - (0.35 if title else 0))
+    ax.set_aspect("equal")
+    ax.axis("off")
+    ax.add_patch(Rectangle((0, 0), w, h, facecolor=BOARD_COLOUR, edgecolor="none", gid="board"))
+    for x in range(w + 1):
+        ax.plot([x, x], [0, h], color=GRID_COLOUR, lw=1)
+    for y in range(h + 1):
+        ax.plot([0, w], [y, y], color=GRID_COLOUR, lw=1)
+    for x in range(w):
+        ax.text(x + 0.5, -0.18, chr(ord("a") + x), ha="center", va="bottom", fontsize=11, color=TEXT_COLOUR)
+    for y in range(h):
+        ax.text(-0.15, y + 0.5, str(y + 1), ha="right", va="center", fontsize=11, color=TEXT_COLOUR)
+    for c in board.cells():
+        cx, cy = c % w + 0.5, c // w + 0.5
+        ax.add_patch(Circle((cx, cy), 0.38, facecolor=PIECE_COLOUR, edgecolor=PIECE_EDGE, lw=2, gid=f"piece-{c}"))
+        if c in first:
+            ax.text(cx, cy, str(first[c]), ha="center", va="center", fontsize=15, fontweight="bold",
+                    color=TEXT_COLOUR)
+    if arrows:
+        for number, (start, stop) in enumerate(paths, start=1):
+            sx, sy = start % w + 0.5, start // w + 0.5
+            tx, ty = stop % w + 0.5, stop // w + 0.5
+            # offset arrows sideways, by move number, so arrows along one line stay apart
+            off = 0.12 + 0.1 * ((number - 1) % 3)
+            ox, oy = (0.0, off) if sy == ty else (off, 0.0)
+            ax.add_patch(FancyArrowPatch((sx + ox, sy + oy), (tx + ox, ty + oy), arrowstyle="-|>",
+                                         mutation_scale=16, lw=2.2, color=ARROW_COLOUR, alpha=0.85,
+                                         shrinkA=6, shrinkB=2, gid=f"move-{number}"))
+            ax.text((sx + tx) / 2 + ox, (sy + ty) / 2 + oy, str(number), ha="center", va="center",
+                    fontsize=10, fontweight="bold", color="white",
+                    bbox={"boxstyle": "circle,pad=0.2", "facecolor": ARROW_COLOUR, "edgecolor": "none"})
+    if solution:
+        lines = [f"{i}. {board.move_name(m)}" for i, m in enumerate(solution, start=1)]
+        ax.text(w + 0.35, 0.1, "solution\n" + "\n".join(lines), ha="left", va="top", fontsize=12,
+                family="monospace", color=TEXT_COLOUR)
+    if title:
+        ax.text(w / 2, -0.65, title, ha="center", va="bottom", fontsize=13, color=TEXT_COLOUR)
+    return fig

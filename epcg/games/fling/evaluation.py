@@ -1,0 +1,330 @@
+"""Fling! evaluation stages: the best boards by expert ratio, and the distributions the layer table leaves out.
+
+Stages (all after the deepest layer, so they never slow the layer stages down):
+
+* ``top``: the deepest layer's uniquely solvable boards (one per orbit with
+  symmetry): the ``top_puzzles`` best by expert ratio, and their ratio histogram.
+* ``rNN`` (``k = 2 .. max_pieces-1``): the ratio histogram of layer ``k``'s
+  uniquely solvable boards.
+
+  Both evaluate every uniquely solvable board of a layer of at most
+  ``ratio_sample`` boards. A larger layer is *sampled*: only the boards in
+  blocks of ``SAMPLE_BLOCK_WORDS`` words (4,096 consecutive ranks) that
+  :func:`kept_blocks` draws, each with probability ``fraction = ratio_sample /
+  layer size``, independently of how tasks cut the layer. Every uniquely
+  solvable board (every orbit) is in the sample with that probability, so the
+  sample's histogram is the layer's scaled by about ``fraction``; it is
+  reported as a sample, and the best boards as the best of the sample. With
+  symmetry an orbit is in the sample when its canonical board's block is (all
+  its boards count), so the sample, as uniform, is not an unreduced run's.
+* ``cNN`` (``k = 2 .. max_pieces``): the solution counts of layer ``k``. A layer
+  of at most ``exact_counts_up_to`` boards is counted whole: every board its
+  stored layer marks solvable (one per orbit, weighted, with symmetry). A larger
+  layer is *sampled*: ``count_sample`` boards drawn uniformly with replacement
+  (:func:`draws`); the solvable ones among them are a uniform sample of its
+  solvable boards, reported with its size, never as the layer's counts.
+
+A ratio histogram counts boards, not orbits (each evaluated board weighs its
+orbit size), bins by ``⌊10 · brute / expert⌋`` in integers
+(:func:`~epcg.games.fling.domain.distribution.ratio_bin`), and is merged with
+:class:`~epcg.search.scan.Histogram`, so it does not depend on chunking.
+
+results.json keys (with ``distributions = true``; :mod:`~epcg.games.fling.kind` writes ``puzzles``,
+``evaluated``, ``evaluated_fraction`` (the share of the deepest layer sampled, 1 when all of it) and
+``evaluate_seconds`` from the ``top`` stage):
+
+``ratio_histograms``
+    One object per piece count 2..max_pieces: ``pieces``; ``exact`` (true: every
+    uniquely solvable board; false: a sample, with its ``fraction`` and ``seed``);
+    ``boards`` (uniquely solvable boards tallied: exact, the layer's ``unique``);
+    ``bin_width`` (0.1); ``counts``: ``{"i": boards}`` for ratios in
+    ``[i·bin_width, (i+1)·bin_width)``.
+``solution_counts``
+    One object per piece count 2..max_pieces: ``pieces``; ``exact`` (true: every
+    solvable board; false: a sample); ``counts``: ``{"c": boards}`` with ``c``
+    solutions (c ≥ 1); ``boards``: their total (exact: the layer's ``solvable``;
+    sample: the solvable boards in the sample). A sample also has ``drawn`` (boards
+    drawn, solvable or not) and ``seed``.
+``distribution_seconds``
+    Compute seconds of the ``rNN`` and ``cNN`` stages (the ``top`` stage's share
+    is in ``evaluate_seconds``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from epcg.combinatorics.bits import popcount_words as popcount
+from epcg.games.fling.domain import distribution
+from epcg.games.fling.domain.layers import layer_size
+from epcg.games.fling.domain.symmetry import symmetry_maps
+from epcg.kinds.base import stage_records
+from epcg.runtime.plan import Plan, Stage, Task, split_range
+from epcg.runtime.store import RunDir
+from epcg.search.retrograde import layer_name
+from epcg.search.scan import Histogram, TopK
+
+EVALUATE = "top"
+SAMPLE_CHUNK = 2_000
+"""Drawn boards per task of a sampled layer."""
+SAMPLE_BLOCK_WORDS = 64
+"""Words (of 64 boards) per block of a sampled ratio layer: the sample keeps or drops whole blocks."""
+DRAW_BLOCK = 1_000
+"""Draws generated from one seed (see :func:`draws`)."""
+
+Arrays = Callable[[int], tuple[str, str]]
+"""Where layer ``k``'s (solvable, unique) bits are stored: the orbit arrays with symmetry."""
+
+
+def ratio_name(k: int) -> str:
+    return f"r{k:02d}"
+
+
+def count_name(k: int) -> str:
+    return f"c{k:02d}"
+
+
+def exact(config: Any, k: int) -> bool:
+    """Whether layer ``k``'s solution counts are counted whole (else sampled)."""
+    return layer_size(config.width, config.height, k) <= config.exact_counts_up_to
+
+
+def fraction(config: Any, k: int) -> float:
+    """The share of layer ``k``'s blocks its expert-ratio stage evaluates: 1 when ``ratio_sample`` is unset or
+    the layer has at most that many boards."""
+    if config.ratio_sample is None:
+        return 1.0
+    return min(1.0, config.ratio_sample / layer_size(config.width, config.height, k))
+
+
+def task_words(config: Any, k: int) -> int:
+    """Words per task of layer ``k``'s expert-ratio stage: ``evaluate_chunk_words`` of them evaluated."""
+    return min(config.words(k), math.ceil(config.evaluate_chunk_words / fraction(config, k)))
+
+
+def _ratio_stage(config: Any, name: str, k: int, label: str, after: tuple[str, ...]) -> Stage:
+    """An expert-ratio stage of layer ``k`` (see the module docstring)."""
+    if fraction(config, k) < 1:
+        label += f", a {fraction(config, k):.1%} sample"
+    words = config.words(k)
+    return Stage(name, split_range(name, words, task_words(config, k)), after=after, label=label, size=words)
+
+
+def kept_blocks(config: Any, k: int, first: int, stop: int) -> np.ndarray:
+    """Whether each block ``first .. stop-1`` of layer ``k`` is in its expert-ratio sample (all when exact).
+
+    Block ``b`` is kept when a hash of (``seed``, ``k``, ``b``), uniform on
+    [0, 1), is below :func:`fraction`, so the sample does not depend on tasks.
+
+    >>> from types import SimpleNamespace
+    >>> c = SimpleNamespace(seed=0, width=7, height=8, ratio_sample=1 << 30)
+    >>> kept = kept_blocks(c, 11, 0, 200_000)
+    >>> round(float(kept.mean()), 4), fraction(c, 11) < 0.01, bool((kept_blocks(c, 11, 500, 900) == kept[500:900]).all())
+    (0.0072, True, True)
+    """
+    p = fraction(config, k)
+    if p == 1:
+        return np.ones(stop - first, dtype=bool)
+    x = np.arange(first, stop, dtype=np.uint64) + np.uint64((config.seed << 8 | k) * 0x9E3779B97F4A7C15 % 2**64)
+    with np.errstate(over="ignore"):  # splitmix64: arithmetic modulo 2**64
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return (x >> np.uint64(11)) < np.uint64(round(p * 2**53))
+
+
+def sample_words(config: Any, k: int, words: np.ndarray, start: int) -> np.ndarray:
+    """``words`` (words ``start..`` of layer ``k``) with the blocks outside the layer's sample cleared."""
+    if fraction(config, k) == 1:
+        return words
+    first = start // SAMPLE_BLOCK_WORDS
+    kept = kept_blocks(config, k, first, (start + len(words) - 1) // SAMPLE_BLOCK_WORDS + 1)
+    return np.where(kept[np.arange(start, start + len(words)) // SAMPLE_BLOCK_WORDS - first], words, np.uint64(0))
+
+
+def stages(config: Any) -> list[Stage]:
+    """The evaluation stages of a job, each after the deepest layer."""
+    top = config.max_pieces
+    after = (layer_name(top),)
+    out = []
+    if config.top_puzzles or config.distributions:
+        out.append(_ratio_stage(config, EVALUATE, top, "expert evaluation", after))
+    if not config.distributions:
+        return out
+    for k in range(2, top):
+        out.append(_ratio_stage(config, ratio_name(k), k, f"expert ratios, {k} pieces", after))
+    for k in range(2, top + 1):
+        name = count_name(k)
+        if exact(config, k):
+            words = config.words(k)
+            tasks, label, size = split_range(name, words, config.evaluate_chunk_words), "solution counts", words
+        else:
+            tasks, label, size = split_range(name, config.count_sample, SAMPLE_CHUNK), "sampled solution counts", \
+                config.count_sample
+        if size:
+            out.append(Stage(name, tasks, after=after, label=f"{label}, {k} pieces", size=size))
+    return out
+
+
+RATIO_SECONDS = 1.3e-8
+"""Compute per board of a layer (of its sample, when sampled) in its expert-ratio stage with symmetry (7×8 layer 7:
+2.7 s, layer 8: 18.1 s; ``epcg run jobs/fling.toml``, 2026-11-24); without symmetry every orbit's boards are
+evaluated, about as many times more as the board has symmetries. Deeper layers cost less per board: their unique
+boards thin out faster than their trees grow (about 1.5e-8 at 9 pieces, 4e-9 at 11)."""
+DEEP_RATIO_DECAY = 0.52
+"""Per piece beyond 9, the factor by which a board's share of its layer's expert-ratio compute falls (7×8 layers 9
+to 11, memoised evaluator: about 1.5e-8, 9e-9 and 4e-9 s a board, docs/scaling.md)."""
+
+
+def ratio_seconds(k: int) -> float:
+    """Estimated compute per board of layer ``k`` (of its sample, when sampled) in an expert-ratio stage, with
+    symmetry.
+
+    >>> ratio_seconds(8) == RATIO_SECONDS, round(ratio_seconds(11) / ratio_seconds(9), 2)
+    (True, 0.27)
+    """
+    return RATIO_SECONDS * DEEP_RATIO_DECAY ** max(0, k - 9)
+
+
+EXACT_COUNT_SECONDS = 3e-8
+"""Compute per board of a layer counted whole (the same run, 7×8 layer 5: 0.1 s)."""
+DRAW_SECONDS = 2e-5
+"""Compute per drawn board of a sampled 8-piece layer (the same run: 1.0 s for 50,000)."""
+DRAW_GROWTH = 4.0
+"""How many times more a drawn board costs per piece (7×8, 8 to 11 pieces: 0.012, 0.041, 0.14, 0.58 ms a draw on
+one thread, 2026-11-24)."""
+
+
+def estimate(config: Any) -> dict[str, Any]:
+    """Compute of the ``rNN`` and ``cNN`` stages, from the constants above (they write nothing to the store)."""
+    from epcg.runtime.estimate import StageCost
+
+    out = {}
+    for stage in stages(config):
+        if stage.name == EVALUATE:
+            continue
+        k = int(stage.name[1:])
+        boards = layer_size(config.width, config.height, k)
+        if stage.name.startswith("r"):  # a task's words and their sampled copy
+            seconds = boards * fraction(config, k) * ratio_seconds(k) * \
+                (1 if config.symmetry else symmetries(config.width, config.height))
+            memory = 2 * 8 * task_words(config, k)
+        elif exact(config, k):  # every board's rank, weight and count
+            seconds = boards * EXACT_COUNT_SECONDS
+            memory = 3 * 8 * 64 * min(config.evaluate_chunk_words, config.words(k))
+        else:
+            seconds = config.count_sample * DRAW_SECONDS * DRAW_GROWTH ** (k - 8)
+            memory = 8 * SAMPLE_CHUNK * 4
+        out[stage.name] = StageCost(peak_memory=memory, cpu_seconds=seconds)
+    return out
+
+
+def symmetries(width: int, height: int) -> int:
+    """How many symmetries the board has: the boards an orbit holds at most.
+
+    >>> symmetries(7, 8), symmetries(5, 5)
+    (4, 8)
+    """
+    return len(symmetry_maps(width, height)) + 1  # the maps leave out the identity
+
+
+def owns(stage: str) -> bool:
+    """Whether a stage name is one of these stages."""
+    return stage == EVALUATE or (stage[:1] in "rc" and stage[1:].isdigit())
+
+
+def _pairs(h: Histogram) -> list[list[int]]:
+    return [[score, n] for score, n in h.counts.items()]
+
+
+def run_task(config: Any, task: Task, run: RunDir, arrays: Arrays) -> dict[str, Any]:
+    """One task of an evaluation stage (see the module docstring)."""
+    if task.stage == EVALUATE or task.stage.startswith("r"):
+        k = config.max_pieces if task.stage == EVALUATE else int(task.stage[1:])
+        words = sample_words(config, k, np.asarray(run.group[arrays(k)[1]][task.start:task.stop]), task.start)
+        ranks, brute, expert, weights = distribution.trees_of_words(
+            config.width, config.height, k, words, task.start, symmetric=config.symmetry and k > 1)
+        out: dict[str, Any] = {"evaluated": popcount(words)}
+        if task.stage == EVALUATE and config.top_puzzles:
+            best = TopK.of(brute / np.maximum(expert, 1), ranks, config.top_puzzles)
+            out["top"] = [[int(r), float(s)] for r, s in zip(best.ranks.tolist(), best.scores.tolist())]
+        if config.distributions:
+            bins = distribution.RATIO_BINS * brute // np.maximum(expert, 1)
+            out["ratios"] = _pairs(Histogram.of(bins, weights=weights))
+        return out
+    k = int(task.stage[1:])
+    if exact(config, k):
+        words = np.asarray(run.group[arrays(k)[0]][task.start:task.stop])
+        ranks, weights = distribution.ranks_of_words(config.width, config.height, k, words, task.start,
+                                                     symmetric=config.symmetry and k > 1)
+    else:
+        ranks = draws(config, k, task.start, task.stop)
+        weights = np.ones(len(ranks), dtype=np.int64)
+    counts = distribution.counts_of_ranks(config.width, config.height, k, ranks)
+    return {"counts": _pairs(Histogram.of(counts, weights=weights))}
+
+
+def draws(config: Any, k: int, start: int = 0, stop: int | None = None) -> np.ndarray:
+    """Draws ``[start, stop)`` (default: all) of layer ``k``'s sample, as ranks. Draw ``i`` is in block
+    ``i // DRAW_BLOCK``, generated by ``numpy.random.default_rng([seed, k, block])``, so any cut of the
+    draws into tasks gives the same ranks.
+
+    >>> from types import SimpleNamespace
+    >>> c = SimpleNamespace(seed=0, width=7, height=8, count_sample=5000)
+    >>> np.array_equal(draws(c, 8)[1500:3500], draws(c, 8, 1500, 3500))
+    True
+    """
+    stop = config.count_sample if stop is None else stop
+    size = layer_size(config.width, config.height, k)
+    first, last = start // DRAW_BLOCK, -(-stop // DRAW_BLOCK)
+    blocks = [np.random.default_rng([config.seed, k, b]).integers(0, size, size=DRAW_BLOCK, dtype=np.int64)
+              for b in range(first, last)]
+    whole = np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.int64)
+    return whole[start - first * DRAW_BLOCK: stop - first * DRAW_BLOCK]
+
+
+def _merged(recs: list[dict], key: str) -> Histogram:
+    return Histogram.merge([Histogram(dict(map(tuple, r["result"][key]))) for r in recs])
+
+
+def _json(h: Histogram, drop_zero: bool = False) -> dict[str, int]:
+    return {str(score): n for score, n in h.counts.items() if not (drop_zero and score == 0)}
+
+
+def best_ranks(config: Any, recs: list[dict]) -> list[int]:
+    """The tasks' best lists merged by (ratio desc, rank asc)."""
+    parts = [TopK.of([ratio for _rank, ratio in r["result"]["top"]], [rank for rank, _ratio in r["result"]["top"]],
+                     config.top_puzzles) for r in recs]
+    return [int(r) for r in TopK.merge(parts, config.top_puzzles).ranks.tolist()]
+
+
+def reduce(config: Any, plan: Plan, records: dict[str, dict]) -> dict[str, Any]:
+    """``ratio_histograms``, ``solution_counts`` and ``distribution_seconds`` (see the module docstring)."""
+    if not config.distributions:
+        return {}
+    ratios, counts, seconds = [], [], 0.0
+    for k in range(2, config.max_pieces + 1):
+        name = EVALUATE if k == config.max_pieces else ratio_name(k)
+        recs = stage_records(plan, name, records)
+        seconds += sum(r["seconds"] for r in recs) if name != EVALUATE else 0.0
+        h = _merged(recs, "ratios")
+        sampled = {} if fraction(config, k) == 1 else {"fraction": fraction(config, k), "seed": config.seed}
+        ratios.append({"pieces": k, "exact": not sampled, **sampled, "boards": h.total,
+                       "bin_width": 1 / distribution.RATIO_BINS, "counts": _json(h)})
+        row: dict[str, Any] = {"pieces": k, "exact": exact(config, k)}
+        if count_name(k) in plan.by_name:
+            recs = stage_records(plan, count_name(k), records)
+            seconds += sum(r["seconds"] for r in recs)
+            h = _merged(recs, "counts")
+        else:
+            h = Histogram({})
+        solvable = h.total - h.counts.get(0, 0)
+        row.update({"boards": solvable, "counts": _json(h, drop_zero=True)})
+        if not row["exact"]:
+            row.update({"drawn": config.count_sample, "seed": config.seed})
+        counts.append(row)
+    return {"ratio_histograms": ratios, "solution_counts": counts, "distribution_seconds": round(seconds, 4)}

@@ -1,0 +1,184 @@
+"""Fling! boards a run found, decoded lazily from the Zarr layers.
+
+Layer ``k`` is two bit arrays, ``solvable/k`` and ``unique/k`` (bit ``r % 64``
+of word ``r // 64`` is the board of rank ``r``). :func:`boards` reads one Zarr
+chunk of words at a time and yields the set bits in rank order, so a layer
+never sits whole in memory. A board's solution, solution count and expert
+ratio are computed when first asked for.
+
+>>> b = FlingBoard(7, 8, 5, 61193)
+>>> b.solution, round(b.ratio, 2), b.unique
+('a1D d3L b3R d1D', 2.6, True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from epcg.games.fling.domain import evaluate
+from epcg.games.fling.domain.rules import Board, Move
+from epcg.report.found import Found
+from epcg.runtime.store import RunDir
+
+
+@dataclass(frozen=True, eq=False)
+class FlingBoard(Found):
+    """One solvable Fling! board of a run, by its rank in its layer."""
+
+    width: int
+    height: int
+    pieces: int
+    rank: int
+    kind: str = field(default="fling-board", init=False)
+
+    @cached_property
+    def board(self) -> Board:
+        """The board (:class:`epcg.games.fling.domain.rules.Board`)."""
+        return Board.from_rank(self.width, self.height, self.pieces, self.rank)
+
+    @cached_property
+    def solution_count(self) -> int:
+        """1 for a uniquely solvable board, 2 for "two or more", 0 for unsolvable."""
+        return min(2, evaluate.solution_counter(self.width, self.height)(self.board.bits))
+
+    @property
+    def unique(self) -> bool:
+        return self.solution_count == 1
+
+    @cached_property
+    def moves(self) -> list[Move]:
+        """A solution (the only one on a uniquely solvable board), first move first."""
+        if self.unique:
+            return evaluate.solution(self.board)
+        moves, b, count = [], self.board.copy(), evaluate.solution_counter(self.width, self.height)
+        while b.pieces > 1:
+            move = next((m for m in b.legal_moves() if count(b.result_bits(m))), None)
+            if move is None:
+                return []
+            b.push(move)
+            moves.append(move)
+        return moves
+
+    @property
+    def solution(self) -> str:
+        return " ".join(self.board.move_name(m) for m in self.moves)
+
+    @cached_property
+    def _trees(self) -> tuple[int, int]:
+        return evaluate.tree_sizes(self.width, self.height, self.board.bits)
+
+    @property
+    def ratio(self) -> float | None:
+        """Brute-force over expert search-tree size (uniquely solvable boards only, else None)."""
+        return self._trees[0] / self._trees[1] if self.unique else None
+
+    def ident(self) -> str:
+        return f"{self.kind}-{self.pieces}-{self.rank}"
+
+    def caption(self) -> str:
+        ratio = f" · ratio {self.ratio:.2f}" if self.unique else " · several solutions"
+        return f"{self.pieces} pieces · rank {self.rank:,}{ratio}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.kind, "width": self.width, "height": self.height, "pieces": self.pieces,
+            "rank": self.rank, "board": str(self.board).splitlines(), "unique": self.unique,
+            "ratio": self.ratio, "brute_force_nodes": self._trees[0] if self.unique else None,
+            "expert_nodes": self._trees[1] if self.unique else None, "solution": self.solution,
+        }
+
+    def figure(self) -> Figure:
+        from epcg.games.fling.domain.render import puzzle_figure
+
+        return puzzle_figure(self.board, self.moves, title=self.caption())
+
+
+def _ranks_in(words: np.ndarray, first_word: int) -> np.ndarray:
+    """Ranks of the set bits of ``words`` (word ``i`` is word ``first_word + i`` of the layer), ascending.
+
+    >>> _ranks_in(np.array([0b101, 1 << 63], dtype=np.uint64), 2).tolist()
+    [128, 130, 255]
+    """
+    bits = np.unpackbits(np.ascontiguousarray(words, dtype="<u8").view(np.uint8), bitorder="little")
+    return np.flatnonzero(bits) + first_word * 64
+
+
+def _layer(run: RunDir, pieces: int, kind: str):
+    """Layer ``pieces``'s ``kind`` bits: the whole layer, or, where a symmetric run kept only one board
+    per orbit (its deepest layer), the orbit representatives."""
+    name = f"{kind}/{pieces}"
+    return run.group[name] if run.has_array(name) else run.group[f"orbits/{name}"]
+
+
+def _words(run: RunDir, pieces: int, unique: bool | None, start: int, stop: int) -> np.ndarray:
+    solvable, only = _layer(run, pieces, "solvable"), _layer(run, pieces, "unique")
+    if unique:
+        return np.asarray(only[start:stop])
+    if unique is None:
+        return np.asarray(solvable[start:stop])
+    return np.asarray(solvable[start:stop]) & ~np.asarray(only[start:stop])
+
+
+def set_ranks(run: RunDir, pieces: int, unique: bool | None) -> Iterator[int]:
+    """Ranks of layer ``pieces`` boards: uniquely solvable (True), solvable but not uniquely
+    (False) or solvable (None); in rank order, one Zarr chunk in memory at a time."""
+    array = _layer(run, pieces, "solvable")
+    step = max(1, array.chunks[0])
+    for start in range(0, array.shape[0], step):
+        yield from _ranks_in(_words(run, pieces, unique, start, start + step), start).tolist()
+
+
+def sample_ranks(run: RunDir, pieces: int, unique: bool | None, n: int, chunks: int = 4) -> list[int]:
+    """About ``n`` ranks spread over the layer: evenly spaced picks from ``chunks`` evenly spaced
+    Zarr chunks (a sample of a huge layer without reading all of it), ascending."""
+    array = _layer(run, pieces, "solvable")
+    step = max(1, array.chunks[0])
+    starts = sorted({int(s) for s in np.linspace(0, (array.shape[0] - 1) // step, chunks).round()})
+    found = [_ranks_in(_words(run, pieces, unique, s * step, (s + 1) * step), s * step) for s in starts]
+    found = [f for f in found if len(f)]
+    out: list[int] = []
+    for f in found:
+        take = max(1, n // len(found))
+        out += f[np.linspace(0, len(f) - 1, min(take, len(f))).round().astype(int)].tolist()
+    return sorted(set(out))[:n]
+
+
+def ratio_frame(results: dict[str, Any], pieces: int | None = None):
+    """results.json's ``ratio_histograms`` as a pandas DataFrame: ``pieces``, ``ratio`` (a bin's lower edge),
+    ``boards``, ``exact`` (False: the boards of a random sample of the layer's blocks, not the whole layer); one
+    layer's bins only when ``pieces`` is given."""
+    import pandas as pd
+
+    rows = [(h["pieces"], round(int(i) * h["bin_width"], 6), n, h.get("exact", True))
+            for h in _by_pieces(results, "ratio_histograms", pieces) for i, n in h["counts"].items()]
+    frame = pd.DataFrame(rows, columns=["pieces", "ratio", "boards", "exact"])
+    return frame.sort_values(["pieces", "ratio"], ignore_index=True)
+
+
+def solution_count_frame(results: dict[str, Any], pieces: int | None = None):
+    """results.json's Fling! ``solution_counts`` as a pandas DataFrame: ``pieces``, ``solutions``, ``boards``,
+    ``exact`` (False: the solvable boards of a uniform sample of the layer, not the whole layer)."""
+    import pandas as pd
+
+    rows = [(c["pieces"], int(s), n, c["exact"])
+            for c in _by_pieces(results, "solution_counts", pieces) for s, n in c["counts"].items()]
+    frame = pd.DataFrame(rows, columns=["pieces", "solutions", "boards", "exact"])
+    return frame.sort_values(["pieces", "solutions"], ignore_index=True)
+
+
+def _by_pieces(results: dict[str, Any], key: str, pieces: int | None) -> list[dict[str, Any]]:
+    from epcg.runtime.errors import UserError
+
+    if key not in results:
+        raise UserError(f"this run recorded no {key.replace('_', ' ')} (job key distributions = false, or an older run)")
+    layers = [h for h in results[key] if pieces is None or h["pieces"] == pieces]
+    if not layers:
+        raise UserError(f"no {key.replace('_', ' ')} for {pieces} pieces; layers "
+                        f"{', '.join(str(h['pieces']) for h in results[key])} have them")
+    return layers

@@ -1,0 +1,485 @@
+"""Fling! retrograde analysis: one stage per piece count, then the expert evaluator.
+
+Layer ``k`` is two Zarr arrays, ``solvable/k`` and ``unique/k``, of packed bits
+in uint64 words (bit ``r % 64`` of word ``r // 64`` is the board of
+lexicographic rank ``r``). One task computes one Zarr chunk of both arrays from
+the whole of layer ``k-1``, which each worker loads once and keeps
+(:class:`~epcg.search.retrograde.LayerCache`). The board is a
+:class:`~epcg.search.retrograde.RetrogradeSpace` (``fling_space``) and every
+layer and fill stage goes through the generic driver
+(:mod:`epcg.kinds.retrograde`) like any other retrograde space; this
+module adds the evaluation stages (:mod:`~epcg.games.fling.evaluation`:
+the best boards by expert ratio, ratio histograms and solution counts per piece
+count), the shared loader and its own results rows.
+
+With ``symmetry = true`` (:mod:`~epcg.games.fling.domain.symmetry`) the space is
+reduced: stage ``kNN`` solves only the canonical board of each orbit, into
+``orbits/solvable/k`` and ``orbits/unique/k`` (other bits 0), and counts every
+board of the orbit; stage ``fNN`` then fills ``solvable/k`` and ``unique/k``,
+bit for bit the unreduced layer, from the whole orbit layer, for stage
+``kNN+1`` to look successors up in. The deepest layer is not filled: the
+evaluation reads its orbit layer, so it evaluates and reports one board per
+orbit.
+
+Peak memory per worker, layer ``k``: the previous layer, ``2·C(n,k-1)/8`` bytes,
+plus twice the task's output, ``2·8·chunk_words`` bytes, plus one Zarr chunk
+being compressed. For 7×8 and k = 10: 2·C(56,9)/8 = 1.9 GB + 2·8·2^18 = 4 MB.
+A fill task (stage ``fNN``) holds the whole orbit layer ``k`` instead,
+``2·C(n,k)/8`` bytes. With ``shared_previous = true`` the layer a task reads
+is a read-only map of a raw file, so the processes of one machine share one
+copy in the page cache. With ``partitions = P`` a layer task reads the previous
+layer (a fill task the orbit layer) in P word ranges, one at a time, and holds
+1/P of it; every task then reads all of it (from the store) and ranks every
+successor (a fill task every board's canonical image) P times
+(:mod:`epcg.search.retrograde`, solving in parts). When a job leaves
+``partitions`` unset, ``epcg run`` and ``epcg plan`` choose it
+(``SPLIT_FOR_MEMORY``) so that each stage fits the workers' memory.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pydantic
+
+from epcg.combinatorics.binomial import binomial
+from epcg.combinatorics.bits import check_board
+from epcg.combinatorics.bits import popcount_words as popcount
+from epcg.games.fling import evaluation as fling_evaluate
+from epcg.games.fling.domain import evaluate, symmetry
+from epcg.games.fling.domain import layers as kernels
+from epcg.games.fling.domain.moves import LINE_TABLE_MAX
+from epcg.games.fling.domain.rules import Board
+from epcg.kinds import retrograde
+from epcg.kinds.base import JobConfig, stage_records
+from epcg.runtime.plan import Plan, Task
+from epcg.runtime.store import RunDir
+from epcg.search.retrograde import RetrogradeSpace, Words, fill_name, layer_checksum, layer_name
+
+MAX_BOARDS = 1 << 43
+"""Largest layer a job may name (C(56, 14) = 5.8e12 fits); whether it fits the workers is the plan's check."""
+
+
+@lru_cache(maxsize=8)
+def fling_space(width: int, height: int, max_pieces: int, symmetric: bool = False,
+                kernel: str = "auto") -> RetrogradeSpace:
+    """Fling! on a ``width × height`` board as a retrograde space: layer ``k`` = boards of ``k`` pieces.
+
+    ``symmetric``: reduced to one board per orbit of the board's symmetries
+    (:mod:`~epcg.games.fling.domain.symmetry`), filled for the next layer. ``kernel``:
+    as in :func:`~epcg.games.fling.domain.layers.solve_words`.
+
+    >>> s = fling_space(3, 1, 3)
+    >>> [s.layer_size(k) for k in (1, 2, 3)], s.bits, s.reduced, fling_space(3, 1, 3, True).reduced
+    ([3, 3, 1], ('solvable', 'unique'), False, True)
+    """
+
+    def solve(k: int, previous: Words, start: int, stop: int) -> Words:
+        return kernels.solve_words(width, height, k, previous[0], previous[1], start, stop, kernel=kernel)
+
+    def solve_reduced(k: int, previous: Words, start: int, stop: int) -> tuple[Words, tuple[int, int]]:
+        s, u, solvable, unique = symmetry.solve_words_symmetric(width, height, k, *previous, start, stop,
+                                                                kernel=kernel)
+        return (s, u), (solvable, unique)
+
+    def expand(k: int, orbits: Words, start: int, stop: int) -> Words:
+        return symmetry.expand_words(width, height, k, *orbits, start, stop)
+
+    def expand_partial(k: int, part: Words, part_start: int, start: int, stop: int) -> Words:
+        return symmetry.expand_words(width, height, k, *part, start, stop, part_start=part_start)
+
+    def solve_partial(k: int, part: Words, part_start: int, start: int, stop: int) -> Words:
+        if symmetric:
+            return symmetry.solve_words_symmetric(width, height, k, *part, start, stop, kernel=kernel,
+                                                  part_start=part_start)[:2]
+        return kernels.solve_words(width, height, k, *part, start, stop, kernel=kernel, part_start=part_start)
+
+    def finish_partial(k: int, merged: Words, start: int, stop: int) -> tuple[Words, tuple[int, ...]]:
+        words = kernels.finish_parts(k, merged)
+        if symmetric:
+            return words, tuple(symmetry.orbit_total(width, height, k, w, start) for w in words)
+        return words, tuple(popcount(w) for w in words)
+
+    return RetrogradeSpace(
+        f"Fling! {width}x{height}",
+        layer_size=lambda k: kernels.layer_size(width, height, k),
+        first_layer=lambda: kernels.first_layer(width, height),
+        solve=solve,
+        last=max_pieces,
+        bits=("solvable", "unique"),
+        solve_reduced=solve_reduced if symmetric else None,
+        expand=expand if symmetric else None,
+        expand_partial=expand_partial if symmetric else None,
+        solve_partial=solve_partial,
+        merge_partial=kernels.merge_parts,
+        finish_partial=finish_partial,
+    )
+
+
+class Config(JobConfig):
+    """A Fling! job: board size, deepest layer, task size, how many puzzles to report."""
+
+    domain: Literal["fling"]
+    width: int = pydantic.Field(7, ge=1, le=64)
+    height: int = pydantic.Field(8, ge=1, le=64)
+    max_pieces: int = pydantic.Field(8, ge=1)
+    """Deepest layer: boards with 1..max_pieces pieces are solved."""
+    chunk_words: int = pydantic.Field(1 << 18, ge=1, le=1 << 26)
+    """uint64 words (64 boards each) per task and per Zarr chunk."""
+    top_puzzles: int = pydantic.Field(20, ge=0, le=1000)
+    """Uniquely solvable boards of the deepest layer to report, best ratio first (0: none)."""
+    distributions: bool = True
+    """Tally the expert ratios and the solution counts of layers 2..max_pieces (:mod:`~epcg.games.fling.evaluation`)."""
+    exact_counts_up_to: int = pydantic.Field(4_000_000, ge=0)
+    """Layers of at most this many boards get every solvable board's solution count; larger ones a sample."""
+    count_sample: int = pydantic.Field(50_000, ge=0, le=1 << 24)
+    """Boards drawn (uniformly, with replacement) from a larger layer for its sampled solution counts."""
+    seed: int = pydantic.Field(0, ge=0)
+    """Seed of the sampled solution counts."""
+    ratio_sample: int | None = pydantic.Field(None, ge=1)
+    """Unset (the default): every uniquely solvable board of every layer is evaluated by expert ratio, so the
+    deepest layer's best boards are the best of all. Set, a layer of more than this many boards has only those
+    in a random sample of about this many of its boards evaluated, in blocks of 4,096 consecutive ranks
+    (:mod:`~epcg.games.fling.evaluation`); ``epcg plan`` says what a sample saves."""
+    evaluate_chunk_words: int = pydantic.Field(1 << 18, ge=1, le=1 << 26)
+    """Words per task of an expert-ratio stage (of a sampled layer, this many words' worth of its sample)."""
+    symmetry: bool = True
+    """Solve one board per orbit of the board's symmetries (false: every board)."""
+    kernel: Literal["auto", "block", "fast"] = "auto"
+    """Layer kernel (:func:`~epcg.games.fling.domain.layers.solve_words`): ``block`` solves together the boards of a
+    layer that differ only in their highest piece (``auto`` on boards with lines of at most 16 cells); ``fast``,
+    one board at a time, is the baseline the benchmarks compare with."""
+    shared_previous: bool = False
+    """Workers map one read-only copy per machine of the layer their tasks read (a raw file under the
+    run directory's ``shared/``, so the page cache holds it once) instead of each loading its own."""
+    partitions: int | None = pydantic.Field(None, ge=1, le=1 << 16)
+    """A layer (or fill) task reads the layer it needs in this many parts, one at a time, so it holds 1/partitions
+    of it (every task reads all of it, and ranks every successor once per part). Unset: ``epcg run`` and ``epcg
+    plan`` take the fewest (a power of two) with which every stage fits the workers' memory, 1 if it fits whole."""
+
+    @pydantic.model_validator(mode="after")
+    def _fits(self) -> Config:
+        cells = check_board(self.width, self.height)
+        if self.kernel != "auto" and max(self.width, self.height) > LINE_TABLE_MAX:
+            raise ValueError(f"kernel={self.kernel!r} needs rows and columns of at most {LINE_TABLE_MAX} cells, "
+                             f"got {self.width}x{self.height} (use kernel='auto')")
+        if self.max_pieces > cells:
+            raise ValueError(f"max_pieces must be 1..{cells} on a {self.width}x{self.height} board, got {self.max_pieces}")
+        if binomial(cells, self.max_pieces) > MAX_BOARDS:
+            raise ValueError(
+                f"max_pieces={self.max_pieces} gives {binomial(cells, self.max_pieces):,} boards; "
+                f"at most 2^43 per layer are supported"
+            )
+        return self
+
+    def words(self, k: int) -> int:
+        return kernels.layer_words(self.width, self.height, k)
+
+    @property
+    def parts(self) -> int:
+        """Parts a task reads the layer it needs in (``partitions``, 1 when unset)."""
+        return self.partitions or 1
+
+    @property
+    def space(self) -> RetrogradeSpace:
+        return fling_space(self.width, self.height, self.max_pieces, self.symmetry, self.kernel)
+
+
+EVALUATE = fling_evaluate.EVALUATE
+SHARED = "shared"
+"""Scratch directory of the raw layer files of ``shared_previous`` (in the run on a filesystem, in each machine's temp directory for an object store); cleared by each session's prepare."""
+
+
+def _layer_arrays(config: Config, k: int) -> tuple[str, ...]:
+    """Where stage ``kNN`` writes layer ``k``: the orbit arrays when symmetric, else the full ones."""
+    return retrograde.written_by(config.space, layer_name(k))
+
+
+COARSEN = ("chunk_words", "evaluate_chunk_words")
+"""Keys the runtime may scale up to bound the task count: results do not depend on them."""
+SPLIT_FOR_MEMORY = ("partitions",)
+"""Keys the runtime sets, when a job leaves them unset, so that the workers' memory holds every stage: results do
+not depend on them."""
+CALIBRATION_LAYER = 8
+"""Deepest layer whose kernel :func:`seconds_per_board` times (its previous layer, 58 MB on 7×8, is made up)."""
+CALIBRATION_DENSITY = (2, 6)
+"""Random words ANDed into the made-up previous layer's solvable and unique bits: 1/4 and 1/64 of them set
+(7×8 layers 5–9: 13–29 % of boards solvable, 0.3–2.7 % unique)."""
+
+
+def seconds_per_board(config: Config) -> float:
+    """Seconds per board of a layer stage's kernel (symmetric or not) on the job's board, on this machine now.
+
+    Four evenly spaced word slices of layer ``L = min(max_pieces, CALIBRATION_LAYER)`` are timed against a
+    previous layer of random bits of its real size: the kernel's speed depends on how far apart its lookups land in
+    that layer (deep layers no longer fit the caches) far more than on which bits are set.
+    """
+    import time
+
+    from epcg.runtime.estimate import calibrated
+
+    w, h = config.width, config.height
+    top = max(2, min(config.max_pieces, CALIBRATION_LAYER, w * h))
+    if top > w * h:
+        return 0.0
+    rng = np.random.default_rng(0)
+    prev = []
+    for density in CALIBRATION_DENSITY:
+        words = rng.integers(0, 1 << 64, config.words(top - 1), dtype=np.uint64, endpoint=False)
+        for _ in range(density - 1):
+            words &= rng.integers(0, 1 << 64, config.words(top - 1), dtype=np.uint64, endpoint=False)
+        prev.append(words)
+
+    def measure() -> tuple[float, float]:
+        total, width = config.words(top), max(1, min(config.words(top) // 4, 512))
+        began = time.perf_counter()
+        for i in range(4):
+            start = total * (2 * i + 1) // 8
+            if config.symmetry:
+                symmetry.solve_words_symmetric(w, h, top, *prev, start, min(start + width, total), kernel=config.kernel)
+            else:
+                kernels.solve_words(w, h, top, *prev, start, min(start + width, total), kernel=config.kernel)
+        return 4 * width * 64, time.perf_counter() - began
+
+    return calibrated(("fling", w, h, top, config.symmetry, config.kernel), measure, budget=0.03)
+
+
+COMPRESSED = (0.5, 0.03)
+"""On-disk fraction of the raw solvable and unique arrays (measured, 7×8 layers 9 and 10: 0.40–0.54, 0.01–0.03)."""
+FILL_PER_SECOND = 18e6
+"""Boards per task-second a fill task writes (a scattered read per board, so deep layers wait on memory): 7×8 layers
+9 and 10 of an 11-piece run filled 18.3 and 13.3 M/s before their reads were prefetched, which made layer-9 fills
+1.33× faster (docs/scaling.md)."""
+EVALUATE_SECONDS = fling_evaluate.RATIO_SECONDS
+"""Expert evaluation per board of the deepest layer (of its sample, when sampled) with symmetry: the ``top`` stage
+is an expert-ratio stage that also keeps the best boards."""
+
+
+PART_COST = 1.3
+"""Compute of each part beyond the first, as a fraction of a whole pass. Every part ranks every successor again,
+and within one part a board rarely meets the second solvable successor that ends its search early, so a part costs
+about a whole pass: in 8 parts on 2 workers the task CPU of 7×8 layer 7 was 10.0×, its fill 9.1× and layer 8
+13.2× that in one (a run to 9 pieces, 2026-11-23)."""
+
+
+def parts_cost(config: Config, k: int) -> float:
+    """How many times a whole pass a stage reading layer ``k - 1`` in ``config.parts`` parts costs."""
+    return 1.0 + PART_COST * (min(config.parts, config.words(k - 1)) - 1) if k > 1 else 1.0
+
+
+def estimate(config: Config) -> dict:
+    """Per stage: bytes written, memory per worker beyond its base, compute (see the module docstring)."""
+    from epcg.runtime.estimate import StageCost
+
+    out = {}
+    per_board = seconds_per_board(config)
+    for k in range(1, config.max_pieces + 1):
+        words = config.words(k)
+        chunk = min(config.chunk_words, words)
+        previous = -(-2 * 8 * config.words(k - 1) // config.parts) if k > 1 else 0
+        before = config.words(k - 1) if k > 1 else 0
+        out[layer_name(k)] = StageCost(
+            bytes_written=2 * 8 * words,
+            disk_bytes=round(8 * words * sum(COMPRESSED)),
+            peak_memory=previous + 4 * 8 * chunk,
+            cpu_seconds=kernels.layer_size(config.width, config.height, k) * per_board * parts_cost(config, k),
+            read_bytes=round(8 * before * sum(COMPRESSED)), read_objects=2 * -(-before // config.chunk_words),
+            read_per_task=config.parts > 1 and k > 1, objects_per_task=2,
+        )
+        if config.symmetry and 1 < k < config.max_pieces:
+            out[fill_name(k)] = StageCost(bytes_written=2 * 8 * words, disk_bytes=round(8 * words * sum(COMPRESSED)),
+                                          peak_memory=-(-2 * 8 * words // config.parts) + 4 * 8 * chunk,
+                                          cpu_seconds=kernels.layer_size(config.width, config.height, k) / FILL_PER_SECOND
+                                          * parts_cost(config, k + 1),
+                                          read_bytes=round(8 * words * sum(COMPRESSED)),
+                                          read_objects=2 * -(-words // config.chunk_words),
+                                          read_per_task=config.parts > 1, objects_per_task=2)
+    if config.top_puzzles or config.distributions:
+        boards = kernels.layer_size(config.width, config.height, config.max_pieces)
+        out[EVALUATE] = StageCost(peak_memory=8 * fling_evaluate.task_words(config, config.max_pieces),
+                                  cpu_seconds=boards * fling_evaluate.fraction(config, config.max_pieces) *
+                                  fling_evaluate.ratio_seconds(config.max_pieces) *
+                                  (1 if config.symmetry else fling_evaluate.symmetries(config.width, config.height)))
+    out.update(fling_evaluate.estimate(config))
+    return out
+
+
+SUGGESTED_SAMPLE = 1 << 32
+"""The ``ratio_sample`` whose cost ``epcg plan`` compares with the exact evaluation."""
+
+
+def plan_notes(config: Config) -> list[str]:
+    """What the expert evaluation costs exact and with a sample, for ``epcg plan``.
+
+    Compute is the estimate's (per board of a layer, measured at 8 pieces; deeper layers cost less per board, as
+    their unique boards thin out faster than their trees grow, so deep exact figures are upper bounds).
+    """
+    from epcg.runtime.estimate import duration
+
+    if not (config.top_puzzles or config.distributions):
+        return []
+
+    def cost(c: Config) -> float:
+        names = {s.name for s in fling_evaluate.stages(c) if s.name == EVALUATE or s.name.startswith("r")}
+        return sum(v.cpu_seconds or 0.0 for k, v in estimate(c).items() if k in names)
+
+    exact = config.model_copy(update={"ratio_sample": None})
+    sample = config.model_copy(update={"ratio_sample": config.ratio_sample or SUGGESTED_SAMPLE})
+    whole, part = cost(exact), cost(sample)
+    sampled = [k for k in range(2, config.max_pieces + 1) if fling_evaluate.fraction(sample, k) < 1]
+    if config.ratio_sample is None:
+        head = f"expert evaluation: exact, every uniquely solvable board, about {duration(whole)} of compute"
+        if not sampled:
+            return [head + f" (every layer has at most {SUGGESTED_SAMPLE:,} boards: a sample would save nothing)"]
+        shares = ", ".join(f"{fling_evaluate.fraction(sample, k):.1%} of layer {k}" for k in sampled)
+        return [head + f"; --set ratio_sample={SUGGESTED_SAMPLE} would evaluate {shares} instead, about "
+                f"{duration(part)} (saving {duration(whole - part)}, answers from a sample)"]
+    if not sampled:
+        return [f"expert evaluation: exact (no layer has more than ratio_sample boards), about {duration(whole)}"]
+    shares = ", ".join(f"{fling_evaluate.fraction(sample, k):.1%} of layer {k}" for k in sampled)
+    return [f"expert evaluation: a sample ({shares}), about {duration(part)} of compute; exact (ratio_sample "
+            f"unset) would take about {duration(whole)}"]
+
+
+def plan(config: Config) -> Plan:
+    stages = list(retrograde.stages(config.space, config.chunk_words))
+    stages += fling_evaluate.stages(config)
+    return Plan(tuple(stages))
+
+
+def prepare(config: Config, run: RunDir) -> None:
+    """Create every layer's arrays (empty) before any task writes a chunk; drop raw layer files of
+    earlier sessions (a resumed run may have recomputed a damaged chunk since)."""
+    shutil.rmtree(run.scratch(SHARED), ignore_errors=True)
+    retrograde.create_arrays(config.space, run, config.chunk_words, config.max_pieces)
+
+
+def warm_up(config: Config) -> None:
+    """Compile the layer kernels on a 3×3 board (for read-only inputs too, as memory maps are)."""
+    def read_only(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+        for a in arrays:
+            a.setflags(write=not config.shared_previous)
+        return arrays
+
+    s, u = read_only(*kernels.first_layer(3, 3))
+    for k in (2, 3):
+        if config.symmetry:
+            orbits = symmetry.solve_words_symmetric(3, 3, k, s, u, 0, kernels.layer_words(3, 3, k),
+                                                    kernel=config.kernel)[:2]
+            symmetry.expand_words(3, 3, k, *read_only(*orbits), 0, 1)
+        s, u = read_only(*kernels.solve_words(3, 3, k, s, u, 0, kernels.layer_words(3, 3, k), kernel=config.kernel))
+    layer_checksum(s, 0)
+
+
+def _drop_shared_before(directory: Path, name: str) -> None:
+    """Delete the raw files no later stage reads once ``name`` is needed: every earlier layer, and the
+    orbit layer that the full layer of the same size was filled from (processes still mapping a deleted
+    file keep their pages)."""
+    layer = int(name.split(".")[0].rsplit("-", 1)[1])
+    for old in directory.glob("*.u64"):
+        old_layer = int(old.stem.rsplit("-", 1)[1])
+        if old_layer < layer or (old_layer == layer and old.name.startswith("orbits-") and
+                                 not name.startswith("orbits-")):
+            old.unlink(missing_ok=True)
+
+
+def _map_shared(run: RunDir, names: tuple[str, ...], span: tuple[int, int] | None = None) -> Words:
+    """The arrays of a finished layer (or words ``[a, b)`` of them) as read-only maps of one raw file each,
+    written once per machine (the driver's loader with ``shared_previous``)."""
+    directory = run.scratch(SHARED) / run.cache_key.replace("/", "-")  # a machine's copy of this session's layers
+    directory.mkdir(parents=True, exist_ok=True)
+    maps = []
+    for name in names:
+        path = directory / (name.replace("/", "-") + ".u64")
+        with open(directory / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # one process per machine writes it, the others wait
+            if not path.exists():
+                _drop_shared_before(directory, path.name)
+                partial = path.with_suffix(".partial")
+                run.read_array(name).tofile(partial)
+                os.replace(partial, path)
+        words = np.memmap(path, dtype=np.uint64, mode="r")
+        maps.append(words if span is None else words[span[0]:span[1]])
+    return tuple(maps)
+
+
+def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
+    if fling_evaluate.owns(task.stage):
+        return fling_evaluate.run_task(config, task, run, lambda k: _layer_arrays(config, k))
+    return retrograde.solve_task(config.space, task, run, partitions=config.parts,
+                                 load=_map_shared if config.shared_previous else retrograde.read_layer)
+
+
+def _best_puzzles(config: Config, records: list[dict]) -> list[dict[str, Any]]:
+    """Merge the tasks' lists by (ratio desc, rank asc) and decode the winners."""
+    out = []
+    for rank in fling_evaluate.best_ranks(config, records):
+        board = Board.from_rank(config.width, config.height, config.max_pieces, int(rank))
+        ev = evaluate.evaluate(board)
+        out.append({
+            "rank": int(rank),
+            "ratio": ev.ratio,
+            "brute_force_nodes": ev.brute,
+            "expert_nodes": ev.expert,
+            "solution": " ".join(board.move_name(m) for m in ev.solution),
+            "board": str(board).splitlines(),
+        })
+    return out
+
+
+def _checksum(results: list[dict]) -> str:
+    """A layer's checksum from its tasks' (independent of the chunking)."""
+    return "{:016x}-{:016x}".format(sum(r["checksum_solvable"] for r in results) % 2**64,
+                                    sum(r["checksum_unique"] for r in results) % 2**64)
+
+
+def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) -> dict[str, Any]:
+    layers = []
+    for k in range(1, config.max_pieces + 1):
+        recs = stage_records(plan, layer_name(k), records)
+        results = [r["result"] for r in recs]
+        # with symmetry, layer k also costs the fill of layer k-1 that its lookups need
+        fill = stage_records(plan, fill_name(k - 1), records) if fill_name(k - 1) in plan.by_name else []
+        seconds = sum(r["seconds"] for r in recs + fill)
+        boards = kernels.layer_size(config.width, config.height, k)
+        wall = max(r["ended_at"] for r in recs) - min(r["ended_at"] - r["seconds"] for r in recs + fill)
+        row = {
+            "pieces": k,
+            "boards": boards,
+            "solvable": sum(r["solvable"] for r in results),
+            "unique": sum(r["unique"] for r in results),
+            "checksum": _checksum(results),
+            "tasks": len(recs),
+            "seconds": round(seconds, 4),
+            "fill_seconds": round(sum(r["seconds"] for r in fill), 4),
+            "boards_per_second": round(boards / seconds) if seconds else None,
+            "wall_seconds": round(wall, 4),
+            "boards_per_wall_second": round(boards / wall) if wall > 0 else None,
+        }
+        if fill_name(k) in plan.by_name:
+            row["full_checksum"] = _checksum([r["result"] for r in stage_records(plan, fill_name(k), records)])
+        layers.append(row)
+    results: dict[str, Any] = {"width": config.width, "height": config.height, "symmetry": config.symmetry,
+                               "rows": layers}
+    if EVALUATE in plan.by_name:
+        recs = stage_records(plan, EVALUATE, records)
+        results["evaluated"] = sum(r["result"]["evaluated"] for r in recs)
+        results["evaluated_fraction"] = fling_evaluate.fraction(config, config.max_pieces)
+        results["exact"] = results["evaluated_fraction"] == 1
+        results["evaluate_seconds"] = round(sum(r["seconds"] for r in recs), 4)
+        if config.top_puzzles:
+            results["puzzles"] = _best_puzzles(config, recs)
+    results.update(fling_evaluate.reduce(config, plan, records))
+    return results
+
+
+def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, list[Path]]:
+    from epcg.games.fling.report import figures, summary
+
+    return summary(config, results), figures(config, results, run)

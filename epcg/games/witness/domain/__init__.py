@@ -1,0 +1,2 @@
+"""The Witness: rules as small values (geometry, paths, pieces, puzzles), numba kernels, pictures; never Dask,
+Zarr or the runtime."""

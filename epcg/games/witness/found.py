@@ -1,0 +1,175 @@
+"""What a Witness run found: puzzles (the stored ones at each row's minimum, or any count by a walk) and
+triple-panel sets (three piece panels that exactly one joint path solves).
+
+A Witness run stores, per row, the ranks of every puzzle at the row's fewest
+solutions and each one's longest solution (``store.zarr/<row>/at_min``).
+:func:`puzzles` reads those arrays one Zarr chunk at a time. Asked for another
+solution count, it walks the row's whole rank space in this process instead,
+decoding and solving each puzzle: fine for small rows, and lazy, so
+``itertools.islice`` or ``Run.found(limit=...)`` stops it early.
+
+>>> p = WitnessPuzzle("must-cross", 3, 3, (3,), 1247, row="3x3-k3")
+>>> p.cross, p.solution_count, p.longest, p.solution
+((1, 19, 33), 4, 14, 'RRRUULLDLUURRR')
+>>> p.to_dict()["must_cross"]
+['vertex (1,0)', 'edge (0,1)-(1,1)', 'edge (1,1)-(1,2)']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from epcg.games.witness.domain import scan
+from epcg.games.witness.domain.must_cross import crossing_bitsets, must_cross_figure  # noqa: F401 - the deprecated epcg.api.witness path has them
+from epcg.games.witness.domain.paths import paths_for
+from epcg.report.found import Found
+from epcg.runtime.store import RunDir
+
+
+@dataclass(frozen=True, eq=False)
+class WitnessPuzzle(Found):
+    """One Witness puzzle of a run: its constraints, solution count and longest solution."""
+
+    puzzle_kind: str
+    """``must-cross``, ``regions`` or ``joint``."""
+    width: int
+    height: int
+    k: tuple[int, ...]
+    rank: int
+    """Its rank in the row's puzzle space (see :mod:`epcg.games.witness.domain.puzzles`)."""
+    row: str = ""
+    """The row's name, e.g. ``3x4-k2+4``."""
+    solutions: int | None = None
+    """Number of paths solving it (computed when not given)."""
+    length: int | None = None
+    """Edges of its longest solution (computed when not given)."""
+    kind: str = field(default="witness-puzzle", init=False)
+
+    @cached_property
+    def _decoded(self) -> scan.Puzzle:
+        k = self.k if len(self.k) == 2 else self.k[0]
+        return scan.decode(self.puzzle_kind, self.width, self.height, k, self.rank)
+
+    @cached_property
+    def _solution_paths(self) -> np.ndarray:
+        return scan.solutions(paths_for(self.width, self.height), self._decoded)
+
+    cross = property(lambda self: self._decoded.cross, doc="Must-cross positions (vertices, then edges).")
+    cells = property(lambda self: self._decoded.cells, doc="Cells holding a square.")
+    colours = property(lambda self: self._decoded.colours, doc="Colour of each square: 0 black, 1 white.")
+
+    @property
+    def solution_count(self) -> int:
+        return self.solutions if self.solutions is not None else len(self._solution_paths)
+
+    @property
+    def longest(self) -> int:
+        paths = paths_for(self.width, self.height)
+        return self.length if self.length is not None else int(paths.length[self._solution_paths[0]])
+
+    @property
+    def solution(self) -> str | None:
+        """Its longest solution as moves (``U R D L``), or None if nothing solves it."""
+        sols = self._solution_paths
+        return paths_for(self.width, self.height).moves(int(sols[0])) if len(sols) else None
+
+    def ident(self) -> str:
+        return f"{self.kind}-{self.row}-{self.rank}"
+
+    def caption(self) -> str:
+        return f"{self.row} rank {self.rank:,} · {self.solution_count} sol. · {self.longest} edges"
+
+    def to_dict(self) -> dict[str, Any]:
+        g = self._decoded.geometry
+        return {
+            "type": self.kind, "puzzle_kind": self.puzzle_kind, "row": self.row,
+            "width": self.width, "height": self.height, "k": list(self.k), "rank": self.rank,
+            "must_cross": [g.position_name(p) for p in self.cross],
+            "must_cross_positions": list(self.cross),
+            "squares": [{"cell": list(g.cell_xy(c)), "colour": "white" if colour else "black"}
+                        for c, colour in zip(self.cells, self.colours)],
+            "solutions": self.solution_count, "longest_solution": self.longest, "solution": self.solution,
+        }
+
+    def figure(self) -> Figure:
+        from epcg.games.witness.domain.render import puzzle_figure
+
+        sols = self._solution_paths
+        path = paths_for(self.width, self.height).path(int(sols[0])) if len(sols) else None
+        return puzzle_figure(self._decoded.geometry, self.cross, self.cells, self.colours, path,
+                             caption=self.caption())
+
+
+def stored(run: RunDir, row: Any) -> Iterator[tuple[int, int]]:
+    """``(rank, longest)`` of every puzzle stored at the row's minimum, in rank order, chunk by chunk."""
+    name = f"{row.name}/at_min"
+    if not run.has_array(f"{name}/ranks"):
+        return
+    ranks, longest = run.group[f"{name}/ranks"], run.group[f"{name}/longest"]
+    step = max(1, ranks.chunks[0])
+    for start in range(0, ranks.shape[0], step):
+        chunk_r = np.asarray(ranks[start:start + step])
+        chunk_l = np.asarray(longest[start:start + step])
+        yield from zip(chunk_r.tolist(), chunk_l.tolist())
+
+
+def walked(kind: str, row: Any) -> Iterator[tuple[int, int, int]]:
+    """``(rank, solutions, longest)`` of every puzzle of the row, solved one by one (slow, lazy)."""
+    k = row.k if len(row.k) == 2 else row.k[0]
+    paths = paths_for(row.width, row.height)
+    for rank in range(scan.max_rank(kind, row.width, row.height, k)):
+        sols = scan.solutions(paths, scan.decode(kind, row.width, row.height, k, rank))
+        yield rank, len(sols), int(paths.length[sols[0]]) if len(sols) else 0
+
+
+@dataclass(frozen=True, eq=False)
+class TripleSet(Found):
+    """Three sub-panels (A, B, C) and the one path that solves all three together."""
+
+    variant: str
+    width: int
+    height: int
+    library: tuple[str, ...]
+    data: dict[str, Any]
+    """The triple as results.json holds it (classes, score, path, moves, panels, counts)."""
+    kind: str = field(default="witness-triple", init=False)
+
+    score = property(lambda self: self.data["score"], doc="Fewest joint solutions of any sub-panel or pair.")
+    moves = property(lambda self: self.data["moves"], doc="The single joint solution as moves.")
+
+    def ident(self) -> str:
+        return f"{self.kind}-{self.variant}-" + "-".join(map(str, self.data["classes"]))
+
+    def caption(self) -> str:
+        return f"{self.variant} · score {self.score} · {self.moves}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.kind, "variant": self.variant, "width": self.width, "height": self.height, **self.data}
+
+    def figure(self) -> Figure:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        from epcg.games.witness.domain.paths import paths_for
+        from epcg.games.witness.domain.piece_panels import PiecePanel
+        from epcg.games.witness.domain.render import DPI
+        from epcg.games.witness.domain.render_pieces import draw_piece_panel
+
+        path = paths_for(self.width, self.height).path(self.data["path"])
+        fig = Figure(figsize=(6.3, 4.6), dpi=DPI)
+        FigureCanvasAgg(fig)
+        for col, (name, panel) in enumerate(zip("ABC", self.data["panels"])):
+            types = tuple(self.library.index(piece) for piece in panel["pieces"])
+            pp = PiecePanel(self.width, self.height, tuple(panel["cells"]), types)
+            for row, solved in enumerate((None, path)):
+                ax = fig.add_axes((0.02 + col / 3, 0.5 - 0.47 * row, 0.3, 0.38))
+                draw_piece_panel(ax, pp, self.library, solved, gid=f"{name}{row}")
+                ax.set_title(f"{name} · {self.data['set_counts'][col]} sol." if row == 0 else f"{name} solved",
+                             fontsize=9)
+        fig.suptitle(self.caption(), fontsize=10)
+        return fig

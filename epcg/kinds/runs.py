@@ -1,0 +1,148 @@
+"""Runs of a user's space (the generic ``scan`` and ``retrograde`` kinds) as Python objects, and their part of
+report.html: the designs a scan kept, the states a retrograde analysis marked.
+
+>>> ScanRun.FOUND, RetrogradeRun.FOUND
+('designs', 'states')
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from epcg.api.runs import Run, is_int
+from epcg.kinds.designs import ROLES, Design, State, set_bits
+from epcg.kinds.retrograde import array_prefix
+from epcg.kinds.scan import space_of
+from epcg.report.gallery import Group, Item, share, spread
+from epcg.runtime.errors import UserError
+
+STATE_LAYERS = 4
+"""Layers of a retrograde run (per row of a family) in the gallery, deepest first."""
+
+
+class ScanRun(Run):
+    """A scan of a user's space: ``designs()`` at each row's minimum, its top ones, those at its maximum."""
+
+    FOUND = "designs"
+    found_types = (Design,)
+    FILTERS = (("row", "row", "select"), ("role", "kept as", "select"), ("score", "score", "select"))
+
+    def designs(self, row: str | int | None = None, *, role: str | None = None) -> Iterator[Design]:
+        """Designs a scan of a user's space kept, row by row: every rank at the row's lowest score (read from the
+        store in rank order), its ``top`` ranks, and with ``max = true`` every rank at its highest score.
+
+        ``row``: a row's name (``"row-001"``) or index; ``role``: ``"min"``, ``"top"`` or ``"max"`` only.
+        """
+        if role is not None and role not in ROLES:
+            raise UserError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+        pairs = list(zip(self.config.rows, self.results["rows"]))
+        if row is not None:
+            chosen = [pair for i, pair in enumerate(pairs) if row in (i, pair[1]["row"])]
+            if not chosen:
+                raise UserError(f"run {self.name} has no row {row!r}; its rows are row-000 .. row-{len(pairs) - 1:03d}")
+            pairs = chosen
+        for params, res in pairs:
+            space = space_of(self.config.space, params)
+
+            def design(rank: int, score: int | None, kind: str) -> Design:
+                text = str(space.decode(rank)) if space.decode is not None else ""
+                return Design(self.name, self.config.space, res["row"], params, int(rank), score, kind, text,
+                              space.render, space.decode)
+
+            if role in (None, "min") and res.get("min") is not None:
+                yield from (design(r, res["min"], "min") for r in self._ranks(f"{res['row']}/at_min/ranks"))
+            if role in (None, "top"):
+                yield from (design(t["rank"], t["score"], "top") for t in res.get("top", []))
+            if role in (None, "max") and res.get("max") is not None:
+                yield from (design(r, res["max"], "max") for r in self._ranks(f"{res['row']}/at_max/ranks"))
+
+    def _ranks(self, name: str) -> Iterator[int]:
+        """A stored rank array, one Zarr chunk at a time."""
+        if not self.dir.has_array(name):
+            return
+        array = self.dir.group[name]
+        step = max(1, array.chunks[0])
+        for start in range(0, array.shape[0], step):
+            yield from (int(r) for r in np.asarray(array[start:start + step]))
+
+    def gallery(self, items: int) -> list[Group]:
+        """Per row: designs at the minimum (spread over all of them), the top ones, those at the maximum."""
+        rows = self.results["rows"]
+        groups = [(res, role) for res in rows for role in ROLES if _kept(res, role)]
+        n = share(items, len(groups))
+        out = []
+        for res, role in groups:
+            total = _kept(res, role)
+            picks = spread(total, n) if role == "min" else set(range(min(n, total)))
+            designs = [d for i, d in enumerate(self.designs(res["row"], role=role)) if i in picks]
+            params = ", ".join(f"{k}={v}" for k, v in res["params"].items())
+            name = f"{res['row']}{f' ({params})' if params else ''}: {ROLES[role]}"
+            out.append(Group(name, total, [Item(d, name, {"row": d.row, "role": role, "score": d.score})
+                                           for d in designs]))
+        return out
+
+
+def _kept(res: dict[str, Any], role: str) -> int:
+    """How many designs of a scan row's results have ``role``."""
+    if role == "top":
+        return len(res.get("top") or [])
+    return int(res.get(f"at_{role}") or 0) if res.get(role) is not None else 0
+
+
+class RetrogradeRun(Run):
+    """A retrograde analysis of a user's space: the ``states()`` of each layer with a bit set."""
+
+    FOUND = "states"
+    found_types = (State,)
+    FILTERS = (("row", "row", "select"), ("layer", "layer", "select"))
+
+    def states(self, layer: int | None = None, *, bit: str | None = None,
+               row: int | str | None = None) -> Iterator[State]:
+        """States of a retrograde run of a user's space that have ``bit`` set (default: the space's first bit, e.g.
+        solvable), deepest layer first, in rank order within a layer; or those of layer ``layer`` only; of every
+        row of a family, or of row ``row`` (its index, or its name as found.jsonl writes it: ``"r001"``). A reduced
+        space's deepest layer lists each class's representative."""
+        count = len(self.config.rows)
+        names = [self.config.row(i) for i in range(count)]
+        if isinstance(row, str) and row in names:
+            row = names.index(row)
+        if row is not None and not (is_int(row) and 0 <= row < count):
+            listed = f" ({', '.join(names)})" if any(names) else ""
+            raise UserError(f"run {self.name} has rows 0..{count - 1}{listed}, not {row!r}")
+        for i in [row] if row is not None else range(count):
+            space, name = self.config.retrograde_space(i), self.config.row(i)
+            wanted = space.bits[0] if bit is None else bit
+            if wanted not in space.bits:
+                raise UserError(f"bit must be one of {', '.join(space.bits)}, got {wanted!r}")
+            deepest = self.config.deepest_of(i)
+            for k in [layer] if layer is not None else range(deepest, space.first - 1, -1):
+                if not space.first <= k <= deepest:
+                    raise UserError(f"run {self.name} has layers {space.first}..{deepest}, not {k}")
+                prefix = array_prefix(name) + ("" if self.dir.has_array(f"{array_prefix(name)}{wanted}/{k}")
+                                               else "orbits/")
+                arrays = {b: self.dir.group[f"{prefix}{b}/{k}"] for b in space.bits}
+                for rank in set_bits(arrays[wanted]):
+                    flags = {b: bool(int(a[rank // 64]) >> (rank % 64) & 1) if b != wanted else True
+                             for b, a in arrays.items()}
+                    text = space.describe(k, rank) if space.describe is not None else ""
+                    yield State(self.name, space.name, k, rank, flags, text, space.render, name)
+
+    def gallery(self, items: int) -> list[Group]:
+        """Per row and layer, deepest first: the first states with the space's first bit set."""
+        bit = self.results["bits"][0]
+        names = [self.config.row(i) for i in range(len(self.config.rows))]
+        chosen = []
+        for i, row in enumerate(names):
+            layers = [r for r in reversed(self.results["rows"]) if r.get("row", "") == row and r[bit]]
+            chosen += [(i, row, r) for r in layers[:STATE_LAYERS]]
+        n = share(items, len(chosen))
+        out = []
+        for i, row, res in chosen:
+            name = f"{f'{row} ' if row else ''}layer {res['layer']}: {bit}"
+            states = list(itertools.islice(self.states(res["layer"], row=i), n))
+            out.append(Group(name, res[bit], [Item(st, name, {"layer": st.layer, "row": row}) for st in states]))
+        return out

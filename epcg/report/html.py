@@ -1,0 +1,253 @@
+"""DIR/report.html: one self-contained page to browse a run in any browser.
+
+No server, no network, nothing fetched: pictures are inline PNG data URIs, the
+script and styles are in the page. It holds the run's tables (summary.md), the
+distributions results.json records, every figure the run wrote, and a gallery
+of what the run found with filters and a detail view with the solution. The
+gallery, its filters and the plots come from the run's class
+(:mod:`epcg.report.gallery`): the page never asks which kind it shows. A large
+run shows a sample of each group and says how many there are.
+
+>>> print(markdown_html("# T\\n\\n| a | b |\\n|---|---|\\n| 1 | *2* |\\n\\n- x `y`"))
+<h1>T</h1>
+<table><tr><th>a</th><th>b</th></tr>
+<tr><td>1</td><td><em>2</em></td></tr></table>
+<ul><li>x <code>y</code></li></ul>
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from epcg.report.gallery import Group, Reported
+from epcg.report.pictures import data_uri
+from epcg.runtime.store import REPORT
+
+GALLERY_ITEMS = 32
+"""Pictures in the gallery at most (each is drawn by the domain's render code)."""
+THUMB_DPI = 75
+
+
+def write_report(run: Reported, items: int = GALLERY_ITEMS) -> Path | str:
+    """Write ``DIR/report.html`` for a finished run (an :class:`epcg.api.Run`) and return its path (or URL, for a
+    run on an object store)."""
+    run.dir.write_text(REPORT, build_html(run, items))
+    return Path(run.dir.describe(REPORT)) if run.dir.location.is_local else run.dir.describe(REPORT)
+
+
+def build_html(run: Reported, items: int = GALLERY_ITEMS) -> str:
+    """The whole page as text."""
+    groups = run.gallery(items)
+    shown = sum(len(g.items) for g in groups)
+    total = sum(g.total for g in groups)
+    sample_note = (f"Showing a sample of {shown:,} of the {total:,} objects this run found "
+                   "(per group below: how many there are and how many are shown)."
+                   if shown < total else f"All {total:,} objects this run found.")
+    parts = [
+        f"<h1>{_e(run.name)} <small>({_e(run.domain)})</small></h1>",
+        f"<p class=meta>run directory <code>{_e(str(run.path))}</code>"
+        + (f" · wall time {run.results['wall_seconds']:.1f} s" if "wall_seconds" in run.results else "")
+        + "</p>",
+        "<nav><a href='#tables'>tables</a> · <a href='#plots'>plots</a> · <a href='#gallery'>gallery</a></nav>",
+        "<section id=tables>", markdown_html(run.summary), "</section>",
+        _allocations_html(run.results.get("allocations")),
+        "<section id=plots><h2>Plots</h2>", _plots_html(run, groups), "</section>",
+        "<section id=gallery><h2>Gallery</h2>", f"<p id=sample-note>{_e(sample_note)}</p>",
+        _filters_html(run.FILTERS, groups), "<p id=count></p>", _gallery_html(groups), "</section>",
+        "<div id=detail hidden><div class=box><button id=close>close ✕</button>"
+        "<img id=detail-img alt='detail'><p id=detail-caption></p><pre id=detail-json></pre></div></div>",
+    ]
+    return PAGE.format(title=_e(f"{run.name}: epcg report"), style=STYLE, body="\n".join(parts), script=SCRIPT)
+
+
+def _allocations_html(allocations: list[dict[str, Any]] | None) -> str:
+    """The batch allocations a submitted run used, one row each ("" for a run that was not submitted)."""
+    if not allocations:
+        return ""
+
+    def clock(seconds: float | None) -> str:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds)) if seconds else "–"
+
+    rows = "".join(
+        f"<tr><td>{n}</td><td>{_e(str(a.get('job') or 'pid ' + str(a.get('pid'))))}</td><td>{_e(str(a.get('node')))}"
+        f"</td><td>{clock(a.get('started_at'))}</td><td>{clock(a.get('ended_at'))}</td><td>{a.get('chunks', 0)}</td>"
+        f"<td style='text-align:left'>{_e(a.get('why', 'running'))}</td></tr>"
+        for n, a in enumerate(allocations, 1)
+    )
+    return ("<section id=allocations><h2>Allocations</h2><table><thead><tr><th>#</th><th>batch job</th><th>node</th>"
+            "<th>start</th><th>end</th><th>chunks</th><th style='text-align:left'>how it ended</th></tr></thead><tbody>"
+            f"{rows}</tbody></table></section>")
+
+
+# -- the gallery ---------------------------------------------------------------
+
+
+def _filters_html(filters: tuple[tuple[str, str, str], ...], groups: list[Group]) -> str:
+    controls = []
+    values: dict[str, set] = {}
+    for g in groups:
+        for item in g.items:
+            for key, value in item.attrs.items():
+                values.setdefault(key, set()).add(value)
+    for key, label, how in filters:
+        if how == "select":
+            options = sorted(values.get(key, ()), key=lambda v: (not isinstance(v, (int, float)), v))
+            opts = "".join(f"<option value='{_e(str(v))}'>{_e(str(v))}</option>" for v in options)
+            controls.append(f"<label>{_e(label)} <select data-filter='{key}' data-how='eq'>"
+                            f"<option value=''>all</option>{opts}</select></label>")
+        else:
+            controls.append(f"<label>{_e(label)} <input type=number step=any data-filter='{key}' data-how='min'></label>")
+    return "<div id=filters>" + " ".join(controls) + "</div>"
+
+
+def _gallery_html(groups: list[Group]) -> str:
+    out = []
+    for g in groups:
+        note = f"{len(g.items):,} of {g.total:,} shown" if len(g.items) < g.total else f"all {g.total:,} shown"
+        out.append(f"<h3>{_e(g.name)} <small>({note})</small></h3><div class=grid>")
+        for item in g.items:
+            attrs = " ".join(f"data-{k}='{_e(str(v))}'" for k, v in item.attrs.items())
+            data = _e(json.dumps(item.found.to_dict()))
+            caption = _e(item.found.caption())
+            uri = item.found.thumbnail(dpi=THUMB_DPI)
+            out.append(f"<figure class=item {attrs} data-json='{data}'><img src='{uri}' alt='{caption}'>"
+                       f"<figcaption>{caption}</figcaption></figure>")
+        out.append("</div>")
+    return "\n".join(out)
+
+
+# -- plots -----------------------------------------------------------------------
+
+
+def _plots_html(run: Reported, groups: list[Group]) -> str:
+    pictures = [(title, data_uri(png)) for title, png in run.plots(groups)]
+    pictures += [(p.stem, data_uri(p.read_bytes())) for p in run.figures()]
+    if not pictures:
+        return "<p>No plots for this run.</p>"
+    return "\n".join(f"<figure class=plot><img src='{uri}' alt='{_e(t)}'><figcaption>{_e(t)}</figcaption></figure>"
+                     for t, uri in pictures)
+
+
+# -- markdown tables -------------------------------------------------------------
+
+
+def markdown_html(text: str) -> str:
+    """The subset of Markdown summary.md uses: headings, tables, lists, paragraphs, code, bold, italics."""
+    out: list[str] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i].rstrip()
+        if line.startswith("|"):
+            table = []
+            while i < len(lines) and lines[i].startswith("|"):
+                cells = [c.strip() for c in lines[i].strip().strip("|").split("|")]
+                if not all(re.fullmatch(r":?-+:?", c) for c in cells):
+                    table.append(cells)
+                i += 1
+            head, *body = table
+            rows = ["<tr>" + "".join(f"<th>{_inline(c)}</th>" for c in head) + "</tr>"]
+            rows += ["<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in row) + "</tr>" for row in body]
+            out.append("<table>" + "\n".join(rows) + "</table>")
+            continue
+        if line.startswith("- "):
+            items = []
+            while i < len(lines) and lines[i].startswith("- "):
+                items.append(f"<li>{_inline(lines[i][2:])}</li>")
+                i += 1
+            out.append("<ul>" + "".join(items) + "</ul>")
+            continue
+        heading = re.match(r"(#{1,4}) (.*)", line)
+        if heading:
+            level = len(heading[1])
+            out.append(f"<h{level}>{_inline(heading[2])}</h{level}>")
+        elif line:
+            out.append(f"<p>{_inline(line)}</p>")
+        i += 1
+    return "\n".join(out)
+
+
+def _inline(text: str) -> str:
+    text = _e(text)
+    text = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+    text = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", text)
+    return re.sub(r"(?<![\w*])\*([^*]+)\*(?![\w*])", r"<em>\1</em>", text)
+
+
+def _e(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+PAGE = """<!DOCTYPE html>
+<html lang=en><head><meta charset=utf-8><meta name=viewport content="width=device-width, initial-scale=1">
+<title>{title}</title><style>{style}</style></head>
+<body>
+{body}
+<script>{script}</script>
+</body></html>
+"""
+
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1200px; padding: 0 1em; color: #222; }
+h1 small, h3 small { color: #777; font-weight: normal; font-size: 0.6em; }
+.meta { color: #555; } code { background: #f2f2f2; padding: 0 0.2em; }
+table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.85em; display: block; overflow-x: auto; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: right; }
+th { background: #f4f4f8; }
+figure.plot { display: inline-block; margin: 0.5em; vertical-align: top; max-width: 100%; }
+figure.plot img { max-width: 100%; border: 1px solid #ddd; }
+#filters { position: sticky; top: 0; background: #fff; padding: 0.6em 0; border-bottom: 1px solid #ddd; z-index: 1; }
+#filters label { margin-right: 1.2em; } #count { color: #555; }
+.grid { display: flex; flex-wrap: wrap; gap: 0.6em; }
+figure.item { margin: 0; width: 220px; cursor: pointer; border: 1px solid #ddd; padding: 0.3em; background: #fafafa; }
+figure.item:hover { border-color: #5e81ac; }
+figure.item img { width: 100%; height: 160px; object-fit: contain; }
+figure.item figcaption { font-size: 0.75em; color: #444; }
+#detail { position: fixed; inset: 0; background: rgba(0, 0, 0, 0.55); display: flex; align-items: center;
+          justify-content: center; z-index: 2; }
+#detail[hidden] { display: none; }
+#detail .box { background: #fff; padding: 1em; max-width: 92vw; max-height: 92vh; overflow: auto; }
+#detail img { max-width: 88vw; max-height: 60vh; display: block; }
+#detail pre { font-size: 0.8em; max-height: 25vh; overflow: auto; background: #f6f6f6; }
+"""
+
+SCRIPT = """
+(function () {
+  var items = Array.prototype.slice.call(document.querySelectorAll('figure.item'));
+  var controls = Array.prototype.slice.call(document.querySelectorAll('[data-filter]'));
+  function apply() {
+    var shown = 0;
+    items.forEach(function (item) {
+      var ok = controls.every(function (c) {
+        var want = c.value, have = item.dataset[c.dataset.filter];
+        if (want === '') return true;
+        if (c.dataset.how === 'min') return have !== '' && parseFloat(have) >= parseFloat(want);
+        return have === want;
+      });
+      item.hidden = !ok;
+      if (ok) shown += 1;
+    });
+    document.getElementById('count').textContent = shown + ' of ' + items.length + ' pictures shown';
+  }
+  controls.forEach(function (c) { c.addEventListener('input', apply); c.addEventListener('change', apply); });
+  var detail = document.getElementById('detail');
+  items.forEach(function (item) {
+    item.addEventListener('click', function () {
+      document.getElementById('detail-img').src = item.querySelector('img').src;
+      document.getElementById('detail-caption').textContent = item.querySelector('figcaption').textContent;
+      document.getElementById('detail-json').textContent = JSON.stringify(JSON.parse(item.dataset.json), null, 1);
+      detail.hidden = false;
+    });
+  });
+  function close() { detail.hidden = true; }
+  document.getElementById('close').addEventListener('click', close);
+  detail.addEventListener('click', function (e) { if (e.target === detail) close(); });
+  document.addEventListener('keydown', function (e) { if (e.key === 'Escape') close(); });
+  apply();
+})();
+"""
