@@ -17,7 +17,9 @@ from epcg.runtime.errors import Interrupted, UserError
 
 
 def go(prepared, new: bool, max_tasks: int, everything: bool, workers, threads_per_worker, scheduler,
-        scheduler_file, cluster_file, performance_report, serial, force, check) -> None:
+       scheduler_file, cluster_file, performance_report, serial, force, check) -> None:
+    """Run ``prepared``'s unfinished chunks on the cluster the options name, with progress and live.json, then
+    write and print its outputs; SIGINT, SIGTERM and SIGHUP stop it with the resume command."""
     from epcg.runtime.logs import kept, to_run_directory
     from epcg.runtime.progress import for_output
     from epcg.runtime.session import claimed, refuse_in_use, run_plan

@@ -163,12 +163,13 @@ class Run:
         return f"<epcg.Run {self.name} ({self.domain}) at {self.path}: {state}>"
 
     def __getattr__(self, name: str) -> Any:
-        """A method of another kind's runs (``boards`` on a Witness run) is one clear error, not AttributeError."""
+        """A method of another kind's runs (``boards`` on a Witness run) is an error naming both kinds (still an
+        AttributeError, so ``hasattr`` is False)."""
         if not name.startswith("_"):
             owners = [kind for kind, cls in kinds_with_run_types() if callable(getattr(cls, name, None))]
             if owners:
                 raise NotThisKind(f"run {self.name} is a {self.domain} run, not a {' or '.join(owners)} run "
-                                f"(it has no {name}())")
+                                  f"(it has no {name}())")
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @property
