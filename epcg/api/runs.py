@@ -139,14 +139,18 @@ class Run:
     FILTERS: tuple[tuple[str, str, str], ...] = ()
     """report.html's gallery filters: ``(attribute, label, "select" | "min")``."""
 
-    def __new__(cls, path: str | os.PathLike[str]) -> Run:
-        if cls is Run:
-            cls = run_type(open_run(path).read_job().domain) or Run
-        return super().__new__(cls)
+    dir: RunDir
+    job: Job
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.dir = open_run(path)
-        self.job: Job = self.dir.read_job()
+    def __new__(cls, path: str | os.PathLike[str]) -> Run:
+        """Open ``path`` once, reading its job, and make the run an instance of the class its kind registers."""
+        run_dir = open_run(path)
+        job = run_dir.read_job()
+        if cls is Run:
+            cls = run_type(job.domain) or Run
+        run = super().__new__(cls)
+        run.dir, run.job = run_dir, job
+        return run
 
     path = property(lambda self: self.dir.path, doc="The run directory.")
     name = property(lambda self: self.job.name, doc="The job's name.")

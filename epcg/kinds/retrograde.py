@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import pydantic
 
-from epcg.kinds.base import JobConfig, stage_records
+from epcg.kinds.base import JobConfig, named_space, stage_records
 from epcg.runtime.errors import UserError
 from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.registry import load_object
@@ -77,7 +76,8 @@ class Config(JobConfig):
 
     def retrograde_space(self, row: int = 0) -> RetrogradeSpace:
         """The space of row ``row`` (built once per process)."""
-        return _space(self.space, json.dumps(self.rows[row], sort_keys=True))
+        params = json.dumps(self.rows[row], sort_keys=True)
+        return named_space(self.space, params, RetrogradeSpace, ValueError)
 
     @property
     def family(self) -> bool:
@@ -94,28 +94,6 @@ class Config(JobConfig):
     @property
     def deepest(self) -> int:
         return self.deepest_of(0)
-
-
-@lru_cache(maxsize=64)
-def _space(path: str, params_json: str) -> RetrogradeSpace:
-    params = json.loads(params_json)
-    obj = load_object(path)
-    if isinstance(obj, RetrogradeSpace):
-        if params:
-            raise ValueError(f"space {path!r} is a RetrogradeSpace, not a function: its rows take no parameters, "
-                             f"got {params}")
-        return obj
-    if not callable(obj):
-        raise ValueError(f"space {path!r} is a {type(obj).__name__}, not an epcg.search.RetrogradeSpace")
-    try:
-        space = obj(**params)
-    except Exception as exc:  # noqa: BLE001 - the user's function, reported in one line
-        text = str(exc).strip().splitlines()
-        raise ValueError(f"space {path!r} with {params}: {type(exc).__name__}: {text[0] if text else ''}") from None
-    if not isinstance(space, RetrogradeSpace):
-        raise ValueError(f"space {path!r} with {params} returned a {type(space).__name__}, "
-                         "not an epcg.search.RetrogradeSpace")
-    return space
 
 
 def stage_prefix(row: str) -> str:

@@ -24,18 +24,16 @@ raises, by the task that meets the failing rank.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import pydantic
 
-from epcg.kinds.base import JobConfig, stage_records
+from epcg.kinds.base import JobConfig, named_space, stage_records
 from epcg.report.figures import save_figure
 from epcg.runtime.errors import UserError
 from epcg.runtime.plan import Plan, Stage, Task, split_range
-from epcg.runtime.registry import load_object
 from epcg.runtime.store import RunDir
 from epcg.search.scan import (
     BLOCK,
@@ -92,31 +90,7 @@ def row_name(index: int) -> str:
 
 def space_of(path: str, params: dict[str, Any]) -> ScanSpace:
     """The space a job row asks for (built once per process); a UserError if it is not one."""
-    return _space(path, json.dumps(params, sort_keys=True))
-
-
-@lru_cache(maxsize=64)
-def _space(path: str, params_json: str) -> ScanSpace:
-    params = json.loads(params_json)
-    obj = load_object(path)
-    if isinstance(obj, ScanSpace):
-        if params:
-            raise UserError(f"space {path!r} is a ScanSpace, not a function: its rows take no parameters, got {params}")
-        return obj
-    if not callable(obj):
-        raise UserError(f"space {path!r} is not an epcg.search.ScanSpace (it is a {type(obj).__name__})")
-    try:
-        space = obj(**params)
-    except Exception as exc:  # noqa: BLE001 - the user's function, reported in one line
-        raise UserError(f"space {path!r} with {params}: {type(exc).__name__}: {_first_line(exc)}") from None
-    if not isinstance(space, ScanSpace):
-        raise UserError(f"space {path!r} with {params} returned a {type(space).__name__}, not an epcg.search.ScanSpace")
-    return space
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else ""
+    return named_space(path, json.dumps(params, sort_keys=True), ScanSpace, UserError)
 
 
 def _checked(config: Config, params: dict[str, Any]) -> ScanSpace:
@@ -305,7 +279,8 @@ def _load_extreme(cls: type[ArgMin], run: RunDir, prefix: str, record: dict[str,
         return cls(value, np.zeros(0, dtype=np.uint64))
     if "inline" in record:
         inline = record["inline"]
-        return cls(value, np.array(inline["ranks"], dtype=np.uint64), np.array(inline["payload"], dtype=inline["dtype"]))
+        ranks = np.array(inline["ranks"], dtype=np.uint64)
+        return cls(value, ranks, np.array(inline["payload"], dtype=inline["dtype"]))
     payload = run.read_array(f"{prefix}/payload") if record["payload"] else np.zeros(0, np.int64)
     return cls(value, run.read_array(f"{prefix}/ranks"), payload)
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from epcg.api.runs import Run, check_count, is_int
 from epcg.games.witness.found import TripleSet, WitnessPuzzle, stored, walked
-from epcg.report.gallery import Group, Item, plot_axes, share
+from epcg.report.gallery import Group, Item, plot_axes, share, spread
 from epcg.report.pictures import png_bytes
 from epcg.runtime.errors import InvalidValue, UserError
 from epcg.runtime.store import RunDir
@@ -191,7 +191,7 @@ def _longest_and_spread(run: RunDir, row: str, n: int) -> tuple[list[int], list[
     ranks; read one Zarr chunk at a time, longest first."""
     ranks, longest = run.group[f"{row}/at_min/ranks"], run.group[f"{row}/at_min/longest"]
     total, step = ranks.shape[0], max(1, ranks.chunks[0])
-    spread = set(np.linspace(0, total - 1, n - n // 2).round().astype(int).tolist()) if total else set()
+    spread_over = spread(total, n - n // 2)
     best_r, best_l = np.zeros(0, np.uint64), np.zeros(0, np.int64)
     picked: dict[int, int] = {}
     for start in range(0, total, step):
@@ -200,7 +200,7 @@ def _longest_and_spread(run: RunDir, row: str, n: int) -> tuple[list[int], list[
         best_r, best_l = np.concatenate([best_r, r]), np.concatenate([best_l, lengths])
         keep = np.lexsort((best_r, -best_l))[: n // 2]
         best_r, best_l = best_r[keep], best_l[keep]
-        for i in (j for j in spread if start <= j < start + len(r)):
+        for i in (j for j in spread_over if start <= j < start + len(r)):
             picked[int(r[i - start])] = int(lengths[i - start])
     picked.update(zip(best_r.tolist(), best_l.tolist()))
     chosen = sorted(picked.items(), key=lambda kv: (-kv[1], kv[0]))
