@@ -25,6 +25,7 @@ of a mount namespace its tmpfs; it is safe to call after any failure, and
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -153,10 +154,21 @@ class Node:
                               capture_output=True, text=True, timeout=TIMEOUT)
         return done.stdout.split()
 
-    def wipe_tmp(self) -> None:
-        """Empty this node's /tmp (a rebooted machine's scratch)."""
-        subprocess.run(["nsenter", f"--target={self.holder.pid}", "--mount", "--", "sh", "-c",
-                        "umount /tmp && mount -t tmpfs -o size=4g tmp /tmp"], check=True, timeout=TIMEOUT)
+    def crash(self) -> None:
+        """SIGKILL every process of the node but the one holding its namespaces, then empty its /tmp: the
+        machine as it comes back from a power cut, with nothing running and no scratch."""
+        for pid in self.pids():
+            if pid != self.holder.pid:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + TIMEOUT
+        while set(self.pids()) - {self.holder.pid} and time.monotonic() < deadline:
+            time.sleep(0.05)
+        for process in self.processes[1:]:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(TIMEOUT)
+        subprocess.run(["nsenter", f"--target={self.holder.pid}", "--mount", "--", "find", "/tmp", "-mindepth", "1",
+                        "-delete"], check=True, timeout=TIMEOUT)
 
     def link(self, up: bool) -> None:
         """Take this node's cable out of the bridge, or plug it back in."""
