@@ -26,6 +26,7 @@ of a mount namespace its tmpfs; it is safe to call after any failure, and
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shutil
 import signal
@@ -179,12 +180,16 @@ class Node:
         _ip("netns", "del", self.ns, check=False)
 
 
+_SERIAL = itertools.count()
+
+
 class Network:
     """A bridge and the nodes on it; a context manager that removes everything it made."""
 
     def __init__(self, logs: Path, shared: Path) -> None:
-        self.tag = f"{os.getpid() % 1000:03d}{time.monotonic_ns() % 100:02d}"
-        self.subnet = 1 + os.getpid() % 250
+        serial = next(_SERIAL)
+        self.tag = f"{os.getpid() % 1000:03d}{serial % 100:02d}"
+        self.subnet = 1 + (os.getpid() + serial) % 250
         self.bridge = f"epcg{self.tag}br"
         self.logs, self.shared = logs, shared
         self.nodes: list[Node] = []

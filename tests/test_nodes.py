@@ -42,12 +42,21 @@ class Cluster:
     """A scheduler node, worker nodes (two workers each) and a client node on one bridge."""
 
     def __init__(self, tmp: Path, workers: int = 2, shared_workers: bool = True,
-                 worker_env: dict | None = None) -> None:
+                 worker_env: dict | None = None, s3: bool = False) -> None:
         self.tmp = tmp
         self.shared = tmp / "shared"
         self.shared.mkdir()
         self.net = Network(tmp / "logs", self.shared)
+        self.env: dict[str, str] = {}
+        """What the client and the workers need in their environment (an object store's credentials)."""
         try:
+            if s3:
+                self.s3 = self.net.node("s3", shared=False)
+                self.s3.spawn([sys.executable, "-m", "moto.server", "-H", self.s3.address, "-p", "5000"], "moto")
+                wait_port(self.s3.address, 5000, 60)
+                self.endpoint = f"http://{self.s3.address}:5000"
+                self.env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                            "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": self.endpoint, "AWS_ALLOW_HTTP": "true"}
             self.client = self.net.node("client")
             self.head = self.net.node("scheduler")
             began = time.monotonic()
@@ -56,7 +65,7 @@ class Cluster:
             TIMINGS.append(f"scheduler node {self.head.address}: namespaces {self.head.ready_seconds:.2f} s, "
                            f"scheduler listening after {time.monotonic() - began:.1f} s")
             self.address = f"tcp://{self.head.address}:8786"
-            self.worker_env = worker_env
+            self.worker_env = {**self.env, **(worker_env or {})}
             self.nodes = [self.add(f"worker{i + 1}", shared_workers) for i in range(workers)]
             began = time.monotonic()
             wait_workers(self.address, {n.address: 2 for n in self.nodes}, 120)
@@ -70,13 +79,14 @@ class Cluster:
     def add(self, name: str, shared: bool = True, env: dict | None = None) -> Node:
         node = self.net.node(name, shared)
         node.started = time.monotonic()
-        node.workers(self.address, env=env or self.worker_env)
+        node.workers(self.address, env={**self.worker_env, **(env or {})})
         return node
 
     def epcg(self, *args: str, env: dict | None = None) -> subprocess.Popen:
         """``epcg ARGS`` on the client node, its output captured."""
         return self.client.spawn([sys.executable, "-m", "epcg", *args], "epcg", stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True, env={"EPCG_PROGRESS_INTERVAL": "5", **(env or {})})
+                                 stderr=subprocess.PIPE, text=True,
+                                 env={"EPCG_PROGRESS_INTERVAL": "5", **self.env, **(env or {})})
 
     def close(self) -> None:
         self.net.close()
@@ -141,37 +151,26 @@ def test_fling_9_on_three_nodes(cluster: Cluster, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_run_on_s3_server_node_without_shared_mount(tmp_path: Path) -> None:
-    """(a) on S3: moto on its own node; the worker nodes mount nothing, each has only its credentials and its
-    /tmp (Fling!'s per-machine copies of a layer live there)."""
-    net = Network(tmp_path / "s3logs", tmp_path)
+    """(a) on S3: moto on its own node; the worker nodes mount nothing and each has only the credentials, its
+    /tmp (Fling!'s per-machine copies of a layer live there) and a numba cache of its own there."""
+    cluster = Cluster(tmp_path, shared_workers=False, worker_env={"NUMBA_CACHE_DIR": "/tmp/numba-cache"}, s3=True)
     try:
-        s3 = net.node("s3", shared=False)
-        s3.spawn([sys.executable, "-m", "moto.server", "-H", s3.address, "-p", "5000"], "moto")
-        wait_port(s3.address, 5000, 60)
-        endpoint = f"http://{s3.address}:5000"
         bucket = f"epcg-{uuid.uuid4().hex[:12]}"
-        urllib.request.urlopen(urllib.request.Request(f"{endpoint}/{bucket}", method="PUT"), timeout=10).close()
-        env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1",
-               "AWS_ENDPOINT_URL": endpoint, "AWS_ALLOW_HTTP": "true"}
-    except BaseException:
-        net.close()
-        raise
-    cluster = Cluster(tmp_path / "c", shared_workers=False, worker_env=env)
-    try:
+        urllib.request.urlopen(urllib.request.Request(f"{cluster.endpoint}/{bucket}", method="PUT"),
+                               timeout=10).close()
         ref = reference(tmp_path, str(JOBS / "fling.toml"), ["--set", "max_pieces=6", *FLING], "ref")
         code, _, err = finish(cluster.epcg("run", str(JOBS / "fling.toml"), "--out", f"s3://{bucket}/f",
-                                           "--scheduler", cluster.address, "--set", "max_pieces=6", *FLING, env=env))
+                                           "--scheduler", cluster.address, "--set", "max_pieces=6", *FLING))
         assert code == 0, err
         local = tmp_path / "fetched"
-        got = urllib.request.urlopen(f"{endpoint}/{bucket}/f/results.json", timeout=10).read()
         local.mkdir()
-        (local / "results.json").write_bytes(got)
+        (local / "results.json").write_bytes(
+            urllib.request.urlopen(f"{cluster.endpoint}/{bucket}/f/results.json", timeout=10).read())
         same(local, ref, tmp_path / "ref")
         for node in cluster.nodes:
-            assert "epcg-scratch" in node.tmp_files(), node.name  # the per-machine copy is on each node's own /tmp
+            assert {"epcg-scratch", "numba-cache"} <= set(node.tmp_files()), node.name
     finally:
         cluster.close()
-        net.close()
 
 
 def _records(run: Path) -> int:
