@@ -150,7 +150,7 @@ def test_fling_9_on_three_nodes(cluster: Cluster, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_run_on_s3_server_node_without_shared_mount(tmp_path: Path) -> None:
+def test_run_on_s3_server_node_without_shared_mount(tmp_path: Path, monkeypatch) -> None:
     """(a) on S3: moto on its own node; the worker nodes mount nothing and each has only the credentials, its
     /tmp (Fling!'s per-machine copies of a layer live there) and a numba cache of its own there."""
     cluster = Cluster(tmp_path, shared_workers=False, worker_env={"NUMBA_CACHE_DIR": "/tmp/numba-cache"}, s3=True)
@@ -164,8 +164,11 @@ def test_run_on_s3_server_node_without_shared_mount(tmp_path: Path) -> None:
         assert code == 0, err
         local = tmp_path / "fetched"
         local.mkdir()
-        (local / "results.json").write_bytes(
-            urllib.request.urlopen(f"{cluster.endpoint}/{bucket}/f/results.json", timeout=10).read())
+        for key, value in cluster.env.items():
+            monkeypatch.setenv(key, value)
+        from epcg.runtime.rundir import open_location
+
+        (local / "results.json").write_bytes(open_location(f"s3://{bucket}/f").read("results.json"))
         same(local, ref, tmp_path / "ref")
         for node in cluster.nodes:
             assert {"epcg-scratch", "numba-cache"} <= set(node.tmp_files()), node.name
@@ -176,6 +179,20 @@ def test_run_on_s3_server_node_without_shared_mount(tmp_path: Path) -> None:
 def _records(run: Path) -> int:
     manifest = run / "manifest"
     return sum(1 for _ in manifest.rglob("0*.json")) if manifest.exists() else 0
+
+
+def fling_7_under_way(cluster: Cluster, tmp: Path, records: int) -> tuple[Path, subprocess.Popen, subprocess.Popen]:
+    """Fling! to 7 pieces started on the nodes (and serially here); returns once ``records`` chunks are done."""
+    sets = ["--set", "max_pieces=7", *FLING]
+    ref = reference(tmp, str(JOBS / "fling.toml"), sets, "ref")
+    run = cluster.shared / "f"
+    proc = cluster.epcg("run", str(JOBS / "fling.toml"), "--out", f"{SHARED}/f", "--scheduler", cluster.address,
+                        *sets)
+    deadline = time.monotonic() + 240
+    while _records(run) < records and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert proc.poll() is None and _records(run) >= records, "the run did not get going"
+    return run, ref, proc
 
 
 def status_by_host(cluster: Cluster) -> None:
@@ -196,15 +213,8 @@ def test_worker_node_lost_and_node_added(cluster: Cluster, tmp_path: Path) -> No
     and the dashboard name the workers by host."""
     from distributed import Client
 
-    sets = ["--set", "max_pieces=7", *FLING]
-    ref = reference(tmp_path, str(JOBS / "fling.toml"), sets, "ref")
-    run = cluster.shared / "f"
-    proc = cluster.epcg("run", str(JOBS / "fling.toml"), "--out", f"{SHARED}/f", "--scheduler", cluster.address,
-                        *sets)
+    run, ref, proc = fling_7_under_way(cluster, tmp_path, 40)
     deadline = time.monotonic() + 240
-    while _records(run) < 40 and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.05)
-    assert proc.poll() is None and _records(run) >= 40, "the run did not get going"
     status_by_host(cluster)
     victim = cluster.nodes[1]
     assert victim.tmp_files(), "the node's workers keep nothing in its /tmp"
@@ -233,14 +243,7 @@ def test_worker_node_lost_and_node_added(cluster: Cluster, tmp_path: Path) -> No
 def test_client_link_down_20_s(cluster: Cluster, tmp_path: Path) -> None:
     """(c) The client's cable out for 20 s, then back: the run goes on to identical results, or ends within
     the stated time in one line naming the resume command; never a hang."""
-    sets = ["--set", "max_pieces=7", *FLING]
-    ref = reference(tmp_path, str(JOBS / "fling.toml"), sets, "ref")
-    run = cluster.shared / "f"
-    proc = cluster.epcg("run", str(JOBS / "fling.toml"), "--out", f"{SHARED}/f", "--scheduler", cluster.address,
-                        *sets)
-    deadline = time.monotonic() + 240
-    while _records(run) < 20 and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.05)
+    run, ref, proc = fling_7_under_way(cluster, tmp_path, 20)
     cluster.client.link(False)
     time.sleep(20)
     cluster.client.link(True)
