@@ -18,7 +18,7 @@ from .conftest import JOBS, epcg, load_results
 from .nodes import SHARED, Network, Node, unavailable, wait_port, wait_workers
 
 WHY = unavailable()
-pytestmark = pytest.mark.skipif(WHY is not None, reason=f"no simulated nodes here: {WHY}")
+needs_nodes = pytest.mark.skipif(WHY is not None, reason=f"no simulated nodes here: {WHY}")
 
 WITNESS = ('name = "w"\ndomain = "witness"\nkind = "must-cross"\nrows = ["3x4:3", "3x4:4", "4x4:3"]\n'
            'chunk_size = 3000\nfigures_per_row = 1\n')
@@ -121,6 +121,7 @@ def same(run: Path, ref: subprocess.Popen, ref_dir: Path) -> None:
     assert load_results(run) == load_results(ref_dir)
 
 
+@needs_nodes
 def test_witness_and_fling_on_three_nodes(cluster: Cluster, tmp_path: Path) -> None:
     """(a) Table 2's small rows and Fling! to 6 pieces: the run directory on the shared mount, identical results."""
     (cluster.shared / "w.toml").write_text(WITNESS)
@@ -139,6 +140,7 @@ def test_witness_and_fling_on_three_nodes(cluster: Cluster, tmp_path: Path) -> N
     assert "Couldn't gather" not in err
 
 
+@needs_nodes
 @pytest.mark.slow
 def test_fling_9_on_three_nodes(cluster: Cluster, tmp_path: Path) -> None:
     """(a) Fling! to 9 pieces across the two worker nodes: identical to the local run."""
@@ -149,6 +151,7 @@ def test_fling_9_on_three_nodes(cluster: Cluster, tmp_path: Path) -> None:
     same(cluster.shared / "f", ref, tmp_path / "ref")
 
 
+@needs_nodes
 @pytest.mark.slow
 def test_run_on_s3_server_node_without_shared_mount(tmp_path: Path, monkeypatch) -> None:
     """(a) on S3: moto on its own node; the worker nodes mount nothing and each has only the credentials, its
@@ -207,6 +210,7 @@ def status_by_host(cluster: Cluster) -> None:
     assert page["hosts"] == {n.address: 2 for n in cluster.nodes} and page["workers"] == 4, page
 
 
+@needs_nodes
 def test_worker_node_lost_and_node_added(cluster: Cluster, tmp_path: Path) -> None:
     """(b) Every process of one worker node SIGKILLed and its /tmp wiped mid-run; a new node joins and takes
     work; the run finishes with identical results and says which host it lost. Before the kill, `epcg status`
@@ -239,6 +243,7 @@ def test_worker_node_lost_and_node_added(cluster: Cluster, tmp_path: Path) -> No
     same(run, ref, tmp_path / "ref")
 
 
+@needs_nodes
 @pytest.mark.slow
 def test_client_link_down_20_s(cluster: Cluster, tmp_path: Path) -> None:
     """(c) The client's cable out for 20 s, then back: the run goes on to identical results, or ends within
@@ -257,6 +262,7 @@ def test_client_link_down_20_s(cluster: Cluster, tmp_path: Path) -> None:
         assert f"epcg resume {SHARED}/f" in last, err
 
 
+@needs_nodes
 def test_worker_node_without_the_run_directory(tmp_path: Path) -> None:
     """(d) A worker node that does not mount the shared directory: one line naming its host and the path, exit 2,
     at once (no retries, no hang)."""
@@ -276,3 +282,29 @@ def test_worker_node_without_the_run_directory(tmp_path: Path) -> None:
         assert not (cluster.shared / "w" / "manifest").exists() or _records(cluster.shared / "w") == 0
     finally:
         cluster.close()
+
+
+def test_lost_workers_are_one_line_per_host() -> None:
+    """The scheduler's remove-worker events of one host become one line; a retired worker is not lost."""
+    from epcg.runtime.dask_executor import LostHosts
+
+    lines: list[str] = []
+    lost = LostHosts(lambda event: lines.append(event.line()))
+    for port, keys in ((1, ["epcg-k07/00003-ab", "epcg-k07/00004-cd"]), (2, ["epcg-k07/00005-ef", "other"])):
+        lost.on_event((0.0, {"action": "remove-worker", "worker": f"tcp://198.18.0.3:{port}", "expected": False,
+                             "processing-tasks": keys}))
+    lost.on_event((0.0, {"action": "remove-worker", "worker": "tcp://198.18.0.4:1", "expected": True,
+                         "processing-tasks": ["epcg-k07/00006-gh"]}))
+    lost.flush()
+    assert lines == []  # not settled yet: the node's other workers may still be reported
+    lost.flush(0)
+    assert lines == ["host 198.18.0.3: 2 workers lost, 3 chunks rescheduled"]
+
+
+def test_a_machine_sees_a_run_directory_only_with_its_run_json(tmp_path: Path) -> None:
+    """An empty mount point (the node did not mount the share) is not the run directory."""
+    from epcg.runtime.dask_executor import can_see
+
+    assert can_see(str(tmp_path / "not-mounted")) == "no run.json there"
+    (tmp_path / "run.json").write_text("{}")
+    assert can_see(str(tmp_path)) is None
