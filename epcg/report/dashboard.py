@@ -167,7 +167,7 @@ body { font-family: system-ui, sans-serif; margin: 1.2em 2em; color: #222; }
 table { border-collapse: collapse; margin: 1em 0; } th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; }
 td.n { text-align: right; } .bar { width: 220px; height: 12px; background: #e5e9f0; position: relative; }
 .bar div { position: absolute; left: 0; top: 0; bottom: 0; background: #5e81ac; }
-#head span { margin-right: 1.6em; } .state-running { color: #2e7d32; } .state-stopped { color: #bf616a; }
+#head > span { margin-right: 1.6em; } .state-running { color: #2e7d32; } .state-stopped { color: #bf616a; }
 svg text { font-size: 11px; }
 </style></head>
 <body>
