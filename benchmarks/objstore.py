@@ -88,7 +88,7 @@ def planned(job: Path, sets: list[str], out: str, workers: int) -> dict[str, tup
     from epcg.runtime.estimate import figures
     from epcg.runtime.jobs import load_job
     from epcg.runtime.registry import job_kind
-    from epcg.runtime.session import plan_job
+    from epcg.runtime.tuning import plan_job
 
     loaded, plan, _ = plan_job(load_job(job, sets))
     return {f.name: (f.io.puts + f.io.gets, f.io.bytes_written, f.io.bytes_read)

@@ -30,7 +30,7 @@ from epcg.runtime.dask_executor import DaskExecutor
 from epcg.runtime.estimate import figures, size
 from epcg.runtime.jobs import load_job
 from epcg.runtime.registry import job_kind
-from epcg.runtime.session import claimed, prepare_new, run_plan
+from epcg.runtime.engine import claimed, prepare_new, run_plan
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
 PAPER_ROWS = 'rows=["3x3:3", "3x3:5", "3x4:3", "3x4:5", "4x4:3", "4x4:4", "4x4:5", "4x4:6"]'

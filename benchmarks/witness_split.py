@@ -28,7 +28,7 @@ from pathlib import Path
 from epcg.runtime.cluster import LocalSpec, connect
 from epcg.runtime.dask_executor import DaskExecutor
 from epcg.runtime.jobs import load_job
-from epcg.runtime.session import claimed, prepare_new, run_plan
+from epcg.runtime.engine import claimed, prepare_new, run_plan
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
 

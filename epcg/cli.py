@@ -1,28 +1,19 @@
-"""``epcg plan | run | resume | status | verify | report | export``: the command line over
-:mod:`epcg.runtime.session`.
+"""``epcg plan | run | resume | status | verify | report | export``: the command line over the run engine
+(:mod:`epcg.runtime.engine`): the commands parse options and print; the engine does the work.
 
 ``submit``, ``cancel`` and ``drive`` (runs as batch jobs) are in :mod:`epcg.cli_batch`, registered here; what
-running commands share (the cluster, the checks, the session loop) is in :mod:`epcg.cli_session`.
+running commands share (the engine as the command line builds it, what a run prints) is in :mod:`epcg.cli_session`.
 """
 
 from __future__ import annotations
 
-import errno
 import sys
 from pathlib import Path
 
 import click
 
 from epcg import cli_batch
-from epcg.cli_session import (
-    checked_when_serial,
-    cluster_spec,
-    connected_executor,
-    go,
-    print_outputs,
-    stored_job,
-    verify_chunks,
-)
+from epcg.cli_session import cli_engine, print_outputs, run_session
 from epcg.runtime.errors import (
     InvalidValue,
     OutputFailed,
@@ -69,7 +60,8 @@ def connect_options(func):
 
 
 class EpcgGroup(click.Group):
-    """Turn an error anywhere into one line: bad input exits 2, a failed chunk 1."""
+    """Turn an error anywhere into one line: bad input exits 2, a failed chunk or a fault during a run 1 (the
+    engine has already named an OSError of a run for what it is: input before the run, a fault during it)."""
 
     def invoke(self, ctx: click.Context):
         try:
@@ -82,11 +74,10 @@ class EpcgGroup(click.Group):
             _fail(str(exc), 1)
         except StaleTask as exc:
             _fail(f"this client no longer owns the run: {exc}", 2)
-        except OSError as exc:
-            if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES):
-                raise
-            _fail(f"{exc.strerror}: {exc.filename or ''}".rstrip(": "),
-                  1 if exc.errno in (errno.ENOSPC, errno.EDQUOT) else 2)
+        except OSError as exc:  # a path the user gave, read outside the engine (status, export): the input
+            from epcg.runtime.engine import describe_os_error
+
+            _fail(describe_os_error(exc), 2)
         except MemoryError:
             _fail("out of memory in the epcg client; the job is too large for this machine", 2)
 
@@ -116,43 +107,42 @@ def main() -> None:
 def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker, memory_limit, out,
          max_tasks, cluster_file) -> None:
     """Print what JOB_FILE would cost, stage by stage, and whether `run` would accept it (nothing is written)."""
-    from epcg.runtime.cluster import (
-        LocalSpec,
-        default_workers,
-        local_memory,
-        parse_size,
-    )
+    from epcg.runtime.cluster import LocalSpec, default_workers, local_memory, parse_size
+    from epcg.runtime.engine import Engine, small_job
     from epcg.runtime.estimate import MAX_TASKS, Limits, check, figures, io_table, table
-    from epcg.runtime.jobs import load_job
+    from epcg.runtime.outdir import run_directory
     from epcg.runtime.registry import job_kind
-    from epcg.runtime.session import Prepared, fit_memory, plan_job, run_directory
     from epcg.runtime.store import RunDir
+    from epcg.runtime.tuning import fit_memory, plan_job
 
-    job = load_job(job_file, list(overrides))
+    job = Engine().load(job_file, overrides)
     where = run_directory(out if out is not None else Path("runs") / job.name)
     if cluster_file is not None:
         n, memory, threads_per_worker = _planned_workers(cluster_file, workers, memory_limit)
     else:
         n = workers or default_workers()
         memory = parse_size(memory_limit, "--memory-limit") if memory_limit else local_memory(LocalSpec(workers=n))
-    job, job_plan, notes = plan_job(job, max_tasks or MAX_TASKS)
-    fitted = fit_memory(Prepared(job, job_plan, RunDir(where), notes), memory, n)
-    job, job_plan, notes = fitted.job, fitted.plan, fitted.notes
-    limits = Limits(workers=n, memory_per_worker=memory, free_disk=fitted.run.location.free_bytes(),
-                    max_tasks=max_tasks or MAX_TASKS,
-                    threads=threads_per_worker)
-    figs = figures(job_kind(job.domain), job.config, job_plan, n * threads_per_worker)
-    for note in notes:
+    tuned = fit_memory(plan_job(job, max_tasks or MAX_TASKS), memory, n)
+    job, job_plan, location = tuned.job, tuned.plan, RunDir(where).location
+    limits = Limits(workers=n, memory_per_worker=memory, free_disk=location.free_bytes(),
+                    max_tasks=max_tasks or MAX_TASKS, threads=threads_per_worker)
+    kind = job_kind(job.domain)
+    figs = figures(kind, job.config, job_plan, n * threads_per_worker)
+    for note in tuned.notes:
         click.echo(f"note: {note}")
     click.echo(f"{job.name} ({job.domain}) -> {where}")
     click.echo(table(figs, limits))
-    basis = getattr(job_kind(job.domain), "estimate_basis", None)
+    basis = kind.estimate_basis(job.config)
     if basis is not None:
-        click.echo(f"estimated: {basis(job.config)}")
-    for line in getattr(job_kind(job.domain), "plan_notes", lambda config: [])(job.config):
+        click.echo(f"estimated: {basis}")
+    for line in kind.plan_notes(job.config):
         click.echo(line)
-    if not fitted.run.location.is_local:
+    if not location.is_local:
         click.echo(f"\non the object store {where}:\n{io_table(figs, n * threads_per_worker)}")
+    seconds = small_job(job, job_plan) if cluster_file is None and not workers else None
+    if seconds is not None:
+        click.echo(f"epcg run would run it in this process, without Dask: a small job (about {seconds:.1f} s of "
+                   "compute; --workers N or a cluster runs it on Dask)")
     try:
         check(figs, limits)
     except UserError as exc:
@@ -194,13 +184,22 @@ def _planned_workers(cluster_file: Path, workers, memory_limit) -> tuple[int, in
 @cluster_options
 def run(job_file: Path, out: str | None, overrides: tuple[str, ...], max_tasks, **cluster) -> None:
     """Run JOB_FILE in a new run directory."""
-    from epcg.runtime.estimate import MAX_TASKS
-    from epcg.runtime.jobs import load_job, read_toml
-    from epcg.runtime.session import prepare_new
+    runner, where, options = _session(cluster, max_tasks)
+    prepared = runner.start(runner.load(job_file, overrides, where), out, options)
+    run_session(runner, prepared, True, where, options)
 
-    checked_when_serial(cluster["serial"], lambda: read_toml(job_file) if job_file.is_file() else {})
-    prepared = prepare_new(load_job(job_file, list(overrides)), out, max_tasks or MAX_TASKS)
-    go(prepared, new=True, max_tasks=max_tasks or MAX_TASKS, everything=False, **cluster)
+
+def _session(cluster: dict, max_tasks: int | None, everything: bool = False):
+    """The engine, the target the options name and the run's options."""
+    from epcg.runtime.engine import Options, target
+    from epcg.runtime.estimate import MAX_TASKS
+
+    runner = cli_engine()
+    where = target(cluster["cluster_file"], cluster["scheduler"], cluster["scheduler_file"], cluster["workers"],
+                   cluster["threads_per_worker"], cluster["serial"])
+    options = Options(max_tasks=max_tasks or MAX_TASKS, force=cluster["force"], check=cluster["check"],
+                      verify_all=everything, performance_report=cluster["performance_report"])
+    return runner, where, options
 
 
 @main.command()
@@ -210,16 +209,28 @@ def run(job_file: Path, out: str | None, overrides: tuple[str, ...], max_tasks, 
 @cluster_options
 def resume(run_dir: str, max_tasks, everything: bool, **cluster) -> None:
     """Finish an interrupted run: only its unfinished chunks are computed."""
-    from epcg.runtime.estimate import MAX_TASKS
-    from epcg.runtime.session import prepare_resume
+    runner, where, options = _session(cluster, max_tasks, everything)
+    if where.in_process and where.named:
+        from epcg.runtime.checked import enable, names_space
 
-    checked_when_serial(cluster["serial"], lambda: stored_job(run_dir))
-    prepared = prepare_resume(run_dir)
+        if names_space(_stored_job(run_dir)):
+            enable()  # before the user's space is imported: its kernels compile with bounds checks
+    prepared = runner.reopen(run_dir)
     tasks = prepared.plan.num_tasks
     if max_tasks is not None and max_tasks < tasks:
         raise UserError(f"--max-tasks {max_tasks}: this run has {tasks:,} tasks, fixed when it started; "
                         f"resume finishes them (leave --max-tasks out, or start a new run with 'epcg run')")
-    go(prepared, new=False, max_tasks=max(max_tasks or MAX_TASKS, tasks), everything=everything, **cluster)
+    run_session(runner, prepared, False, where, options)
+
+
+def _stored_job(run_dir: str) -> dict:
+    """A run's job.toml as plain data, wherever the run is stored ({} if it has none: resume says so)."""
+    from epcg.runtime.jobs import loads_toml
+    from epcg.runtime.store import JOB_FILE, RunDir
+
+    run = RunDir(run_dir)
+    text = run.read_text(JOB_FILE)
+    return {} if text is None else loads_toml(text, run.job_path)
 
 
 @main.command()
@@ -229,7 +240,7 @@ def status(run_dir: str) -> None:
     import json
 
     from epcg.runtime.batch import describe, read_batch, read_history, tunnel
-    from epcg.runtime.session import prepare_resume
+    from epcg.runtime.engine import prepare_resume
     from epcg.runtime.store import LIVE, REPORT, RESULTS, SUMMARY
 
     job, plan, run = prepare_resume(run_dir)
@@ -291,25 +302,10 @@ def verify(run_dir: str, everything: bool, repair: bool, workers, threads_per_wo
     Exit status 0 if every checked chunk is intact, 1 if some were damaged (their
     records are removed), 2 if the store is missing or unreadable (nothing removed).
     """
-    from epcg.runtime.logs import kept, to_run_directory
-    from epcg.runtime.session import claimed, prepare_resume, unverified
-    from epcg.runtime.session import repair as rebuild
-    from epcg.runtime.store import RunDir
+    from epcg.runtime.engine import target
 
-    if repair:
-        with RunDir(run_dir).lock():
-            for what in rebuild(run_dir):
-                click.echo(f"{RunDir(run_dir).path}: rebuilt {what}")
-        everything = True
-    prepared = prepare_resume(run_dir)
-    prepared.run.group  # noqa: B018 - a missing store ends here, before the cluster, the lock or any write
-    spec = cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker, serial)
-    with kept(restore=False) as log, claimed(prepared, new=False), to_run_directory(log, None, prepared.run.logs_dir()):
-        if not everything and not unverified(prepared):
-            spec = None  # nothing to read: no cluster to start
-        with connected_executor(spec) as executor:
-            bad = verify_chunks(prepared, executor, everything, before_resume=False)
-    if bad:
+    where = target(cluster_file, scheduler, scheduler_file, workers, threads_per_worker, serial)
+    if cli_engine().verify(run_dir, where, everything, repair):
         sys.exit(1)
 
 
@@ -317,12 +313,8 @@ def verify(run_dir: str, everything: bool, repair: bool, workers, threads_per_wo
 @click.argument("run_dir")
 def report(run_dir: str) -> None:
     """Rebuild results.json, summary.md, figures and report.html of a finished run."""
-    from epcg.runtime.session import claimed, finish, prepare_resume
-
-    prepared = prepare_resume(run_dir)
-    with claimed(prepared, new=False):
-        finish(prepared)
-    print_outputs(prepared.run)
+    outcome = cli_engine().report(run_dir)
+    print_outputs(outcome.run, outcome.report)
 
 
 @main.command()

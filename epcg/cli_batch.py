@@ -3,8 +3,9 @@
 ``submit`` checks and plans a job exactly as ``run`` does, lays out the run
 directory, writes the batch script into it and submits it (or, with
 ``--detach``, starts the driver as a daemon here). ``drive`` is what each
-allocation runs: :class:`epcg.runtime.driver.Driver` with ``go`` as the step
-that runs the unfinished chunks. The mechanics are in
+allocation runs: :class:`epcg.runtime.driver.Driver`, with the engine's run
+(``cli_session.run_session``) as the step that runs the unfinished chunks.
+The mechanics are in
 :mod:`epcg.runtime.batch`, :mod:`epcg.runtime.driver` and
 :mod:`epcg.runtime.history`; this module parses options and prints.
 """
@@ -17,7 +18,6 @@ from pathlib import Path
 
 import click
 
-from epcg.cli_session import check_plan, cluster_spec, go
 from epcg.runtime.errors import UserError
 from epcg.runtime.store import RESULTS
 
@@ -54,15 +54,15 @@ def submit(job_file, cluster_file, out, overrides, walltime, max_requeues, resum
            scheduler_file, workers, threads_per_worker, max_tasks, force) -> None:
     """Submit JOB_FILE as batch jobs that requeue themselves until it is finished, and return at once."""
     from epcg.runtime import batch
+    from epcg.runtime.engine import Engine, Options, claimed
     from epcg.runtime.estimate import MAX_TASKS
     from epcg.runtime.history import History, update
-    from epcg.runtime.jobs import load_job
-    from epcg.runtime.session import claimed, prepare_new, prepare_resume
 
     if (job_file is None) == (resume_dir is None):
         raise UserError("give a job file or --resume DIR (one of them)")
     _local_only(out if resume_dir is None else resume_dir, "submit")
-    max_tasks = max_tasks or MAX_TASKS
+    options = Options(max_tasks=max_tasks or MAX_TASKS, force=force)
+    runner = Engine(say=click.echo)
     if detach:
         spec = _detached_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker, walltime,
                               max_requeues)
@@ -77,17 +77,16 @@ def submit(job_file, cluster_file, out, overrides, walltime, max_requeues, resum
                 "signal_lead": spec.signal_lead, "max_requeues": spec.max_requeues,
                 "cluster": spec.model_dump(mode="json")}
     if resume_dir is not None:
-        prepared = prepare_resume(resume_dir)
+        prepared = runner.reopen(resume_dir)
         prepared.run.group  # noqa: B018 - a missing store ends here, before anything is written
         _check_idle(prepared.run, batch)
         new = False
     else:
-        prepared = prepare_new(load_job(job_file, list(overrides)), out, max_tasks)
+        prepared = runner.start(runner.load(job_file, overrides), out, options)
         new = True
-    if kind is not None:
-        prepared = _check_allocation(prepared, spec, max_tasks, force, new)
-    elif spec is not None:
-        prepared = check_plan(prepared, spec, None, {}, max_tasks, force)
+    if kind is not None or spec is not None:
+        done = prepared.run.done(prepared.plan.tasks()) if not new else {}
+        prepared = runner.fit(prepared, new, *_workers(spec, kind), done, options)
     run = prepared.run
     if new:
         with claimed(prepared, new=True):
@@ -151,27 +150,22 @@ def _detached_spec(cluster_file, scheduler, scheduler_file, workers, threads_per
 
     if walltime is not None or max_requeues is not None:
         raise UserError("--walltime and --max-requeues are for batch allocations, not --detach")
-    spec = cluster_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker)
+    from epcg.runtime.engine import target
+
+    spec = target(cluster_file, scheduler, scheduler_file, workers, threads_per_worker).spec
     if isinstance(spec, JobqueueSpec):
         raise UserError(f"cluster file {cluster_file} is kind = {spec.kind!r}: submit it without --detach")
     return None if isinstance(spec, SchedulerSpec) else spec
 
 
-def _check_allocation(prepared, spec, max_tasks: int, force: bool, new: bool):
-    """Fit and check the plan against one allocation's workers, as `run` checks it against its cluster's."""
+def _workers(spec, kind) -> tuple[int, int | None]:
+    """Workers and memory per worker of one allocation (``kind`` given) or of the detached local cluster."""
     from epcg.runtime.batch import worker_memory_limit, workers_per_node
-    from epcg.runtime.estimate import Limits, check, figures
-    from epcg.runtime.registry import job_kind
-    from epcg.runtime.session import fit_memory
+    from epcg.runtime.cluster import default_workers, local_memory
 
-    workers, memory = spec.nodes * workers_per_node(spec), worker_memory_limit(spec)
-    if new:
-        prepared = fit_memory(prepared, memory, workers)
-    job, plan, run = prepared
-    done = set(run.done(plan.tasks())) if not new else set()
-    limits = Limits(workers=workers, memory_per_worker=memory, free_disk=run.location.free_bytes(), max_tasks=max_tasks)
-    check(figures(job_kind(job.domain), job.config, plan, workers, done), limits, force)
-    return prepared
+    if kind is not None:
+        return spec.nodes * workers_per_node(spec), worker_memory_limit(spec)
+    return spec.workers or default_workers(), local_memory(spec)
 
 
 def _check_idle(run, batch) -> None:
@@ -204,8 +198,8 @@ def cancel(run_dir: str, wait: float) -> None:
     from epcg.runtime import batch
     from epcg.runtime.driver import cancel as request_cancel
     from epcg.runtime.driver import still_running
+    from epcg.runtime.engine import prepare_resume
     from epcg.runtime.history import load
-    from epcg.runtime.session import prepare_resume
 
     run = prepare_resume(run_dir).run
     info = batch.read_batch(run)
@@ -229,9 +223,10 @@ def cancel(run_dir: str, wait: float) -> None:
 def drive(run_dir: str) -> None:
     """One allocation of a submitted run: what the batch script (or --detach) runs."""
     _local_only(run_dir, "drive")
+    from epcg.cli_session import cli_engine, run_session
     from epcg.runtime.batch import read_batch
     from epcg.runtime.driver import Driver
-    from epcg.runtime.session import prepare_resume
+    from epcg.runtime.engine import Options, prepare_resume, target
 
     prepared = prepare_resume(run_dir)
     run = prepared.run
@@ -242,10 +237,9 @@ def drive(run_dir: str) -> None:
     tasks = prepared.plan.tasks()
 
     def run_chunks(scheduler_file) -> None:
-        go(prepared, new=False, max_tasks=max(prepared.plan.num_tasks, 1), everything=False,
-           workers=connect.get("workers"), threads_per_worker=connect.get("threads_per_worker"),
-           scheduler=connect.get("scheduler"), scheduler_file=scheduler_file,
-           cluster_file=connect.get("cluster_file"), performance_report=False, serial=False, force=True, check=False)
+        where = target(connect.get("cluster_file"), connect.get("scheduler"), scheduler_file, connect.get("workers"),
+                       connect.get("threads_per_worker"))
+        run_session(cli_engine(), prepared, False, where, Options(max_tasks=max(prepared.plan.num_tasks, 1), force=True))
 
     def finished() -> None:
         """results.json and report.html with the last allocation's end (they were written just before it)."""

@@ -10,7 +10,7 @@ import pytest
 from epcg.runtime.estimate import figures
 from epcg.runtime.jobs import load_job
 from epcg.runtime.registry import job_kind
-from epcg.runtime.session import plan_job
+from epcg.runtime.tuning import plan_job
 
 from .conftest import epcg
 
@@ -97,17 +97,16 @@ def test_plan_raises_partitions_until_the_workers_memory_holds_every_stage(tmp_p
 
 
 def test_fit_memory_keeps_a_job_that_fits_or_cannot_split(tmp_path: Path) -> None:
-    from epcg.runtime.session import Prepared, fit_memory
-    from epcg.runtime.store import RunDir
+    from epcg.runtime.tuning import fit_memory
 
     job_file = tmp_path / "job.toml"
     job_file.write_text('name = "f"\ndomain = "fling"\nwidth = 7\nheight = 8\nmax_pieces = 9\ntop_puzzles = 0\n')
-    prepared = Prepared(*plan_job(load_job(job_file))[:2], RunDir(tmp_path / "run"))
+    prepared = plan_job(load_job(job_file))
     assert fit_memory(prepared, 64 << 30, 2) is prepared
     assert fit_memory(prepared, None, 2) is prepared
     split = fit_memory(prepared, 400 << 20, 2)
     assert split.job.config.partitions > 1 and split.notes and split.plan.num_tasks == prepared.plan.num_tasks
     witness = tmp_path / "w.toml"
     witness.write_text('name = "w"\ndomain = "witness"\nkind = "must-cross"\nrows = ["3x3:3"]\n')
-    small = Prepared(*plan_job(load_job(witness))[:2], RunDir(tmp_path / "w"))
+    small = plan_job(load_job(witness))
     assert fit_memory(small, 1, 2) is small

@@ -11,7 +11,7 @@ from epcg.games.witness import scans as witness
 from epcg.runtime import execute
 from epcg.runtime.errors import TaskFailed
 from epcg.runtime.jobs import load_job
-from epcg.runtime.session import claimed, prepare_new, run_plan
+from epcg.runtime.engine import claimed, prepare_new, run_plan
 
 
 @pytest.fixture

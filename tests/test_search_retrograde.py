@@ -97,7 +97,7 @@ def test_symmetric_fling_through_the_driver_equals_the_unreduced() -> None:
 
 def test_retrograde_job_of_a_reduced_space(tmp_path: Path) -> None:
     from epcg.runtime.jobs import load_job
-    from epcg.runtime.session import claimed, prepare_new, run_plan
+    from epcg.runtime.engine import claimed, prepare_new, run_plan
 
     job_file = tmp_path / "line.toml"
     job_file.write_text('name = "line"\ndomain = "retrograde"\nspace = "tests.test_search_retrograde:LINE"\n'

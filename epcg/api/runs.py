@@ -3,9 +3,10 @@
 ``run`` has the semantics of ``epcg run``: the job is validated, a new run
 directory is laid out, or an existing one holding the same job is resumed, and
 bad input raises :class:`~epcg.runtime.errors.UserError` with the message the
-CLI prints. Without ``client`` it runs in this process; with a
-``distributed.Client`` it runs on that cluster, and its progress shows on the
-dashboard at ``/epcg`` (:mod:`epcg.report.dashboard`).
+CLI prints. It runs through the same engine as the command line
+(:mod:`epcg.runtime.engine`): a small job in this process, a larger one on the
+embedded Dask cluster or the one named, its progress on the dashboard at
+``/epcg`` (:mod:`epcg.report.dashboard`).
 
 >>> import tempfile, epcg
 >>> out = tempfile.mkdtemp() + "/paths"
@@ -23,8 +24,6 @@ epcg.runtime.errors.UserError: run directory ... holds another job ...
 
 from __future__ import annotations
 
-import contextlib
-import copy
 import inspect
 import itertools
 import json
@@ -40,81 +39,56 @@ import numpy as np
 from epcg.report.found import Found
 from epcg.report.gallery import Group
 from epcg.runtime.errors import InvalidValue, NotThisKind, UserError
-from epcg.runtime.jobs import Job, apply_overrides, read_toml, validate
+from epcg.runtime.jobs import Job
 from epcg.runtime.registry import kinds_with_run_types, run_type
-from epcg.runtime.session import open_run
 from epcg.runtime.store import RESULTS, SUMMARY, RunDir
+from epcg.runtime.verification import open_run
 
 __all__ = ["Run", "open", "run"]
 
 
 def run(job: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str] | None = None,
-        client: Any = None, *, progress: bool = True, **overrides: Any) -> Run:
+        client: Any = None, *, progress: bool = True, cluster: str | os.PathLike[str] | None = None,
+        workers: int | None = None, serial: bool = False, **overrides: Any) -> Run:
     """Run ``job`` (a job file or its data) in ``out`` (default ``runs/<name>``) and open the result.
 
-    ``client``: a ``distributed.Client``, or a scheduler's address (``"tcp://host:8786"``, as the CLI's
-    ``--scheduler``) to connect to for the run; None runs in this process.
-    Keyword arguments override job keys, as ``--set`` does (``**{"a.b": 1}`` for a
-    nested key). If ``out`` already holds this job, only its unfinished chunks are
-    computed (nothing at all when it is finished); if it holds another job, a
-    UserError says so.
+    It is ``epcg run`` (the same engine): the same checks, refusals, notes, memory fit and outputs. Where the
+    tasks run is chosen as the command line chooses it: ``client`` (a ``distributed.Client``, or a
+    scheduler's address as ``--scheduler`` takes it), ``cluster`` (a cluster file, as ``--cluster``),
+    ``workers`` (``--workers``), ``serial=True`` (``--serial``); with none of them a small job runs in this
+    process and a larger one on the embedded Dask cluster. Keyword arguments override job keys, as ``--set``
+    does (``**{"a.b": 1}`` for a nested key). If ``out`` already holds this job, only its unfinished chunks
+    are computed (nothing at all when it is finished); if it holds another job, a UserError says so.
+    ``progress=False`` shows no progress bar and prints nothing.
     """
-    from epcg.runtime.progress import TqdmProgress
-    from epcg.runtime.session import (
-        claimed,
-        prepare_new,
-        prepare_resume,
-        run_plan,
-        verify,
-    )
+    import sys
 
-    if isinstance(job, dict):
-        data, source = copy.deepcopy(job), "job"
-    else:
-        data, source = read_toml(Path(job)), str(job)
-    validated = validate(apply_overrides(data, list(overrides.items())), source=source)
+    from epcg.api.engine import engine
+    from epcg.runtime.engine import Options, target
+    from epcg.runtime.progress import TqdmProgress
+
+    if not isinstance(job, (str, os.PathLike, dict)):
+        raise InvalidValue(f"job must be a job file's path or its data as a dict, got {type(job).__name__}")
+    if not isinstance(progress, bool):
+        raise InvalidValue(f"progress must be True or False, got {progress!r}")
+    where = target(cluster_file=cluster, workers=workers, serial=serial, client=client)
+    say = (lambda line: print(line, file=sys.stderr)) if progress else (lambda line: None)
+    runner = engine(say, [TqdmProgress()] if progress else [])
+    validated = runner.load(job, list(overrides.items()), where)
     path = out if out is not None else Path("runs") / validated.name
     existing = RunDir(path)
-    new = not existing.exists()
-    if not new and existing.stored_digest() != validated.digest:
-        raise UserError(f"run directory {path} holds another job ({existing.job_path}); "
-                        "open it with epcg.open, or pass another out")
-    prepared = prepare_new(validated, path) if new else prepare_resume(path)
-    if not new and existing.has(RESULTS) and not existing.is_locked():
-        if len(existing.done(prepared.plan.tasks())) == prepared.plan.num_tasks:
+    if existing.exists():
+        if existing.stored_digest() != validated.digest:
+            raise UserError(f"run directory {path} holds another job ({existing.job_path}); "
+                            "open it with epcg.open, or pass another out")
+        prepared = runner.reopen(path)
+        if existing.has(RESULTS) and not existing.is_locked() \
+                and len(existing.done(prepared.plan.tasks())) == prepared.plan.num_tasks:
             return Run(path)
-    with _connected(client) as client:
-        executor = None
-        if client is not None:
-            from epcg.runtime.dask_executor import DaskExecutor
-
-            executor = DaskExecutor(client)
-        callbacks = [TqdmProgress()] if progress else []
-        with claimed(prepared, new):
-            if client is not None:
-                from epcg.report.dashboard import register
-
-                register(client, prepared.run.location.where)
-            if not new:
-                verify(prepared)
-            run_plan(prepared, executor, callbacks)
+        runner.execute(prepared, False, where)
+    else:
+        runner.execute(runner.start(validated, path, Options()), True, where)
     return Run(path)
-
-
-@contextlib.contextmanager
-def _connected(client: Any) -> Iterator[Any]:
-    """``client`` as a ``distributed.Client``: one given is used as is, an address (like the CLI's --scheduler)
-    is connected to for the block; anything else is refused before a run directory is made."""
-    if client is None or not isinstance(client, (str, os.PathLike)):
-        if client is not None and not callable(getattr(client, "submit", None)):
-            raise InvalidValue(f"client must be a distributed.Client or a scheduler address like "
-                               f"'tcp://host:8786', got {client!r}")
-        yield client
-        return
-    from epcg.runtime.cluster import SchedulerSpec, connect
-
-    with connect(SchedulerSpec(kind="scheduler", address=str(client))) as connected:
-        yield connected
 
 
 def open(path: str | os.PathLike[str]) -> Run:  # noqa: A001 - epcg.open reads like the builtin, for runs

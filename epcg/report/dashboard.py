@@ -33,7 +33,7 @@ ROUTE = "/epcg"
 
 def snapshot(run_dir: str | Path) -> dict[str, Any]:
     """Progress of the run in ``run_dir``, from its manifest: plain JSON data."""
-    from epcg.runtime.session import prepare_resume
+    from epcg.runtime.engine import prepare_resume
     from epcg.runtime.store import LIVE, RESULTS
 
     job, plan, run = prepare_resume(run_dir)

@@ -59,12 +59,8 @@ def _main(domain: str, job_json: str) -> int:
     from epcg.runtime.registry import job_kind
 
     kind = job_kind(domain)
-    check = getattr(kind, "check_slice", None)
-    if check is None:
-        print(f"job kind {domain!r} has no checked mode (check_slice)", file=sys.stderr)
-        return 1
     try:
-        check(kind.Config.model_validate(json.loads(job_json)))
+        kind.check_slice(kind.Config.model_validate(json.loads(job_json)))
     except (UserError, TaskFailed) as exc:
         print(" ".join(str(exc).split()), file=sys.stderr)
         return 1

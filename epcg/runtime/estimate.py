@@ -186,8 +186,7 @@ class Limits:
 
 def figures(kind: Any, config: Any, plan: Any, workers: int, done: set[str] = frozenset()) -> list[StageFigures]:
     """Per stage: tasks, bytes, memory per worker and wall time (stages run one after another)."""
-    estimate = getattr(kind, "estimate", None)
-    costs: dict[str, StageCost] = estimate(config) if estimate is not None else {}
+    costs: dict[str, StageCost] = kind.estimate(config) or {}
     out = []
     for stage in plan.stages:
         cost = costs.get(stage.name)

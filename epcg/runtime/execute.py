@@ -119,9 +119,7 @@ def _attempt(domain: str, job_json: str, run_path: str, fence: str | None, task:
 def warm_up(domain: str, job_json: str) -> float:
     """Compile (or load from numba's cache) the kernels a job uses; return seconds."""
     began = time.perf_counter()
-    warm = getattr(job_kind(domain), "warm_up", None)
-    if warm is not None:
-        warm(_config(domain, job_json))
+    job_kind(domain).warm_up(_config(domain, job_json))
     return time.perf_counter() - began
 
 

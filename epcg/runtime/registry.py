@@ -11,8 +11,9 @@ name a content space by import path (``space = "mypkg.puzzles:SPACE"``); the
 space says which algorithm walks it (its ``algorithm``, e.g. ``"scan"``), and
 the job kind registered under that name runs it.
 
-A job kind is any object (usually a module) with the attributes of
-:class:`JobKind`.
+A job kind is a :class:`~epcg.runtime.kind.JobKind` subclass, or a module with the
+same names (wrapped in :class:`~epcg.runtime.kind.ModuleKind`): :func:`job_kind` gives
+one object whose optional hooks all exist.
 
 >>> {"witness", "fling", "dwp"} <= set(known_kinds())
 True
@@ -27,47 +28,14 @@ import importlib
 from functools import cache
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, Protocol
-
-import pydantic
+from typing import Any
 
 from epcg.runtime.errors import UserError
-from epcg.runtime.plan import Plan, Task
+from epcg.runtime.kind import JobKind, as_job_kind, missing
 
 GROUP = "epcg.jobs"
 RUNS_GROUP = "epcg.runs"
 """Where a job kind may register the :class:`epcg.api.Run` subclass its finished runs open as."""
-REQUIRED = ("Config", "plan", "run_task", "reduce", "report")
-
-
-class JobKind(Protocol):
-    """What a registered job kind provides (module-level names, as in ``epcg.kinds.scan``)."""
-
-    Config: type[pydantic.BaseModel]
-    """The job file's schema (extra keys forbidden); its ``name`` names the run."""
-
-    def plan(self, config: Any) -> Plan:
-        """Stages and tasks of the job, built before anything runs."""
-
-    def run_task(self, config: Any, task: Task, run: Any) -> dict[str, Any]:
-        """Compute one task, store its large data in ``run``, return a small JSON-able summary."""
-
-    def reduce(self, config: Any, plan: Plan, records: dict[str, dict], run: Any) -> dict[str, Any]:
-        """Combine every task's record (and stored data) into the results.json object."""
-
-    def report(self, config: Any, results: dict[str, Any], run: Any) -> tuple[str, list[Path]]:
-        """The summary.md text and the figures written for ``results``."""
-
-    # Optional: ``warm_up(config)`` compiles kernels once per worker;
-    # ``prepare(config, run)`` creates arrays before any task runs (idempotent);
-    # ``cleanup(config, run)`` runs in the client when the session's tasks end or stop
-    # (e.g. to delete shared state named by ``run.cache_key``);
-    # ``notes(config)`` lists what a valid job asks for that does nothing (printed before it runs);
-    # ``estimate(config)`` gives ``epcg plan`` its figures (:class:`epcg.runtime.estimate.StageCost`);
-    # ``plan_notes(config)`` gives ``epcg plan`` lines of its own after the table (what a choice costs);
-    # ``COARSEN`` names the keys the runtime may scale up (chunk sizes) so tasks are not too small;
-    # ``SPLIT_FOR_MEMORY`` the keys it sets, when a job leaves them unset, so every stage fits the memory.
-    # Its runs open as the ``epcg.api.Run`` subclass registered under the same name in ``epcg.runs``.
 
 
 @cache
@@ -92,10 +60,10 @@ def job_kind(name: str) -> JobKind:
         kind = entry.load()
     except Exception as exc:  # noqa: BLE001 - a broken plugin is the user's to fix, in one line
         raise UserError(f"job kind {name!r} ({entry.value}) failed to import: {_first_line(exc)}") from None
-    missing = [attr for attr in REQUIRED if not hasattr(kind, attr)]
-    if missing:
-        raise UserError(f"job kind {name!r} ({entry.value}) is not an epcg job kind: it has no {', '.join(missing)}")
-    return kind
+    absent = missing(kind)
+    if absent:
+        raise UserError(f"job kind {name!r} ({entry.value}) is not an epcg job kind: it has no {', '.join(absent)}")
+    return as_job_kind(kind, name)
 
 
 @cache

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from epcg.runtime.jobs import load_job
-from epcg.runtime.session import claimed, prepare_new, run_plan
+from epcg.runtime.engine import claimed, prepare_new, run_plan
 
 from tests.conftest import JOBS, epcg, load_results
 

@@ -1,0 +1,696 @@
+"""The one way a run flows: prepare in one pass, claim the run directory, verify on resume, execute, finish,
+release.
+
+``epcg run``, ``resume``, ``verify`` and ``report``, ``epcg.run()``, the batch driver and ``submit --detach``
+all go through :class:`Engine`, so a job gets the same refusals, notes, memory fit and outputs from each.
+The engine prints nothing itself: what a person should read goes to its ``say`` function, progress to its
+callbacks (Cubed's ``Plan.execute(executor, callbacks)`` is the model). What only the layers above the
+runtime can do (report.html, the dashboard page) is handed in as :class:`Hooks`.
+
+Preparing a new run (:meth:`Engine.start`)::
+
+    job file + overrides ─► validate (the kind looked up once) ─► plan, chunk keys tuned (tuning.plan_job)
+                        ─► the target: this process for a small job, else the cluster asked for
+                        ─► memory fit (tuning.fit_memory) ─► limits checked (estimate.check)
+
+and then (:meth:`Engine.execute`) claim → verify (resume) → execute → finish → report → release.
+Every ``OSError`` on the way is one line naming the path and the system's reason: a
+:class:`UserError` before the run directory is claimed, a :class:`TaskFailed` with the resume command
+after.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from epcg.runtime.errors import Interrupted, OutputFailed, TaskFailed, UserError
+from epcg.runtime.estimate import MAX_TASKS, Limits, check, figures, machine_memory
+from epcg.runtime.execute import Executor, SerialExecutor, execute
+from epcg.runtime.jobs import Job, apply_overrides, parse_override, read_toml, validate
+from epcg.runtime.outdir import created, run_directory
+from epcg.runtime.plan import Plan
+from epcg.runtime.progress import Callback
+from epcg.runtime.registry import job_kind
+from epcg.runtime.store import DIGEST_FILE, LOCK_FILE, RESULTS, RunDir, seal
+from epcg.runtime.tuning import Tuned, fit_memory, plan_job, plan_of
+from epcg.runtime.verification import REDUCE, REDUCED_FILE, checkable, open_run, unverified, verify
+
+SMALL_JOB_SECONDS = 10.0
+"""A job whose plan estimates at most this much compute in all runs in this process when no cluster is named:
+starting the embedded cluster and warming its workers costs about as much."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A job checked and planned, not yet started: nothing has been written."""
+
+    job: Job
+    plan: Plan
+    run: RunDir
+    notes: tuple[str, ...] = ()
+    """What the runtime changed and why (chunks coarsened, partitions), to print before the run."""
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.job, self.plan, self.run))
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the tasks run: this process (``spec`` None, no client), a cluster spec, or a connected client."""
+
+    spec: Any = None
+    """A :mod:`epcg.runtime.cluster` spec: LocalSpec, SchedulerSpec or JobqueueSpec."""
+    client: Any = None
+    """A ``distributed.Client`` handed in (the Python API)."""
+    named: bool = True
+    """False when nobody named a cluster: the engine may then run a small job in this process."""
+
+    @property
+    def in_process(self) -> bool:
+        return self.spec is None and self.client is None
+
+
+@dataclass(frozen=True)
+class Options:
+    """How a run is to be done (the CLI's flags)."""
+
+    max_tasks: int = MAX_TASKS
+    force: bool = False
+    """Run even if the plan says memory or disk is too small."""
+    check: bool = False
+    """First run a slice of each stage of a user's space with numba bounds checks."""
+    verify_all: bool = False
+    """On resume, check every finished chunk (not only those recorded since the last check)."""
+    performance_report: bool = False
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """What the layers above the runtime do for a run: write report.html (returns where), and add the epcg page
+    to a Dask dashboard (returns its address, or None)."""
+
+    publish: Callable[[RunDir], str] = lambda run: ""
+    dashboard_page: Callable[[Any, str], str | None] = lambda client, where: None
+
+
+@dataclass
+class Outcome:
+    """What a finished session did."""
+
+    run: RunDir
+    results: dict[str, Any]
+    report: str = ""
+    notes: tuple[str, ...] = ()
+    in_process: bool = False
+
+
+def _quiet(_line: str) -> None:
+    """The default ``say``: nothing."""
+
+
+@dataclass
+class Engine:
+    """Runs jobs: one instance per command or API call."""
+
+    say: Callable[[str], None] = _quiet
+    callbacks: Sequence[Callback] = ()
+    hooks: Hooks = field(default_factory=Hooks)
+    progress: Callable[[set[str]], Callback] | None = None
+    """Builds the progress callback once the chunks done before this session are known (their ids)."""
+
+    # ---- preparing ------------------------------------------------------------------------------------------
+
+    def load(self, source: str | os.PathLike[str] | dict[str, Any], overrides: Sequence[Any] = (),
+             target: Target | None = None) -> Job:
+        """The job a file or its data names, with ``--set`` overrides (``"key=value"`` text or ``(key, value)``
+        pairs), validated once. A serial run of a user's space compiles its kernels with bounds checks, so that
+        is switched on before the space is imported."""
+        with os_errors_are_input():
+            if isinstance(source, dict):
+                data, where = json.loads(json.dumps(source)), "job"
+            else:
+                path = Path(source)
+                data, where = read_toml(path), str(path)
+            pairs = [parse_override(o) if isinstance(o, str) else tuple(o) for o in overrides]
+            data = apply_overrides(data, pairs)
+            if target is not None and target.in_process and target.named:
+                from epcg.runtime.checked import enable, names_space
+
+                if names_space(data):
+                    enable()
+            return validate(data, source=where)
+
+    def start(self, job: Job, out: str | os.PathLike[str] | None, options: Options = Options()) -> Prepared:
+        """A new run of ``job`` in ``out`` (default ``runs/<name>``), planned and tuned: nothing written yet."""
+        with os_errors_are_input():
+            run = RunDir(run_directory(out if out is not None else Path("runs") / job.name))
+            _check_new(run)
+            tuned = plan_job(job, options.max_tasks)
+            return Prepared(tuned.job, tuned.plan, run, tuned.notes)
+
+    def reopen(self, where: str | os.PathLike[str]) -> Prepared:
+        """The run at ``where``, to be continued with the job it started with."""
+        with os_errors_are_input():
+            return prepare_resume(where)
+
+    def placement(self, prepared: Prepared, target: Target) -> Target:
+        """``target``, or this process when nobody named a cluster and the job is small (:func:`small_job`)."""
+        if not target.named and small_job(prepared.job, prepared.plan) is not None:
+            return Target(named=False)
+        return target
+
+    # ---- running --------------------------------------------------------------------------------------------
+
+    def execute(self, prepared: Prepared, new: bool, target: Target, options: Options = Options()) -> Outcome:
+        """Fit, check, claim, verify (resume), run the unfinished chunks, finish and report; then release.
+
+        SIGTERM and SIGHUP stop it like Ctrl-C (an :class:`Interrupted` carrying the signal); whole chunks are
+        kept and ``epcg resume`` continues.
+        """
+        run = prepared.run
+        target = self.placement(prepared, target)
+        with os_errors_are_input():
+            if not new:
+                run.group  # noqa: B018 - a missing store ends here, before the lock or any write
+                refuse_in_use(run)
+                run.identity()  # a damaged run.json ends here, before the cluster starts
+            if target.in_process and options.performance_report:
+                raise UserError("--performance-report is Dask's report, and this run has no Dask: "
+                                + ("leave out one" if target.named else "name a cluster (--workers N)"))
+            done = run.done(prepared.plan.tasks()) if run.exists() else {}
+        callbacks = [*self.callbacks, *([self.progress(set(done))] if self.progress else [])]
+        if options.check:
+            from epcg.runtime.checked import check_first_slices
+
+            check_first_slices(prepared.job.domain, json.dumps(prepared.job.to_dict(), sort_keys=True))
+        from epcg.runtime.logs import kept, to_run_directory
+
+        with caught_signals(), kept(restore=False) as log:
+            try:
+                if target.in_process:
+                    prepared = self.fit(prepared, new, *_capacity(None, None), done, options)
+                    self._announce(prepared, done, in_process=True, named=target.named)
+                    with claimed(prepared, new), to_run_directory(log, None, run.logs_dir()), \
+                            run_faults(run):
+                        if not new:
+                            self._verify_before_resume(prepared, None, options.verify_all)
+                        results = run_plan(prepared, None, callbacks)
+                else:
+                    prepared, results = self._on_dask(prepared, new, target, options, done, log, callbacks)
+            except Exception:
+                if log.errors and log.path:
+                    self.say(f"Dask logged {log.errors} errors: {log.path}")
+                raise
+        with writing_outputs(run):
+            report = self.hooks.publish(run)
+        return Outcome(run, results, report, prepared.notes, target.in_process)
+
+    def _on_dask(self, prepared: Prepared, new: bool, target: Target, options: Options, done: dict, log: Any,
+                 callbacks: Sequence[Callback]) -> tuple[Prepared, dict[str, Any]]:
+        from epcg.runtime.cluster import JobqueueSpec, LocalSpec, connect, dashboard_url
+        from epcg.runtime.dask_executor import PATIENCE, DaskExecutor
+        from epcg.runtime.logs import to_run_directory
+
+        spec, run = _logs_in_run(target.spec, prepared.run), prepared.run
+        if isinstance(spec, LocalSpec):
+            prepared = self.fit(prepared, new, *_capacity(spec, None), done, options)
+        with _connected(spec, target.client) as client:
+            if not isinstance(spec, LocalSpec):
+                prepared = self.fit(prepared, new, *_capacity(spec, client), done, options)
+            self._announce(prepared, done, in_process=False, named=True)
+            dashboard = dashboard_url(client, spec)
+            page = self.hooks.dashboard_page(client, run.location.where)
+            self.say(f"Dask dashboard: {dashboard}")
+            self.say(f"epcg progress: {page or 'not on this scheduler'}")
+            executor = DaskExecutor(client, patience=None if isinstance(spec, JobqueueSpec) else PATIENCE)
+            with claimed(prepared, new), to_run_directory(log, client, run.logs_dir()), \
+                    _live(run, client, dashboard), _performance_report(run, options.performance_report), \
+                    run_faults(run):
+                if not new:
+                    self._verify_before_resume(prepared, executor, options.verify_all)
+                return prepared, run_plan(prepared, executor, callbacks)
+
+    def fit(self, prepared: Prepared, new: bool, workers: int, memory: int | None, done: dict,
+            options: Options) -> Prepared:
+        """A new run's plan fitted to ``workers`` with ``memory`` each; refuse (one line) what they cannot take.
+        (``epcg submit`` fits a job to one allocation's workers before any of them exists.)"""
+        if new:
+            tuned = fit_memory(Tuned(prepared.job, prepared.plan, prepared.notes), memory, workers)
+            prepared = Prepared(tuned.job, tuned.plan, prepared.run, tuned.notes)
+        job, plan, run = prepared
+        with os_errors_are_input():
+            limits = Limits(workers=workers, memory_per_worker=memory, free_disk=run.location.free_bytes(),
+                            max_tasks=max(options.max_tasks, plan.num_tasks if not new else 0))
+        check(figures(job_kind(job.domain), job.config, plan, workers, set(done)), limits, options.force)
+        return prepared
+
+    def _announce(self, prepared: Prepared, done: dict, in_process: bool, named: bool) -> None:
+        for note in prepared.notes:
+            self.say(f"note: {note}")
+        plan = prepared.plan
+        self.say(f"{prepared.job.name}: {plan.num_tasks - len(done)} of {plan.num_tasks} chunks to do "
+                 f"in {len(plan.stages)} stages -> {prepared.run.path}")
+        if in_process and not named:
+            seconds = small_job(prepared.job, prepared.plan)
+            self.say(f"a small job (about {seconds:.1f} s of compute): running it in this process, without Dask "
+                     "(--workers N or a cluster runs it on Dask)")
+
+    def _verify_before_resume(self, prepared: Prepared, executor: Executor | None, everything: bool) -> None:
+        run, plan = prepared.run, prepared.plan
+        if not everything and not unverified(plan, run):
+            return
+        checked, bad = verify(plan, run, executor, everything)
+        if bad:
+            self.say(f"{len(bad)} of {checked} checked chunks were damaged on disk and will be recomputed: "
+                     f"{', '.join(bad)}")
+            self.say(f"now {plan.num_tasks - len(run.done(plan.tasks()))} of {plan.num_tasks} chunks to do")
+
+    # ---- the other commands that hold a run ----------------------------------------------------------------
+
+    def verify(self, where: str | os.PathLike[str], target: Target, everything: bool, repair: bool = False
+               ) -> list[str]:
+        """Check finished chunks where the tasks run; damaged chunks lose their records. Returns their ids."""
+        from epcg.runtime.logs import kept, to_run_directory
+        from epcg.runtime.verification import repair as rebuild
+
+        if repair:
+            with os_errors_are_input(), RunDir(where).lock():
+                for what in rebuild(where):
+                    self.say(f"{RunDir(where).path}: rebuilt {what}")
+            everything = True
+        prepared = self.reopen(where)
+        run, plan = prepared.run, prepared.plan
+        with os_errors_are_input():
+            run.group  # noqa: B018 - a missing store ends here, before the cluster, the lock or any write
+        if not everything and not unverified(plan, run):
+            target = Target()  # nothing to read: no cluster to start
+        with kept(restore=False) as log, claimed(prepared, new=False), \
+                to_run_directory(log, None, run.logs_dir()), _connected_executor(target) as executor:
+            checked, bad = verify(plan, run, executor, everything)
+        where_text = "in this process" if executor is None else f"on {_workers_text(executor)}"
+        if bad:
+            self.say(f"{run.path}: {len(bad)} of {checked} chunks checked {where_text} are damaged on disk: "
+                     f"{', '.join(bad)}")
+            self.say(f"their records were removed; 'epcg resume {run.path}' recomputes them")
+        elif not checked:
+            self.say(f"{run.path}: nothing to check, every finished chunk was verified since it was recorded "
+                     "(--all reads them again)")
+        else:
+            skipped = len(checkable(run, plan)) - checked
+            self.say(f"{run.path}: {checked} chunks checked {where_text}, all intact"
+                     + (f" ({skipped} verified earlier, not read again; --all reads them too)" if skipped else ""))
+        return bad
+
+    def report(self, where: str | os.PathLike[str]) -> Outcome:
+        """Reduce a finished run again and write its results, summary, figures and report.html."""
+        prepared = self.reopen(where)
+        with claimed(prepared, new=False):
+            results = finish(prepared)
+        with writing_outputs(prepared.run):
+            report = self.hooks.publish(prepared.run)
+        return Outcome(prepared.run, results, report)
+
+
+# ---- the steps, each usable alone (tests, benchmarks, notebooks) -----------------------------------------------
+
+
+def small_job(job: Job, plan: Plan) -> float | None:
+    """The estimated compute seconds of a job small enough to run in this process, else None.
+
+    Small: its kind estimates every stage, the total is at most :data:`SMALL_JOB_SECONDS`, its largest stage
+    fits in a quarter of this machine's memory, and it runs no user kernel (a user's space runs in worker
+    processes, where a crash of its kernel is one line and not the client's death).
+    """
+    from epcg.runtime.checked import names_space
+
+    if names_space(job.to_dict()):
+        return None
+    figs = figures(job_kind(job.domain), job.config, plan, 1)
+    if not figs or any(f.cpu_seconds is None or f.peak_memory is None for f in figs):
+        return None
+    seconds = sum(f.cpu_seconds for f in figs)
+    if seconds > SMALL_JOB_SECONDS or max(f.peak_memory for f in figs) > machine_memory() // 4:
+        return None
+    return seconds
+
+
+def prepare_new(job: Job, out: str | os.PathLike[str] | None, max_tasks: int = MAX_TASKS) -> Prepared:
+    """A new run of ``job`` in ``out``, planned and tuned, not yet fitted to any workers (tests, benchmarks)."""
+    return Engine().start(job, out, Options(max_tasks=max_tasks))
+
+
+def prepare_resume(path: str | os.PathLike[str]) -> Prepared:
+    """Check that the run in ``path`` can be resumed with the job it started with."""
+    import re
+
+    run = open_run(path)
+    job = run.read_job()
+    stored = run.stored_digest()
+    if stored is None or not re.fullmatch(r"[0-9a-f]{64}", stored):
+        raise UserError(
+            f"{run.describe(DIGEST_FILE)} is {'missing' if stored is None else 'damaged'}, so job.toml cannot be "
+            f"checked against the job the run started with; if job.toml is that job, 'epcg verify --repair "
+            f"{run.path}' rewrites it from job.toml and checks every chunk"
+        )
+    if stored != job.digest:
+        raise UserError(
+            f"{run.job_path} has changed since the run started; resume only continues the "
+            "same job (restore the file, or start a new run with 'epcg run')"
+        )
+    return Prepared(job, plan_of(job), run)
+
+
+def _check_new(run: RunDir) -> None:
+    if run.is_locked():
+        raise UserError(f"run directory {run.path} is in use by another epcg process")
+    if run.exists():
+        raise UserError(
+            f"run directory {run.path} already holds a run: continue it with "
+            f"'epcg resume {run.path}', or pass another --out"
+        )
+    if not run.is_empty():
+        raise UserError(f"--out {run.path} exists and is not an epcg run directory")
+
+
+def refuse_in_use(run: RunDir) -> None:
+    """A UserError if another process holds the run's lock: said before any cluster starts (the lock is taken later)."""
+    if run.is_locked():
+        try:
+            owner = run.read_text(LOCK_FILE).strip() or "unknown"
+        except (OSError, AttributeError, UnicodeDecodeError):
+            owner = "unknown"
+        raise UserError(f"run directory {run.path} is in use by another epcg process ({owner}); "
+                        "wait for it to finish or stop it first")
+
+
+@contextlib.contextmanager
+def claimed(prepared: Prepared, new: bool) -> Iterator[None]:
+    """Hold the run directory's lock and start a new epoch; lay the directory out first if the run is new.
+
+    The checks of :meth:`Engine.start` are repeated under the lock, so of two runs started on one new
+    directory at once exactly one proceeds; a new directory that cannot be laid out is removed again.
+    """
+    run = prepared.run
+    with contextlib.ExitStack() as held:
+        with os_errors_are_input(), created(Path(run.location.where) if new and run.location.is_local else None):
+            held.enter_context(run.lock())
+            if not run.location.is_local:
+                run.location.check_conditional()
+            if new:
+                if run.exists():
+                    raise UserError(f"run directory {run.path} already holds a run (started at the same moment?): "
+                                    f"'epcg resume {run.path}', or pass another --out")
+                if not run.is_empty():
+                    raise UserError(f"--out {run.path} exists and is not an epcg run directory")
+                run.create(prepared.job.to_toml(), prepared.job.digest)
+            elif not run.exists() or run.stored_digest() != prepared.job.digest:
+                raise UserError(f"run directory {run.path} changed while this client was starting")
+            run.new_epoch()
+        yield
+
+
+def run_plan(prepared: Prepared, executor: Executor | None = None, callbacks: Sequence[Callback] = ()
+             ) -> dict[str, Any]:
+    """Warm up, execute the unfinished tasks, reduce, write results/summary/figures.
+
+    The caller holds the run's lock (see :func:`claimed`).
+    """
+    executor = executor or SerialExecutor()
+    job, plan, run = prepared
+    began = time.perf_counter()
+    job_json = json.dumps(job.to_dict(), sort_keys=True)
+    kind = job_kind(job.domain)
+    kind.prepare(job.config, run)
+    warm = executor.warm_up(job.domain, job_json)
+    try:
+        records = execute(job, plan, run, executor, callbacks)
+    finally:
+        kind.cleanup(job.config, run)
+    timing = {"warm_up_seconds": round(warm, 3), "wall_seconds": round(time.perf_counter() - began, 3)}
+    return finish(prepared, records, timing)
+
+
+def finish(prepared: Prepared, records: dict[str, dict] | None = None, timing: dict[str, float] | None = None
+           ) -> dict[str, Any]:
+    """Reduce the records into results.json and write the summary and figures."""
+    import shutil
+
+    from epcg.runtime.batch import history_for_results
+
+    job, plan, run = prepared
+    records = records if records is not None else run.done(plan.tasks())
+    missing = plan.num_tasks - len(records)
+    if missing:
+        raise UserError(f"run {run.path} has {missing} unfinished tasks: 'epcg resume {run.path}'")
+    kind = job_kind(job.domain)
+    with writing_outputs(run):
+        run.delete(REDUCED_FILE)
+        run.written = {}
+        results = {"job": job.name, "domain": job.domain}
+        results.update(kind.reduce(job.config, plan, records, run))
+        results.update(timing or {})
+        allocations = history_for_results(run, records)
+        if allocations:
+            results["allocations"] = allocations
+        if run.written:
+            run.sync_written()
+            run.write_text(REDUCED_FILE, seal({"task": REDUCE, "ended_at": round(time.time(), 3),
+                                               "fence": run.fence, "data": run.written}))
+        run.write_results(results)
+        if not run.location.is_local:
+            shutil.rmtree(run.figures_dir, ignore_errors=True)  # this machine's drawing board, not the run's figures
+        summary, _figures = kind.report(job.config, results, run)
+        run.write_summary(summary)
+        run.publish_figures()
+    return results
+
+
+# ---- faults: every OSError is one line -------------------------------------------------------------------------
+
+
+def describe_os_error(exc: OSError) -> str:
+    """``path: reason`` (both paths of a rename), or the reason alone when the system named no path."""
+    reason = exc.strerror or type(exc).__name__
+    paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
+    return f"{' -> '.join(paths)}: {reason}" if paths else f"{reason} ({' '.join(str(exc).split())})"
+
+
+@contextlib.contextmanager
+def os_errors_are_input() -> Iterator[None]:
+    """For the block (before a run is claimed), an OSError is bad input: a UserError naming the path."""
+    try:
+        yield
+    except OSError as exc:
+        raise UserError(describe_os_error(exc)) from None
+
+
+@contextlib.contextmanager
+def run_faults(run: RunDir) -> Iterator[None]:
+    """For the block (a claimed run computing), an OSError is a fault of the run: a TaskFailed naming the path,
+    with the command that continues (whole chunks are kept)."""
+    try:
+        yield
+    except OSError as exc:
+        raise TaskFailed(f"{describe_os_error(exc)}; the chunks finished so far are kept: fix that, then "
+                         f"'epcg resume {run.path}'") from None
+
+
+@contextlib.contextmanager
+def writing_outputs(run: RunDir) -> Iterator[None]:
+    """Turn any OSError while results, summary, figures or report are written (a full disk, a refused write)
+    into an OutputFailed naming the file and how to write them again, once every chunk is done."""
+    try:
+        yield
+    except OSError as exc:
+        raise OutputFailed(f"cannot write {describe_os_error(exc)}; every chunk is done and kept: free space (or "
+                           f"fix the permissions), then 'epcg report {run.path}' writes the results and the report"
+                           ) from None
+
+
+EXIT_STATUS = {signal.SIGTERM: 143, signal.SIGHUP: 129}
+"""Exit status after a stop by signal (128 + its number, as a shell reports it); Ctrl-C is 130."""
+
+
+@contextlib.contextmanager
+def caught_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP (the terminal closed) end the run like Ctrl-C: futures cancelled, whole chunks kept.
+    The :class:`Interrupted` raised carries the signal. Only the main thread can catch signals; elsewhere
+    the block runs without."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_term(signum: int, _frame: Any) -> None:
+        raise Interrupted(signum)
+
+    previous = {signum: signal.signal(signum, on_term) for signum in EXIT_STATUS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def exit_status(exc: KeyboardInterrupt) -> int:
+    """The exit status for a run stopped by ``exc`` (Ctrl-C, or :class:`Interrupted` with its signal)."""
+    signum = exc.args[0] if isinstance(exc, Interrupted) and exc.args else None
+    return EXIT_STATUS.get(signum, 130)
+
+
+# ---- where the tasks run ------------------------------------------------------------------------------------------
+
+
+def target(cluster_file: str | os.PathLike[str] | None = None, scheduler: str | None = None,
+           scheduler_file: str | os.PathLike[str] | None = None, workers: int | None = None,
+           threads_per_worker: int | None = None, serial: bool = False, client: Any = None) -> Target:
+    """The target the options name: --scheduler, --scheduler-file or --cluster FILE, else
+    $DASK_SCHEDULER_ADDRESS, else the embedded cluster (unnamed: a small job may run in this process); this
+    process with --serial (which takes none of the others); or a client handed in."""
+    import dask
+
+    from epcg.runtime.cluster import LocalSpec, SchedulerSpec, load_cluster
+
+    given = [name for name, value in (("--scheduler", scheduler), ("--scheduler-file", scheduler_file),
+                                      ("--cluster", cluster_file), ("client", client)) if value is not None]
+    if serial:
+        given += [name for name, value in (("--workers", workers), ("--threads-per-worker", threads_per_worker))
+                  if value]
+        if given:
+            raise UserError(f"--serial runs in this process, without Dask: leave out {', '.join(given)}")
+        return Target()
+    if len(given) > 1:
+        raise UserError(f"give one of {', '.join(given)}, not several")
+    overrides = {k: v for k, v in (("workers", workers), ("threads_per_worker", threads_per_worker)) if v}
+    if client is not None:
+        if overrides:
+            raise UserError("--workers and --threads-per-worker apply to the local cluster only")
+        return _client_target(client)
+    if scheduler:
+        return Target(SchedulerSpec(kind="scheduler", address=scheduler))
+    if scheduler_file:
+        return Target(SchedulerSpec(kind="scheduler", scheduler_file=Path(scheduler_file).absolute()))
+    from_env = dask.config.get("scheduler-address", None)
+    if not cluster_file and from_env and not overrides:
+        return Target(SchedulerSpec(kind="scheduler", address=from_env))
+    with os_errors_are_input():
+        spec = load_cluster(Path(cluster_file)) if cluster_file else LocalSpec()
+    if overrides and not isinstance(spec, LocalSpec):
+        raise UserError("--workers and --threads-per-worker apply to the local cluster only")
+    return Target(spec.model_copy(update=overrides), named=bool(cluster_file or overrides))
+
+
+def _client_target(client: Any) -> Target:
+    """A ``distributed.Client`` is used as is; an address (like --scheduler) is connected to."""
+    from epcg.runtime.cluster import SchedulerSpec
+
+    if isinstance(client, (str, os.PathLike)):
+        return Target(SchedulerSpec(kind="scheduler", address=str(client)))
+    if not callable(getattr(client, "submit", None)):
+        from epcg.runtime.errors import InvalidValue
+
+        raise InvalidValue(f"client must be a distributed.Client or a scheduler address like 'tcp://host:8786', "
+                           f"got {client!r}")
+    return Target(client=client)
+
+
+def _capacity(spec: Any, client: Any) -> tuple[int, int | None]:
+    """Workers and memory per worker: this process's machine, the embedded cluster's, or a connected one's."""
+    from epcg.runtime.cluster import LocalSpec, default_workers, local_memory, worker_memory
+
+    if spec is None and client is None:
+        return 1, machine_memory()
+    if isinstance(spec, LocalSpec):
+        return spec.workers or default_workers(), local_memory(spec)
+    return max(1, len(client.scheduler_info(n_workers=-1)["workers"])), worker_memory(client, spec)
+
+
+@contextlib.contextmanager
+def _connected(spec: Any, client: Any) -> Iterator[Any]:
+    if client is not None:
+        yield client
+        return
+    from epcg.runtime.cluster import connect
+
+    with connect(spec) as connected:
+        yield connected
+
+
+@contextlib.contextmanager
+def _connected_executor(target: Target) -> Iterator[Executor | None]:
+    """A Dask executor on the target (connected for the block), or None for this process."""
+    if target.in_process:
+        yield None
+        return
+    from epcg.runtime.dask_executor import DaskExecutor
+
+    with _connected(target.spec, target.client) as client:
+        yield DaskExecutor(client)
+
+
+def _workers_text(executor: Any) -> str:
+    count = len(executor.client.scheduler_info(n_workers=-1)["workers"])
+    return f"{count} Dask worker{'s' if count != 1 else ''} ({executor.client.scheduler.address})"
+
+
+def _logs_in_run(spec: Any, run: RunDir) -> Any:
+    """Worker jobs of a SLURM or PBS cluster write their logs into DIR/logs/ unless the cluster file says where (a
+    run on an object store has no directory the nodes share: there the batch system's default stays)."""
+    from epcg.runtime.cluster import JobqueueSpec
+
+    if isinstance(spec, JobqueueSpec) and spec.log_directory is None and run.location.is_local:
+        return spec.model_copy(update={"log_directory": str(run.path / "logs")})
+    return spec
+
+
+def _performance_report(run: RunDir, enabled: bool) -> contextlib.AbstractContextManager[Any]:
+    """Dask's performance report into DIR/performance-report.html, when asked for."""
+    if not enabled:
+        return contextlib.nullcontext()
+    from distributed import performance_report
+
+    return run.published(performance_report, "performance-report.html")
+
+
+LIVE_REFRESH = 5.0
+"""Seconds between updates of DIR/live.json's worker count (adaptive clusters grow and shrink)."""
+
+
+@contextlib.contextmanager
+def _live(run: RunDir, client: Any, dashboard: str | None) -> Iterator[None]:
+    """While a run is live, DIR/live.json tells `epcg status` where its dashboard is and how many workers it has."""
+    import socket
+
+    from epcg.runtime.store import LIVE
+
+    info = {"pid": os.getpid(), "host": socket.gethostname(), "dashboard": dashboard,
+            "scheduler": client.scheduler.address}
+
+    def write() -> None:
+        info["workers"] = len(client.scheduler_info(n_workers=-1)["workers"])
+        run.write_text(LIVE, json.dumps(info))
+
+    def refresh() -> None:
+        while not stopped.wait(LIVE_REFRESH):
+            with contextlib.suppress(Exception):  # a scheduler going away ends the run, not this thread's job
+                write()
+
+    write()
+    stopped = threading.Event()
+    thread = threading.Thread(target=refresh, name="epcg-live", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stopped.set()
+        thread.join()
+        with contextlib.suppress(Exception):  # a store gone away must not hide the error that ended the run
+            run.delete(LIVE)

@@ -1,0 +1,137 @@
+"""Verification and repair of a run directory: chunk bytes checked against their records where the tasks run,
+damaged chunks forgotten so resume recomputes exactly them, and a lost identity rebuilt from what vouches
+for it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import uuid
+from typing import Any
+
+from epcg.runtime.errors import UserError
+from epcg.runtime.execute import Executor
+from epcg.runtime.plan import Plan
+from epcg.runtime.store import (
+    DIGEST_FILE,
+    JOB_FILE,
+    RESULTS,
+    RUN_FILE,
+    RunDir,
+    check_chunk,
+    unseal,
+)
+from epcg.runtime.tuning import plan_of
+
+VERIFIED_FILE = "manifest/verified.json"
+REDUCED_FILE = "manifest/reduce.json"
+"""The record of the arrays the reduction wrote (the rows' puzzles at the minimum): what verify checks of them."""
+REDUCE = "reduce"
+"""The name verify gives the reduction's arrays among the chunks it checks."""
+
+
+def open_run(where: str | os.PathLike[str]) -> RunDir:
+    """The existing run at ``where`` (a path or URL), its store reached; UserError if there is none."""
+    run = RunDir(where)
+    run.location.check()
+    if not run.exists():
+        raise UserError(f"{where} is not an epcg run directory (no {JOB_FILE})")
+    return run
+
+
+def repair(path: str | os.PathLike[str]) -> list[str]:
+    """Rebuild a run's identity where it is lost: ``manifest/job.sha256`` from job.toml, ``run.json`` (run id
+    and epoch) from the fences of the records. The caller holds the lock and then verifies every chunk, which
+    is what vouches for the data. Returns what was rebuilt (nothing when both are sound)."""
+    run = open_run(path)
+    job = run.read_job()
+    plan = plan_of(job)
+    for task in plan.tasks():
+        record = run.read_record(task)
+        if record is not None and (record.get("start"), record.get("stop")) != (task.start, task.stop):
+            raise UserError(f"job.toml does not match the records (chunk {task.id} covers [{record.get('start')}, "
+                            f"{record.get('stop')}) in its record, [{task.start}, {task.stop}) by job.toml): "
+                            "restore the job.toml the run started with, then repair")
+    rebuilt = []
+    stored = run.stored_digest()
+    if stored is None or not re.fullmatch(r"[0-9a-f]{64}", stored):
+        run.write_text(DIGEST_FILE, job.digest + "\n")
+        rebuilt.append(f"{DIGEST_FILE} (the digest of job.toml)")
+    try:
+        run.identity()
+    except UserError:
+        fences = [str(r.get("fence") or "") for r in run.done(plan.tasks()).values()]
+        seen = [(int(epoch), run_id) for run_id, _, epoch in (f.rpartition("/") for f in fences)
+                if run_id and epoch.isdigit()]
+        epoch, run_id = max(seen) if seen else (0, uuid.uuid4().hex)
+        run.write_text(RUN_FILE, json.dumps({"run_id": run_id, "epoch": epoch, "started_at": 0}))
+        rebuilt.append(f"run.json (run id and epoch {epoch} {'from the records' if seen else 'new'})")
+    return rebuilt
+
+
+
+def _stamp(task_id: str, record: dict[str, Any]) -> str:
+    return f"{task_id}@{record.get('ended_at')}@{record.get('fence')}"
+
+
+def verify(plan: Plan, run: RunDir, executor: Executor | None = None, everything: bool = True
+           ) -> tuple[int, list[str]]:
+    """Check finished chunks' stored bytes against their records; forget the damaged ones.
+
+    Returns ``(chunks checked, damaged task ids)``; records that cannot be read (torn, or another chunk's
+    record under this one's name: what ``status`` lists as damaged) count as damaged too. ``everything=False`` checks
+    only chunks not verified since they were recorded. The checks run where
+    the executor runs tasks (on the cluster for Dask). A damaged chunk's record
+    is removed (and results.json with it), so the next resume recomputes
+    exactly those chunks. A missing or unreadable store is not damage: it
+    raises StoreMissing (a UserError) and nothing is deleted. The caller holds
+    the run's lock.
+    """
+    run.group  # noqa: B018 - raises StoreMissing before anything is checked or deleted
+    records = checkable(run, plan)
+    verified = _verified(run)
+    todo = {t: r for t, r in records.items() if everything or _stamp(t, r) not in verified}
+    ids = sorted(todo)
+    checker = getattr(executor, "check", None)
+    if checker is not None:
+        intact = checker(run.location.where, [todo[t] for t in ids])
+    else:
+        intact = [check_chunk(run.location.where, todo[t]) for t in ids]
+    torn = run.torn(plan.tasks())
+    bad = [t for t, ok in zip(ids, intact) if not ok] + torn
+    for task_id in bad:
+        run.delete(REDUCED_FILE) if task_id == REDUCE else run.forget(task_id)
+    if bad:
+        run.delete(RESULTS)
+    good = {_stamp(t, r) for t, r in records.items() if t not in bad and (t in todo or _stamp(t, r) in verified)}
+    run.write_text(VERIFIED_FILE, json.dumps(sorted(good)))
+    return len(ids) + len(torn), bad
+
+
+def unverified(plan: Plan, run: RunDir) -> int:
+    """Finished chunks not verified since they were recorded, and damaged records: what :func:`verify` reads by
+    default."""
+    verified = _verified(run)
+    fresh = sum(_stamp(t, r) not in verified for t, r in checkable(run, plan).items())
+    return fresh + len(run.torn(plan.tasks()))
+
+
+def checkable(run: RunDir, plan: Plan) -> dict[str, dict[str, Any]]:
+    """What verify checks, by name: the finished tasks' records, and the reduction's (:data:`REDUCE`) if intact."""
+    records = run.done(plan.tasks())
+    try:
+        reduced = unseal(run.read_text(REDUCED_FILE) or "")
+    except (OSError, UnicodeDecodeError):
+        reduced = None
+    if reduced is not None and reduced.get("task") == REDUCE:
+        records[REDUCE] = reduced
+    return records
+
+
+def _verified(run: RunDir) -> set[str]:
+    """Stamps (task id and record digest) of the chunks found intact by the last verification."""
+    try:
+        return set(json.loads(run.read_text(VERIFIED_FILE) or "[]"))
+    except ValueError:
+        return set()
