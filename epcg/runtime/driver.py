@@ -65,6 +65,8 @@ class Driver:
         """The drain signal once obeyed: ``signal``, ``at`` and the ``drain`` exception."""
         self.computing = False
         """True while a signal may raise Drain (inside :meth:`_compute`); otherwise it is only noted."""
+        self.number = 0
+        """This allocation's number in its submission (1 for the first), once recorded."""
 
     # -- the allocation's life -----------------------------------------------------
 
@@ -147,6 +149,7 @@ class Driver:
             why = f"failed: {' '.join(str(exc).split())}"
             self.computing = False
             self._end(why)
+            self._cancel_next(why)
             raise
         finally:
             self.computing = False
@@ -220,7 +223,7 @@ class Driver:
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             for number, handler in previous.items():
-                signal.signal(number, handler)
+                signal.signal(number, signal.SIG_DFL if handler is None else handler)
 
     def _on_signal(self, signum: int, frame: Any) -> None:
         if "signal" in self.caught:
