@@ -168,3 +168,35 @@ def _cancel_side(path: str, start, end, seed: int) -> None:
     run = _rundir(path)
     info = read_batch(run)
     _rounds(start, end, seed, lambda: cancel(run, info))
+
+
+WRITES = 25
+
+
+@pytest.mark.parametrize("where", ["posix", "s3"])
+def test_concurrent_updates_lose_no_write(tmp_path: Path, where: str, request) -> None:
+    """Two processes append to one history at once, on each backend's compare-and-swap: every entry stays."""
+    import multiprocessing
+
+    path = str(tmp_path / "run") if where == "posix" else f"{request.getfixturevalue('bucket')}/run"
+    context = multiprocessing.get_context("spawn")
+    start = context.Barrier(2, timeout=60)
+    writers = [context.Process(target=_append, args=(path, name, start)) for name in ("a", "b")]
+    for process in writers:
+        process.start()
+    for process in writers:
+        process.join(120)
+    assert [p.exitcode for p in writers] == [0, 0]
+    written = [a["node"] for a in load(_rundir(path)).allocations]
+    assert sorted(written) == sorted(f"{name}{i}" for name in "ab" for i in range(WRITES))
+    for name in "ab":  # each writer's entries in its own order
+        assert [w for w in written if w.startswith(name)] == [f"{name}{i}" for i in range(WRITES)]
+
+
+def _append(path: str, name: str, start) -> None:
+    from epcg.runtime.history import update
+
+    run = _rundir(path)
+    start.wait()
+    for i in range(WRITES):
+        update(run, lambda history, i=i: history.allocations.append({"node": f"{name}{i}", "started_at": 0.0}))
