@@ -62,7 +62,7 @@ class Driver:
         self.end = end
         self.drain_at = end - self.spec.signal_lead if end is not None else None
         self.caught: dict[str, Any] = {}
-        """The drain signal once obeyed: ``signal``, ``at`` and the ``drain`` exception."""
+        """The drain signal once taken: ``signal``, ``at``, and the ``drain`` exception once it is raised."""
         self.computing = False
         """True while a signal may raise Drain (inside :meth:`_compute`); otherwise it is only noted."""
         self.number = 0
