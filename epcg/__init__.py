@@ -15,10 +15,6 @@ The Python API (loaded on first use, so ``import epcg.games.fling.domain`` stays
 
 from typing import Any
 
-from epcg import _moved
-
-_moved.install()
-
 __all__ = ["FlingBoard", "LevelMap", "Run", "TripleSet", "WitnessPuzzle", "open", "run"]
 
 

@@ -14,6 +14,7 @@ from epcg.runtime.estimate import (
     MAX_TASKS,
     TARGET_TASK_SECONDS,
     TASK_OVERHEAD,
+    WORKER_BASE,
     coarsen_factor,
     figures,
     finer_than_target,
@@ -224,24 +225,27 @@ def fit_memory(tuned: Tuned, memory_per_worker: int | None, workers: int) -> Tun
     if not keys or not memory_per_worker:
         return tuned
 
-    def peak(candidate: Job, candidate_plan: Plan) -> int:
-        return max((f.peak_memory or 0 for f in figures(kind, candidate.config, candidate_plan, workers)), default=0)
+    stages = {stage.name for stage in plan.stages}
 
-    first = last = peak(job, plan)
+    def peak(candidate: Job) -> int:
+        """The largest stage's memory per worker (a split changes what a task holds, not the stages)."""
+        costs = kind.estimate(candidate.config) or {}
+        return max((WORKER_BASE + c.peak_memory for name, c in costs.items() if name in stages), default=0)
+
+    first = last = peak(job)
     value = 2
     while last > memory_per_worker and value <= MAX_SPLIT:
         try:
             scaled = validate({**data, **{k: value for k in keys}}, source=f"job {job.name}")
-            scaled_plan = kind.plan(scaled.config)
-        except (UserError, ValueError):
+        except UserError:
             break
-        now = peak(scaled, scaled_plan)
+        now = peak(scaled)
         if now >= last:
             break
         if now <= memory_per_worker:
             note = (f"the whole layers need about {size(first)} per worker process, more than its memory limit "
                     f"{size(memory_per_worker)}; using {', '.join(f'{k}={value}' for k in keys)} "
                     f"({size(now)}, identical results)")
-            return Tuned(scaled, scaled_plan, tuned.notes + (note,))
+            return Tuned(scaled, plan_of(scaled), tuned.notes + (note,))
         last, value = now, value * 2
     return tuned
