@@ -263,6 +263,8 @@ def figures(config: Any, results: dict[str, Any], run: RunDir) -> list[Path]:
     for place, p in enumerate(puzzles, 1):
         board = Board.from_rank(config.width, config.height, config.max_pieces, p["rank"])
         title = f"#{place}: rank {p['rank']:,}, ratio {p['ratio']:.2f} ({p['brute_force_nodes']:,} / {p['expert_nodes']:,} nodes)"
+        if p.get("boards", 1) > 1:
+            title += f", 1 of {p['boards']} boards alike by symmetry"
         fig = puzzle_figure(board, evaluate.solution(board), title=title)
         written += save_figure(fig, run.figures_dir / f"puzzle-{place:02d}")
     return written
