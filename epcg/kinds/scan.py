@@ -31,6 +31,7 @@ import numpy as np
 import pydantic
 
 from epcg.kinds.base import JobConfig, named_space, stage_records
+from epcg.kinds.designs import decoded_text
 from epcg.report.figures import save_figure
 from epcg.runtime.errors import UserError
 from epcg.runtime.plan import Plan, Stage, Task, split_range
@@ -364,7 +365,7 @@ def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, l
               f"`store.zarr/<row>/at_min`; `max` and `at max` likewise with `max = true` (`at_max`){ignore}. "
               f"Every count is of designs, one per rank."]
     for params, row in zip(config.rows, results["rows"]):
-        lines += _row_details(space_of(config.space, params), row)
+        lines += _row_details(space_of(config.space, params), row, config.ignore)
     return "\n".join(lines) + "\n", _figures(config, results, run) + _histogram_figures(config, results, run)
 
 
@@ -379,11 +380,11 @@ SUMMARY_SCORES = 24
 """Histogram lines per row in summary.md at most (the rest are summed in one line)."""
 
 
-def _row_details(space: ScanSpace, row: dict[str, Any]) -> list[str]:
+def _row_details(space: ScanSpace, row: dict[str, Any], ignore: int | None = None) -> list[str]:
     """A row's section of summary.md: designs at the minimum, the top ones, those at the maximum (as the space's
     ``decode`` gives them), and the histogram of scores."""
     def shown(rank: int) -> str:
-        return f"rank {rank}" + (f": `{space.decode(rank)}`" if space.decode is not None else "")
+        return f"rank {rank}" + (f": `{decoded_text(space.decode(rank))}`" if space.decode is not None else "")
 
     params = ", ".join(f"{k}={v}" for k, v in row["params"].items())
     out = ["", f"## {row['row']}{f' ({params})' if params else ''}", ""]
@@ -399,7 +400,7 @@ def _row_details(space: ScanSpace, row: dict[str, Any]) -> list[str]:
     if row.get("histogram") is not None:
         pairs = list(row["histogram"].items())
         out += ["", "| score | designs |", "|---|---|"]
-        out += [f"| {score} | {n:,} |" for score, n in pairs[:SUMMARY_SCORES]]
+        out += [f"| {score}{' (ignored)' if int(score) == ignore else ''} | {n:,} |" for score, n in pairs[:SUMMARY_SCORES]]
         rest = sum(n for _, n in pairs[SUMMARY_SCORES:]) + (row.get("histogram_above") or 0)
         if rest:
             out.append(f"| higher | {rest:,} |")
