@@ -143,7 +143,8 @@ class FlingRun(Run):
             ranks = [(r, True) for r in sample_ranks(self.dir, k, True, n - n // 3)]
             ranks += [(r, False) for r in sample_ranks(self.dir, k, False, n // 3)] if several else []
             boards = [FlingBoard(c.width, c.height, k, r) for r, _ in ranks]
-            out.append(Group(f"{k} pieces", row["solvable"], [_item(b, f"{k} pieces") for b in boards]))
+            out.append(Group(f"{k} pieces: solvable boards, mirror images included", row["solvable"],
+                             [_item(b, f"{k} pieces") for b in boards]))
         return out
 
     def plots(self, groups: list[Group]) -> list[tuple[str, bytes]]:
