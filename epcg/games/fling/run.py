@@ -83,7 +83,8 @@ class FlingRun(Run):
                     yield from (_mirror(board, r) for r in orbit_ranks(c.width, c.height, k, rank) if r != rank)
 
     def solution_counts(self, row: int | None = None):
-        """How many solvable boards of layer ``row`` (a piece count) have each number of solutions (a pandas
+        """How many solvable boards (mirror images included) of layer ``row`` (a piece count) have each number of
+        solutions (a pandas
         Series, its ``attrs`` say ``exact``, and for a sample ``drawn`` and ``seed``), or, without ``row``, every
         layer's as a DataFrame (``pieces``, ``solutions``, ``boards``, ``exact``). A sampled layer's counts are
         the solvable boards among ``drawn`` uniform draws, not the layer."""
@@ -98,7 +99,8 @@ class FlingRun(Run):
         return series
 
     def ratio_histogram(self, pieces: int | None = None):
-        """How many uniquely solvable boards of layer ``pieces`` fall in each expert-ratio bin (a pandas Series
+        """How many uniquely solvable boards (every board, mirror images included, as ``boards()`` lists them) of
+        layer ``pieces`` fall in each expert-ratio bin (a pandas Series
         indexed by the bin's lower edge, bins 0.1 wide), or every layer's as a DataFrame (``pieces``, ``ratio``,
         ``boards``, ``exact``). Every uniquely solvable board is counted, or, if the job sets ``ratio_sample``, in
         a layer of more than that many boards those of a random sample of its blocks (results.json's
