@@ -3,26 +3,22 @@
 ``submit`` checks and plans a job exactly as ``run`` does, lays out the run
 directory, writes the batch script into it and submits it (or, with
 ``--detach``, starts the driver as a daemon here). ``drive`` is what each
-allocation runs: it records the allocation, submits the continuation, runs the
-unfinished chunks as ``resume`` would, and on the early signal stops handing
-out chunks so the allocation ends with every whole chunk kept. The mechanics
-are in :mod:`epcg.runtime.batch`.
+allocation runs: :class:`epcg.runtime.driver.Driver`, with the engine's run
+(``cli_session.run_session``) as the step that runs the unfinished chunks.
+The mechanics are in
+:mod:`epcg.runtime.batch`, :mod:`epcg.runtime.driver` and
+:mod:`epcg.runtime.history`; this module parses options and prints.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import click
 
-from epcg.runtime.errors import Drain, TaskFailed, UserError
+from epcg.runtime.errors import UserError
 from epcg.runtime.store import RESULTS
 
 
@@ -60,6 +56,7 @@ def submit(job_file, cluster_file, out, overrides, walltime, max_requeues, resum
     from epcg.runtime import batch
     from epcg.runtime.engine import Engine, Options, claimed
     from epcg.runtime.estimate import MAX_TASKS
+    from epcg.runtime.history import History, update
 
     if (job_file is None) == (resume_dir is None):
         raise UserError("give a job file or --resume DIR (one of them)")
@@ -94,23 +91,19 @@ def submit(job_file, cluster_file, out, overrides, walltime, max_requeues, resum
     if new:
         with claimed(prepared, new=True):
             pass
-    history = batch.read_history(run)
-    history.update(cancel=False, base=len(history["allocations"]), next=None)
     try:
+        text = None if kind is None else batch.script(kind, spec, info["walltime_seconds"], run.path,
+                                                      prepared.job.name, spec.python or sys.executable)
+        batch.write_batch(run, info, text)
+        update(run, History.resubmit)
         if kind is None:
-            batch.write_batch(run, info, None)
-            batch.write_history(run, history)
             pid = batch.spawn_detached(run)
             click.echo(f"{prepared.job.name}: driver started in the background (pid {pid}) -> {run.path}")
             click.echo(f"its output: {batch.driver_log(run)}")
         else:
-            python = spec.python or sys.executable
-            text = batch.script(kind, spec, info["walltime_seconds"], run.path, prepared.job.name, python)
             batch.logs_dir(run)
-            batch.write_batch(run, info, text)
             job_id = batch.submit(kind, run.path / kind.script_name)
-            history["next"] = job_id
-            batch.write_history(run, history)
+            update(run, lambda history: history.waiting(job_id))
             click.echo(f"{prepared.job.name}: submitted batch job {job_id} -> {run.path}")
             click.echo(f"batch script: {run.path / kind.script_name} (walltime {info['walltime_seconds']} s, "
                        f"signal {spec.signal_lead} s before it, at most {spec.max_requeues} requeues)")
@@ -177,10 +170,12 @@ def _workers(spec, kind) -> tuple[int, int | None]:
 
 def _check_idle(run, batch) -> None:
     """Refuse to submit a run that is live or already has an allocation waiting."""
+    from epcg.runtime.history import load
+
     if run.is_locked():
         raise UserError(f"run directory {run.path} is in use by a running epcg process; 'epcg cancel {run.path}' "
                         "stops a submitted one")
-    pending = batch.read_history(run)["next"]
+    pending = load(run).next
     info = batch.read_batch(run)
     if pending and info and info["kind"] in batch.KINDS and batch.KINDS[info["kind"]].states([pending]):
         raise UserError(f"run directory {run.path} already has batch job {pending} waiting to continue it")
@@ -201,63 +196,26 @@ def cancel(run_dir: str, wait: float) -> None:
     """Stop a submitted run: no further allocations; the running one finishes its chunks in flight and ends."""
     _local_only(run_dir, "cancel")
     from epcg.runtime import batch
+    from epcg.runtime.driver import cancel as request_cancel
+    from epcg.runtime.driver import still_running
     from epcg.runtime.engine import prepare_resume
+    from epcg.runtime.history import load
 
     run = prepare_resume(run_dir).run
     info = batch.read_batch(run)
     if info is None:
         raise UserError(f"{run.path} was not submitted (epcg run): stop its client with Ctrl-C or kill")
-    history = batch.read_history(run)
-    waiting = history["next"]
-    history.update(cancel=True, next=None)
-    batch.write_history(run, history)
-    kind = batch.KINDS.get(info["kind"])
-    stopped = []
-    if kind is not None:
-        if waiting:
-            _call(kind.cancel_args(waiting, drain=False))
-            stopped.append(f"job {waiting} (waiting)")
-        for alloc in history["allocations"]:
-            if alloc.get("job") and not alloc.get("ended_at") and kind.states([alloc["job"]]):
-                _call(kind.cancel_args(alloc["job"], drain=True))
-                stopped.append(f"job {alloc['job']} (running: stops handing out chunks)")
-    else:
-        for alloc in history["allocations"]:
-            if alloc.get("pid") and not alloc.get("ended_at"):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(alloc["pid"], signal.SIGUSR1)
-                    stopped.append(f"driver pid {alloc['pid']}")
+    history, stopped = request_cancel(run, info)
     click.echo(f"{run.path}: cancelled {', '.join(stopped) or 'nothing was queued or running'}")
-    live = {a["pid"] for a in history["allocations"] if not a.get("ended_at")}
+    live = {a["pid"] for a in history.allocations if not a.get("ended_at")}
     deadline = time.monotonic() + wait
-    while time.monotonic() < deadline and (run.is_locked() or _still_running(batch.read_history(run), live)):
+    while time.monotonic() < deadline and (run.is_locked() or still_running(load(run), live)):
         time.sleep(0.5)
-    if run.is_locked() or _still_running(batch.read_history(run), live):
+    if run.is_locked() or still_running(load(run), live):
         click.echo(f"the running allocation has not stopped yet; 'epcg status {run.path}' shows when it has")
     done = len(run.done(prepare_resume(run_dir).plan.tasks()))
     click.echo(f"{done} chunks kept; 'epcg submit --resume {run.path} --cluster FILE' or "
                f"'epcg resume {run.path}' continues later")
-
-
-def _still_running(history: dict, pids: set[int]) -> bool:
-    """True while one of these allocations has not recorded its end and its driver (on this node) lives."""
-    for alloc in history["allocations"]:
-        if alloc.get("pid") in pids and not alloc.get("ended_at"):
-            if alloc.get("node") != socket.gethostname():
-                return True
-            try:
-                os.kill(alloc["pid"], 0)
-                return True
-            except ProcessLookupError:
-                pass
-            except PermissionError:
-                return True
-    return False
-
-
-def _call(args: list[str]) -> None:
-    with contextlib.suppress(OSError, subprocess.SubprocessError):
-        subprocess.run(args, capture_output=True, timeout=30)
 
 
 @click.command(hidden=True)
@@ -265,189 +223,35 @@ def _call(args: list[str]) -> None:
 def drive(run_dir: str) -> None:
     """One allocation of a submitted run: what the batch script (or --detach) runs."""
     _local_only(run_dir, "drive")
-    from epcg.runtime import batch
-    from epcg.runtime.cluster import JobqueueSpec
-    from epcg.runtime.engine import prepare_resume
+    from epcg.cli_session import cli_engine, run_session
+    from epcg.runtime.batch import read_batch
+    from epcg.runtime.driver import Driver
+    from epcg.runtime.engine import Options, prepare_resume, target
 
-    began = time.time()
     prepared = prepare_resume(run_dir)
     run = prepared.run
-    info = batch.read_batch(run)
+    info = read_batch(run)
     if info is None:
         raise UserError(f"{run.path} was not submitted: use 'epcg resume {run.path}'")
-    kind = batch.KINDS.get(info["kind"])
-    spec = JobqueueSpec.model_validate(info["cluster"]) if kind is not None else None
-    grace = max(1, spec.signal_lead - batch.DRAIN_MARGIN) if spec is not None else 30
-    caught: dict = {}
-    job_id = batch.allocation_id(kind)
-    end = (batch.allocation_end(kind, job_id) or began + info["walltime_seconds"]) if kind is not None else None
-    drain_at = end - spec.signal_lead if end is not None else None
+    connect = info.get("connect") or {}
     tasks = prepared.plan.tasks()
 
-    def on_early(signum, frame):
-        if "signal" in caught:
-            if signum == signal.SIGUSR1:
-                os.write(2, f"epcg: SIGUSR1 at {time.strftime('%H:%M:%S')}: already stopping\n".encode())
-            return
-        signum = caught.pop("deferred", signum)
-        if _in_finalizer(frame):  # an exception raised there would be swallowed: try again in a moment
-            caught["deferred"] = signum
-            signal.setitimer(signal.ITIMER_REAL, 0.5)
-            return
-        now = time.time()
-        if not batch.read_history(run)["cancel"] and len(run.done(tasks)) == len(tasks):
-            os.write(2, f"epcg: {signal.Signals(signum).name} at {time.strftime('%H:%M:%S')}: every chunk is done, "
-                        "finishing the results\n".encode())
-            return
-        if signum == signal.SIGUSR1 and drain_at is not None and now < drain_at - 5 \
-                and not batch.read_history(run)["cancel"]:
-            # the batch system checks time limits every so often and signals up to a minute early
-            os.write(2, f"epcg: SIGUSR1 from {kind.name} at {time.strftime('%H:%M:%S')}, {end - now:.0f} s before "
-                        f"the time limit: stopping at {time.strftime('%H:%M:%S', time.localtime(drain_at))} "
-                        "(walltime - signal_lead)\n".encode())
-            return
-        caught.update(signal=signum, at=now, drain=Drain(signum, grace))
-        raise caught["drain"]
+    def run_chunks(scheduler_file) -> None:
+        where = target(connect.get("cluster_file"), connect.get("scheduler"), scheduler_file, connect.get("workers"),
+                       connect.get("threads_per_worker"))
+        run_session(cli_engine(), prepared, False, where, Options(max_tasks=max(prepared.plan.num_tasks, 1), force=True))
 
-    signal.signal(signal.SIGUSR1, on_early)
-    signal.signal(signal.SIGALRM, on_early)
-    if drain_at is not None:
-        signal.alarm(max(1, round(drain_at - time.time())))
-    history = batch.read_history(run)
-    done = run.done(prepared.plan.tasks())
-    batch.settle(history, done, starting=round(began, 3))
-    stop = "finished: nothing was left to compute" if run.has(RESULTS) else batch.decide(
-        history, None if kind is None else info["max_requeues"] + history.get("base", 0),
-        prepared.plan.num_tasks - len(done))
-    alloc = {"job": job_id, "pid": os.getpid(), "node": socket.gethostname(), "started_at": round(began, 3)}
-    history["allocations"].append(alloc)
-    if history["next"] == job_id:
-        history["next"] = None
-    number = len(history["allocations"]) - history.get("base", 0)
-    click.echo(f"epcg: allocation {number} of {run.path} ({f'job {job_id}' if job_id else f'pid {os.getpid()}'} "
-               f"on {alloc['node']}), {len(done)} of {prepared.plan.num_tasks} chunks done before it")
-    if stop is not None:
-        done_already = stop.startswith("finished")
-        alloc.update(ended_at=round(time.time(), 3), why=stop if done_already else f"did not compute: {stop}")
-        batch.write_history(run, history)
-        click.echo(f"epcg: stopping: {stop}")
-        sys.exit(0 if done_already or stop.startswith("cancelled") else 1)
-    if kind is not None and number - 1 < info["max_requeues"]:
-        history["next"] = batch.submit(kind, run.path / info["script"], after=job_id)
-        click.echo(f"epcg: continuation: job {history['next']} submitted, starts after job {job_id} ends "
-                   f"(requeue {number} of {info['max_requeues']})")
-    elif kind is not None:
-        click.echo(f"epcg: no continuation: all {info['max_requeues']} requeues are spent")
-    batch.write_history(run, history)
-    why, status = _drive(prepared, info, spec, kind, run, caught)
-    _end_allocation(run, kind, began, why, caught)
-    sys.exit(status)
+    def finished() -> None:
+        """results.json and report.html with the last allocation's end (they were written just before it)."""
+        import json
 
+        from epcg.api.runs import Run
+        from epcg.report.html import write_report
+        from epcg.runtime.batch import history_for_results
 
-def _in_finalizer(frame) -> bool:
-    """True if the signal interrupted an object's ``__del__`` (garbage collection), which swallows exceptions."""
-    while frame is not None:
-        if frame.f_code.co_name == "__del__":
-            return True
-        frame = frame.f_back
-    return False
+        results = json.loads(run.read_text(RESULTS))
+        results["allocations"] = history_for_results(run, run.done(tasks))
+        run.write_results(results)
+        write_report(Run(run.path))
 
-
-def _drive(prepared, info, spec, kind, run, caught) -> tuple[str, int]:
-    """Run the unfinished chunks in this allocation; return why it ended and the exit status."""
-    from epcg.cli_session import cli_engine, run_session
-    from epcg.runtime import batch
-    from epcg.runtime.engine import Options, target
-
-    connect = info.get("connect") or {}
-    try:
-        with (batch.allocation_cluster(run, spec, kind) if kind is not None else contextlib.nullcontext()) as file:
-            where = target(connect.get("cluster_file"), connect.get("scheduler"),
-                           file if file is not None else connect.get("scheduler_file"), connect.get("workers"),
-                           connect.get("threads_per_worker"))
-            run_session(cli_engine(), prepared, False, where,
-                        Options(max_tasks=max(prepared.plan.num_tasks, 1), force=True))
-        return "finished", 0
-    except Drain:
-        return _drained(run, caught), 0
-    except SystemExit as exc:
-        if "signal" in caught:
-            return _drained(run, caught), 0
-        return f"stopped by a signal (exit status {exc.code}): the time limit or scancel", int(exc.code or 1)
-    except (UserError, TaskFailed) as exc:
-        why = f"failed: {' '.join(str(exc).split())}"
-        _cancel_next(run, kind, why)
-        raise
-
-
-def _drained(run, caught) -> str:
-    """The allocation's end after the early signal, and what happened to the chunks in flight."""
-    from epcg.runtime.batch import read_history
-
-    exc = caught["drain"]
-    name = signal.Signals(caught["signal"]).name
-    if read_history(run)["cancel"]:
-        why = "cancelled by epcg cancel"
-    elif caught["signal"] == signal.SIGALRM:
-        why = "signal_lead before the time limit (the driver's timer)"
-    else:
-        why = f"{name} before the time limit"
-    if exc.in_flight is not None:
-        why += (f"; {exc.in_flight} chunks were in flight, {exc.in_flight - (exc.unfinished or 0)} finished "
-                f"in {exc.waited:.0f} s, {exc.unfinished or 0} left for the next allocation")
-    click.echo(f"epcg: {name} at {time.strftime('%H:%M:%S', time.localtime(caught['at']))}: {why}")
-    return why
-
-
-def _end_allocation(run, kind, began: float, why: str, caught) -> None:
-    """Record how this allocation ended; if it computed nothing or the run is done, cancel the continuation."""
-    from epcg.runtime import batch
-
-    history = batch.read_history(run)
-    mine = next(a for a in reversed(history["allocations"]) if a.get("pid") == os.getpid())
-    mine.update(ended_at=round(time.time(), 3), why=why)
-    if "signal" in caught:
-        mine["signal_at"] = round(caught["at"], 3)
-    tasks = _tasks(run)
-    records = run.done(tasks)
-    done = batch.chunks_between(records, began, None)
-    batch.write_history(run, history)
-    batch.settle(history, records)
-    stop = "the run is finished" if why == "finished" else batch.decide(history, None, len(tasks) - len(records))
-    if stop:
-        _cancel_next(run, kind, stop)
-    if why == "finished":
-        _refresh_outputs(run)
-    click.echo(f"epcg: allocation ended: {why}; {len(done)} chunks done in it")
-
-
-def _refresh_outputs(run) -> None:
-    """results.json and report.html with the last allocation's end (they were written just before it)."""
-    import json
-
-    from epcg.api.runs import Run
-    from epcg.report.html import write_report
-    from epcg.runtime import batch
-
-    results = json.loads(run.read_text(RESULTS))
-    results["allocations"] = batch.history_for_results(run, run.done(_tasks(run)))
-    run.write_results(results)
-    write_report(Run(run.path))
-
-
-def _tasks(run):
-    from epcg.runtime.engine import prepare_resume
-
-    return prepare_resume(run.path).plan.tasks()
-
-
-def _cancel_next(run, kind, why: str) -> None:
-    from epcg.runtime import batch
-
-    history = batch.read_history(run)
-    if kind is None or not history["next"]:
-        return
-    _call(kind.cancel_args(history["next"], drain=False))
-    click.echo(f"epcg: continuation job {history['next']} cancelled: {why}")
-    history["next"] = None
-    batch.write_history(run, history)
+    sys.exit(Driver(run, tasks, info, run_chunks, say=click.echo, finished=finished).drive())

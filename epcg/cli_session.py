@@ -22,6 +22,7 @@ def cli_engine() -> Engine:
 
     runner = engine(say=click.echo)
     runner.progress = lambda done: for_output(sys.stderr, done)
+    runner.exits_after = True
     return runner
 
 

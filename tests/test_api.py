@@ -132,3 +132,32 @@ def test_bad_input_raises_the_cli_message(tmp_path: Path, job, overrides, messag
 def test_open_refuses_what_is_not_a_run(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="not an epcg run directory"):
         epcg.open(tmp_path)
+
+
+def walk(moves: str, width: int, height: int) -> set[str] | None:
+    """The vertex and edge names a move string visits, or None unless it is a self-avoiding path from the
+    start (0,0) to the goal (width,height) inside the panel: an independent reading of the notation."""
+    x = y = 0
+    seen, names = {(0, 0)}, {"vertex (0,0)"}
+    for m in moves:
+        dx, dy = {"R": (1, 0), "L": (-1, 0), "U": (0, 1), "D": (0, -1)}[m]
+        nx, ny = x + dx, y + dy
+        if not (0 <= nx <= width and 0 <= ny <= height) or (nx, ny) in seen:
+            return None
+        a, b = sorted([(x, y), (nx, ny)])
+        names |= {f"vertex ({nx},{ny})", f"edge ({a[0]},{a[1]})-({b[0]},{b[1]})"}
+        seen.add((nx, ny))
+        x, y = nx, ny
+    return names if (x, y) == (width, height) else None
+
+
+def test_a_puzzle_with_few_solutions_lists_and_draws_every_one() -> None:
+    for puzzle in small_run("witness").puzzles("3x3:3"):
+        data = puzzle.to_dict()
+        every = data["every_solution"]
+        assert len(every) == len(set(every)) == data["solutions"] == 4 and every[0] == data["solution"]
+        for moves in every:
+            visited = walk(moves, 3, 3)
+            assert visited is not None and set(data["must_cross"]) <= visited
+        paths = [a.get_gid() for a in puzzle.figure().axes[0].get_children() if (a.get_gid() or "").endswith("-path")]
+        assert len(paths) == 4

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -88,10 +89,14 @@ def test_a_small_job_runs_alike_from_the_cli_the_api_and_the_driver(tmp_path: Pa
     runs = [tmp_path / name for name in ("cli", "detached", "api")]
     jobs = {(run / "job.toml").read_text() for run in runs}
     assert len(jobs) == 1  # the same tuned job: chunk sizes and partitions
-    rows = [json.loads((run / "results.json").read_text())["rows"] for run in runs]
+    rows = [[{k: v for k, v in row.items() if "second" not in k}  # timings differ, counts and checksums not
+             for row in json.loads((run / "results.json").read_text())["rows"]] for run in runs]
     assert rows[0] == rows[1] == rows[2]
-    said = [line for line in cli.stdout.splitlines() if line.startswith(("note:", "a small job"))]
-    assert said and all(line in driver for line in said), (said, driver)
+    def said(text: str) -> list[str]:  # the notes and the way the job ran (estimates timed anew: numbers masked)
+        return [re.sub(r"[0-9.]+ s\b", "N s", line) for line in text.splitlines()
+                if line.startswith(("note:", "a small job"))]
+
+    assert said(cli.stdout) and said(cli.stdout) == said(driver), (cli.stdout, driver)
 
 
 def test_plan_says_which_way_a_job_runs(tmp_path: Path) -> None:

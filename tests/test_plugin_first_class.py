@@ -71,12 +71,12 @@ def test_scan_example_report_and_export(examples_on_path: None, tmp_path: Path) 
     lines = _run_export_and_look(out, MUST_CROSS / "job.toml", "--set", "rows=[{width=3,height=3,k=3}]",
                                  "--set", "top=3", "--set", "max=true", "--set", "figures_per_row=2")
     summary = (out / "summary.md").read_text()
-    assert "36 designs at the minimum score 4; the first:\n\n- rank 1247: `(1, 19, 33)`" in summary
+    assert "36 designs at the minimum score 4; the first:\n\n- rank 1247: `[1, 19, 33]`" in summary
     assert "| score | designs |" in summary and "designs at the maximum score 152" in summary
     assert (out / "figures" / "row-000-histogram.png").is_file()
     first = lines[0]
     assert (first["type"], first["role"], first["params"]) == ("scan-design", "min", {"width": 3, "height": 3, "k": 3})
-    assert (first["rank"], first["score"], first["text"]) == (1247, 4, "(1, 19, 33)")
+    assert (first["rank"], first["score"], json.loads(first["text"])) == (1247, 4, [1, 19, 33])  # decode's tuple
     at_max = epcg("export", str(out), "--out", str(tmp_path / "max"), "--where", 'role="max"')
     assert at_max.returncode == 0, at_max.stderr
     maxima = [json.loads(line) for line in (tmp_path / "max" / "found.jsonl").read_text().splitlines()]

@@ -104,7 +104,8 @@ def test_plugin_rows_on_the_embedded_cluster(plugin: Path) -> None:
     ("scanplugin:NOT_A_SPACE", "is not an epcg space"),
     ("scanplugin:not_marked", "is a plain function, not an epcg space: a function of the job's rows must be marked, @scan_family"),
     ("scanplugin:BROKEN", "evaluator scanplugin.broken of broken does not compile with numba: "
-                          "No implementation of function"),
+                          "No implementation of function Function(<built-in function add>) found for signature: "
+                          "add(Literal[str](x), int64) ("),
 ])
 def test_plugin_mistakes_stop_before_anything_is_written(plugin: Path, space: str, message: str) -> None:
     out = plugin / "run"

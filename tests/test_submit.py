@@ -18,6 +18,7 @@ import pytest
 
 from epcg.runtime import batch
 from epcg.runtime.cluster import JobqueueSpec
+from epcg.runtime.history import History, decide, settle
 from epcg.runtime.store import unseal
 
 from .conftest import JOBS, epcg, load_results
@@ -122,7 +123,7 @@ def test_submit_requeues_until_finished(slurm, tmp_path: Path) -> None:
     assert live and any("workers: 1" in s and "ssh -N -L" in s for s in live), seen[-1]
     assert "Allocations" in (run / "report.html").read_text()
     records = {f"{p.parent.name}/{p.stem}": unseal(p.read_text()) for p in (run / "manifest").glob("*/*.json")}
-    batch.settle(history, records)
+    settle(History(allocations=allocations), records)
     lost = [allocations[i + 1]["first_chunk_at"] - allocations[i]["signal_at"]
             for i in range(len(allocations) - 1) if "signal_at" in allocations[i] and allocations[i + 1]["chunks"]]
     print(f"{len(allocations)} allocations; seconds from signal to the next allocation's first chunk: "
@@ -317,22 +318,22 @@ def test_batch_scripts_as_recorded(kind: str, expected: str) -> None:
 
 def test_requeue_decision() -> None:
     """Stop on cancel, on an allocation without progress (while chunks are left), or with requeues spent."""
-    ran = {"allocations": [{"started_at": 0, "ended_at": 10, "chunks": 4}], "cancel": False}
-    assert batch.decide(ran, 3, left=5) is None
-    assert batch.decide({**ran, "cancel": True}, 3, left=5) == "cancelled by epcg cancel"
-    slow = {"allocations": [{"started_at": 0, "ended_at": 10, "chunks": 0, "job": "6"}], "cancel": False}
-    assert batch.decide(slow, 3, left=5) is None  # one slow start is forgiven
-    idle = {"allocations": [*ran["allocations"], {"started_at": 11, "ended_at": 20, "chunks": 0, "job": "6"},
-                            {"started_at": 21, "ended_at": 30, "chunks": 0, "job": "7"}], "cancel": False}
-    assert "2 allocations in a row (the last job 7) made no progress" in batch.decide(idle, 3, left=5)
-    assert batch.decide(idle, 3, left=0) is None  # only the reduction was left: finish it
-    assert batch.decide(ran, 0, left=5) == "all 0 requeues are spent"
-    killed = {"allocations": [{"started_at": 0}, {"started_at": 100}]}
-    batch.settle(killed, {"a": {"ended_at": 50, "seconds": 2}, "b": {"ended_at": 120, "seconds": 1}})
-    assert killed["allocations"][0]["chunks"] == 1 and killed["allocations"][0]["why"].startswith("killed")
-    assert killed["allocations"][1]["chunks"] == 1 and "why" not in killed["allocations"][1]
-    batch.settle(killed, {}, starting=200)  # a new allocation starts: the one before it was killed too
-    assert killed["allocations"][1]["why"].startswith("killed") and killed["allocations"][1]["ended_at"] == 100
+    ran = History(allocations=[{"started_at": 0, "ended_at": 10, "chunks": 4}])
+    assert decide(ran, 3, left=5) is None
+    assert decide(History(allocations=ran.allocations, cancel=True), 3, left=5) == "cancelled by epcg cancel"
+    slow = History(allocations=[{"started_at": 0, "ended_at": 10, "chunks": 0, "job": "6"}])
+    assert decide(slow, 3, left=5) is None  # one slow start is forgiven
+    idle = History(allocations=[*ran.allocations, {"started_at": 11, "ended_at": 20, "chunks": 0, "job": "6"},
+                                {"started_at": 21, "ended_at": 30, "chunks": 0, "job": "7"}])
+    assert "2 allocations in a row (the last job 7) made no progress" in decide(idle, 3, left=5)
+    assert decide(idle, 3, left=0) is None  # only the reduction was left: finish it
+    assert decide(ran, 0, left=5) == "all 0 requeues are spent"
+    killed = History(allocations=[{"started_at": 0}, {"started_at": 100}])
+    settle(killed, {"a": {"ended_at": 50, "seconds": 2}, "b": {"ended_at": 120, "seconds": 1}})
+    assert killed.allocations[0]["chunks"] == 1 and killed.allocations[0]["why"].startswith("killed")
+    assert killed.allocations[1]["chunks"] == 1 and "why" not in killed.allocations[1]
+    settle(killed, {}, starting=200)  # a new allocation starts: the one before it was killed too
+    assert killed.allocations[1]["why"].startswith("killed") and killed.allocations[1]["ended_at"] == 100
 
 
 def _fake_sbatch(folder: Path) -> Path:

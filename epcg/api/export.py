@@ -16,12 +16,15 @@ null), then the fields of its type:
     ``must_cross_positions`` (indices of :mod:`epcg.games.witness.domain.geometry`);
     ``squares`` (``{"cell": [x, y], "colour": "black" | "white"}``); ``solutions``
     (paths solving it), ``longest_solution`` (edges), ``solution`` (moves ``U R D L``
-    from the start to the goal at the top right).
+    from the start to the goal at the top right), ``every_solution`` (every solution's
+    moves, longest first, when there are at most 4, else null; the picture draws each).
 ``fling-board``
     ``width``, ``height``, ``pieces``, ``rank``; ``board`` (rows from the top, ``o``
     a piece, ``.`` empty); ``unique``; ``ratio``, ``brute_force_nodes``,
     ``expert_nodes`` (null unless unique); ``solution`` (moves such as ``a1D``: column
-    letter, row number from the top, direction R L D U).
+    letter, row number from the top, direction R L D U); ``orbit_size`` (the boards of its
+    orbit: itself, its mirror images and half turn). Every board is exported, mirror images
+    included, unless ``orbits=true`` asks for one board per orbit (the lowest rank).
 ``witness-triple``
     ``variant``, ``width``, ``height``, ``score``, ``moves`` (the one joint solution),
     ``path``, ``panels`` (three of ``{"rank", "cells", "pieces"}``, cells numbered
@@ -30,7 +33,8 @@ null), then the fields of its type:
 ``scan-design`` (a run of a user's scan space, ``space = "pkg.mod:NAME"``)
     ``space``, ``row``, ``params`` (the row's keyword arguments), ``rank``, ``score``,
     ``role`` (``min``: at the row's lowest score; ``top``: among its highest; ``max``: at
-    its highest), ``text`` (the space's ``decode(rank)`` as text). The picture is the
+    its highest), ``text`` (the space's ``decode(rank)`` as JSON text when it is a dict, list,
+    number or bool, so ``json.loads`` reads it back; else as ``str``). The picture is the
     space's ``render``: an SVG file when it draws SVG text, whatever ``pictures`` asks.
 ``retrograde-state`` (a run of a user's retrograde space)
     ``space``, ``layer``, ``rank``, ``bits`` (``{name: true|false}``), ``text`` (the

@@ -112,6 +112,8 @@ class Run:
     """The types of the objects ``FOUND`` yields."""
     FILTERS: tuple[tuple[str, str, str], ...] = ()
     """report.html's gallery filters: ``(attribute, label, "select" | "min")``."""
+    NOTATION: str = ""
+    """Markdown that report.html shows under "How to read this": the names its tables and pictures use."""
 
     dir: RunDir
     job: Job

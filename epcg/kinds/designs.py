@@ -17,6 +17,8 @@ its ``describe`` text (or decoded value), so every found object has a picture.
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +31,28 @@ from epcg.report.pictures import data_uri, png_bytes, svg_text
 
 ROLES = {"min": "at the minimum", "top": "among the top scores", "max": "at the maximum"}
 """The roles a scan design can have, and how a caption says them."""
+
+
+def decoded_text(value: Any) -> str:
+    """A space's decoded value as text: JSON for what JSON can hold (a dict, list, number, string, bool), else
+    ``str``; so an exported design's ``text`` parses with ``json.loads`` whenever its value can.
+
+    >>> decoded_text({"on": [1, 2], "n": 3}), decoded_text("a b"), decoded_text((1, 2)), decoded_text({1, 2})
+    ('{"on": [1, 2], "n": 3}', 'a b', '[1, 2]', '{1, 2}')
+    """
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, default=_plain)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _plain(value: Any) -> Any:
+    """NumPy scalars and arrays as plain numbers and lists (json's ``default``); anything else is not JSON."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(type(value).__name__)
 
 
 def text_figure(text: str, title: str = "") -> Figure:
@@ -88,7 +112,8 @@ class Design(_Drawn):
     score: int | None
     role: str
     text: str = ""
-    """The space's ``decode(rank)`` as text (empty without ``decode``)."""
+    """The space's ``decode(rank)`` as text: JSON when the value is a dict, list or number (empty without
+    ``decode``)."""
     render: Callable[[Any], Any] | None = field(default=None, repr=False)
     decode: Callable[[int], Any] | None = field(default=None, repr=False)
     kind: str = field(default="scan-design", init=False)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from epcg.api.runs import Run, is_int
-from epcg.kinds.designs import ROLES, Design, State, set_bits
+from epcg.kinds.designs import ROLES, Design, State, decoded_text, set_bits
 from epcg.kinds.retrograde import array_prefix
 from epcg.kinds.scan import space_of
 from epcg.report.gallery import Group, Item, share, spread
@@ -28,6 +28,17 @@ class ScanRun(Run):
     """A scan of a user's space: ``designs()`` at each row's minimum, its top ones, those at its maximum."""
 
     FOUND = "designs"
+    NOTATION = "\n".join([
+        "- `row`: one row of the job (its keys in parentheses); `rank`: a design's index in the space's "
+        "generator; `score`: what the space's evaluator gave it.",
+        "- `min` / `at min`: the row's lowest score and how many designs reach it; `max` / `at max` likewise for "
+        "the highest (job key `max = true`); `top`: the highest scores, ties broken by lower rank. Every count is "
+        "of designs, one per rank.",
+        "- `ignored`: designs with the job's `ignore` score, counted there and left out of the minimum, the "
+        "maximum and the histogram plot.",
+        "- A design's text is the space's `decode(rank)` (JSON in the export when it is a dict, list or number); "
+        "its picture is the space's `render`. More: docs/notation.md and docs/scan.md.",
+    ])
     found_types = (Design,)
     FILTERS = (("row", "row", "select"), ("role", "kept as", "select"), ("score", "score", "select"))
 
@@ -49,7 +60,7 @@ class ScanRun(Run):
             space = space_of(self.config.space, params)
 
             def design(rank: int, score: int | None, kind: str) -> Design:
-                text = str(space.decode(rank)) if space.decode is not None else ""
+                text = decoded_text(space.decode(rank)) if space.decode is not None else ""
                 return Design(self.name, self.config.space, res["row"], params, int(rank), score, kind, text,
                               space.render, space.decode)
 

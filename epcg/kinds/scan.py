@@ -31,6 +31,7 @@ import numpy as np
 import pydantic
 
 from epcg.kinds.base import JobConfig, named_space, stage_records
+from epcg.kinds.designs import decoded_text
 from epcg.report.figures import save_figure
 from epcg.runtime.errors import UserError
 from epcg.runtime.plan import Plan, Stage, Task, split_range
@@ -347,19 +348,30 @@ def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) ->
 
 def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, list[Path]]:
     lines = [f"# {config.name}: scan of {config.space}", "",
-             "| row | parameters | ranks | min | at min | top score | distinct scores | seconds |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| row | parameters | ranks | ignored | min | at min | max | at max | top score | distinct scores "
+             "| seconds |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in results["rows"]:
         params = ", ".join(f"{k}={v}" for k, v in row["params"].items()) or "–"
         top = row["top"][0]["score"] if row.get("top") else "–"
         distinct = len(row["histogram"]) if row.get("histogram") is not None else "–"
-        lines.append(f"| {row['row']} | {params} | {row['ranks']:,} | {row.get('min', '–')} | "
-                     f"{row.get('at_min', '–')} | {top} | {distinct} | {row['seconds']} |")
-    lines += ["", "`min` is the lowest score (ignoring the job's `ignore` score), `at min` how many ranks "
-              "reach it; all of them are stored under `store.zarr/<row>/at_min`."]
+        ignored = f"{row['ignored']:,}" if config.ignore is not None else "–"
+        lines.append(f"| {row['row']} | {params} | {row['ranks']:,} | {ignored} | {_cell(row, 'min')} | "
+                     f"{_cell(row, 'at_min')} | {_cell(row, 'max')} | {_cell(row, 'at_max')} | {top} | {distinct} "
+                     f"| {row['seconds']} |")
+    ignore = f" (the job's `ignore` score {config.ignore} is counted in `ignored` and nowhere else)" \
+        if config.ignore is not None else ""
+    lines += ["", f"`min` is the lowest score, `at min` how many designs (ranks) reach it, stored under "
+              f"`store.zarr/<row>/at_min`; `max` and `at max` likewise with `max = true` (`at_max`){ignore}. "
+              f"Every count is of designs, one per rank."]
     for params, row in zip(config.rows, results["rows"]):
-        lines += _row_details(space_of(config.space, params), row)
-    return "\n".join(lines) + "\n", _figures(config, results, run) + _histogram_figures(results, run)
+        lines += _row_details(space_of(config.space, params), row, config.ignore)
+    return "\n".join(lines) + "\n", _figures(config, results, run) + _histogram_figures(config, results, run)
+
+
+def _cell(row: dict[str, Any], key: str) -> str:
+    value = row.get(key)
+    return "–" if value is None else f"{value:,}"
 
 
 SUMMARY_LISTED = 5
@@ -368,11 +380,11 @@ SUMMARY_SCORES = 24
 """Histogram lines per row in summary.md at most (the rest are summed in one line)."""
 
 
-def _row_details(space: ScanSpace, row: dict[str, Any]) -> list[str]:
+def _row_details(space: ScanSpace, row: dict[str, Any], ignore: int | None = None) -> list[str]:
     """A row's section of summary.md: designs at the minimum, the top ones, those at the maximum (as the space's
     ``decode`` gives them), and the histogram of scores."""
     def shown(rank: int) -> str:
-        return f"rank {rank}" + (f": `{space.decode(rank)}`" if space.decode is not None else "")
+        return f"rank {rank}" + (f": `{decoded_text(space.decode(rank))}`" if space.decode is not None else "")
 
     params = ", ".join(f"{k}={v}" for k, v in row["params"].items())
     out = ["", f"## {row['row']}{f' ({params})' if params else ''}", ""]
@@ -388,24 +400,34 @@ def _row_details(space: ScanSpace, row: dict[str, Any]) -> list[str]:
     if row.get("histogram") is not None:
         pairs = list(row["histogram"].items())
         out += ["", "| score | designs |", "|---|---|"]
-        out += [f"| {score} | {n:,} |" for score, n in pairs[:SUMMARY_SCORES]]
+        out += [f"| {score}{' (ignored)' if int(score) == ignore else ''} | {n:,} |" for score, n in pairs[:SUMMARY_SCORES]]
         rest = sum(n for _, n in pairs[SUMMARY_SCORES:]) + (row.get("histogram_above") or 0)
         if rest:
             out.append(f"| higher | {rest:,} |")
     return out
 
 
-def _histogram_figures(results: dict[str, Any], run: RunDir) -> list[Path]:
-    """One bar chart per row of how many designs have each score (``figures/<row>-histogram``)."""
+def plotted_scores(row: dict[str, Any], ignore: int | None) -> list[tuple[int, int]]:
+    """``(score, designs)`` of a row's histogram as its plot draws them: the ``ignore`` score left out.
+
+    >>> plotted_scores({"histogram": {"-1": 40, "2": 7, "5": 1}}, -1)
+    [(2, 7), (5, 1)]
+    """
+    return [(int(s), n) for s, n in (row.get("histogram") or {}).items() if int(s) != ignore]
+
+
+def _histogram_figures(config: Config, results: dict[str, Any], run: RunDir) -> list[Path]:
+    """One bar chart per row of how many designs have each score (``figures/<row>-histogram``), the job's
+    ``ignore`` score left out (the title says how many designs had it)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     written: list[Path] = []
     for row in results["rows"]:
-        if not row.get("histogram"):
+        pairs = plotted_scores(row, config.ignore)
+        if not pairs:
             continue
-        scores = [int(s) for s in row["histogram"]]
-        counts = list(row["histogram"].values())
+        scores, counts = [s for s, _ in pairs], [n for _, n in pairs]
         fig = Figure(figsize=(6.5, 3.2), layout="constrained")
         FigureCanvasAgg(fig)
         ax = fig.add_subplot()
@@ -415,23 +437,28 @@ def _histogram_figures(results: dict[str, Any], run: RunDir) -> list[Path]:
         ax.set_xlabel("score")
         ax.set_ylabel("designs")
         params = ", ".join(f"{k}={v}" for k, v in row["params"].items())
-        ax.set_title(f"scores of {row['row']}{f' ({params})' if params else ''}", fontsize=10)
+        left_out = f"; {row['ignored']:,} with the ignored score {config.ignore} left out" \
+            if config.ignore is not None and row.get("ignored") else ""
+        ax.set_title(f"scores of {row['row']}{f' ({params})' if params else ''}{left_out}", fontsize=10)
         written += save_figure(fig, run.figures_dir / f"{row['row']}-histogram")
     return written
 
 
 def _figures(config: Config, results: dict[str, Any], run: RunDir) -> list[Path]:
-    """Pictures of the first ranks at each row's minimum, through the space's ``render``."""
+    """Pictures of the first ranks at each row's minimum (``<row>-rank-N``) and, with ``max = true``, at its
+    maximum (``<row>-max-rank-N``), through the space's ``render``."""
     written: list[Path] = []
     for params, row in zip(config.rows, results["rows"]):
         space = space_of(config.space, params)
         if space.render is None or not config.figures_per_row:
             continue
-        for rank in row.get("first_at_min", [])[: config.figures_per_row]:
+        firsts = [(rank, "") for rank in row.get("first_at_min", [])[: config.figures_per_row]]
+        firsts += [(rank, "max-") for rank in row.get("first_at_max", [])[: config.figures_per_row]]
+        for rank, which in firsts:
             obj = space.decode(rank) if space.decode is not None else rank
             picture = space.render(obj)
             run.figures_dir.mkdir(parents=True, exist_ok=True)
-            stem = run.figures_dir / f"{row['row']}-rank-{rank}"
+            stem = run.figures_dir / f"{row['row']}-{which}rank-{rank}"
             if isinstance(picture, str):
                 stem.with_suffix(".svg").write_text(picture)
                 written.append(stem.with_suffix(".svg"))

@@ -43,6 +43,7 @@ def write_report(run: Reported, items: int = GALLERY_ITEMS) -> Path | str:
 def build_html(run: Reported, items: int = GALLERY_ITEMS) -> str:
     """The whole page as text."""
     groups = run.gallery(items)
+    notation = getattr(run, "NOTATION", "")
     shown = sum(len(g.items) for g in groups)
     total = sum(g.total for g in groups)
     sample_note = (f"Showing a sample of {shown:,} of the {total:,} objects this run found "
@@ -53,8 +54,10 @@ def build_html(run: Reported, items: int = GALLERY_ITEMS) -> str:
         f"<p class=meta>run directory <code>{_e(str(run.path))}</code>"
         + (f" · wall time {run.results['wall_seconds']:.1f} s" if "wall_seconds" in run.results else "")
         + "</p>",
-        "<nav><a href='#tables'>tables</a> · <a href='#plots'>plots</a> · <a href='#gallery'>gallery</a></nav>",
+        "<nav><a href='#tables'>tables</a> · <a href='#plots'>plots</a> · <a href='#gallery'>gallery</a>"
+        + (" · <a href='#notation'>how to read this</a>" if notation else "") + "</nav>",
         "<section id=tables>", markdown_html(run.summary), "</section>",
+        (f"<section id=notation><h2>How to read this</h2>{markdown_html(notation)}</section>" if notation else ""),
         _allocations_html(run.results.get("allocations")),
         "<section id=plots><h2>Plots</h2>", _plots_html(run, groups), "</section>",
         "<section id=gallery><h2>Gallery</h2>", f"<p id=sample-note>{_e(sample_note)}</p>",

@@ -1,7 +1,7 @@
 """Whole runs as batch jobs: the script, its submission, the allocation's own Dask cluster, requeueing.
 
 ``epcg submit`` writes ``DIR/batch.sh`` (a person can read and re-submit it)
-and submits it. Each allocation runs the *driver* (``epcg drive DIR``): the
+and submits it. Each allocation runs the *driver* (``epcg drive DIR``, :mod:`epcg.runtime.driver`): the
 Dask scheduler and the client on the allocation's first node, one
 single-threaded ``dask worker`` per core started by the batch system's
 launcher (``srun``, ``pbsdsh``) and joining through ``DIR/scheduler.json``.
@@ -23,6 +23,7 @@ functions under "run directory" below)::
     DIR/batch.json              how the run was submitted: batch kind, cluster file, limits
     DIR/allocations.json        one entry per allocation (job id, node, start, end, why, chunks),
                                 the pending continuation, whether `epcg cancel` was asked
+                                (:mod:`epcg.runtime.history`: changed only by compare-and-swap)
     DIR/scheduler.json          the live allocation's Dask scheduler file
     DIR/logs/                   the batch system's and the workers' logs
     DIR/driver.log              the output of a detached driver (``submit --detach``)
@@ -42,20 +43,19 @@ import sys
 import time
 import warnings
 from collections.abc import Iterator
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from epcg.runtime import history
 from epcg.runtime.cluster import JobqueueSpec
 from epcg.runtime.errors import UserError
 from epcg.runtime.store import RunDir, write_atomic
 
 BATCH_FILE = "batch.json"
-HISTORY_FILE = "allocations.json"
 SCHEDULER_FILE = "scheduler.json"
 DRIVER_LOG = "driver.log"
 LOG_DIR = "logs"
-IDLE_ALLOCATIONS = 2
-"""Allocations in a row without a finished chunk after which the run stops (one may be a slow start)."""
 DRAIN_MARGIN = 10
 """Seconds of the signal lead kept free after the chunks in flight are waited for (the driver's own exit)."""
 
@@ -299,19 +299,8 @@ def read_batch(run: RunDir) -> dict[str, Any] | None:
 
 
 def read_history(run: RunDir) -> dict[str, Any]:
-    """``{"allocations": [...], "next": job id or None, "cancel": bool}``."""
-    try:
-        history = json.loads(run.read_text(HISTORY_FILE) or "")
-    except (FileNotFoundError, ValueError):
-        history = {}
-    history.setdefault("allocations", [])
-    history.setdefault("next", None)
-    history.setdefault("cancel", False)
-    return history
-
-
-def write_history(run: RunDir, history: dict[str, Any]) -> None:
-    run.write_text(HISTORY_FILE, json.dumps(history, indent=2) + "\n")
+    """The history as plain data (``epcg status`` asks for ``["next"]``); writers use :func:`history.update`."""
+    return asdict(history.load(run))
 
 
 def write_scheduler_file(run: RunDir, address: str) -> Path:
@@ -334,51 +323,14 @@ def driver_log(run: RunDir) -> Path:
 # -- the history of allocations ---------------------------------------------------
 
 
-def chunks_between(records: dict[str, dict], start: float, end: float | None) -> list[dict]:
-    """The records of chunks finished in ``[start, end)`` (end None: up to now)."""
-    return [r for r in records.values() if r.get("ended_at", 0) >= start and (end is None or r["ended_at"] < end)]
-
-
-def settle(history: dict[str, Any], records: dict[str, dict], starting: float | None = None) -> None:
-    """Fill in what the allocations could not write themselves: chunks done, and an end for one that was
-    killed (it has none, and a later allocation started, or one is ``starting`` now)."""
-    allocations = history["allocations"]
-    for i, alloc in enumerate(allocations):
-        later = allocations[i + 1]["started_at"] if i + 1 < len(allocations) else starting
-        end = alloc.get("ended_at") or later
-        finished = chunks_between(records, alloc["started_at"], end)
-        alloc["chunks"] = len(finished)
-        if finished:
-            alloc["first_chunk_at"] = round(min(r["ended_at"] - r.get("seconds", 0) for r in finished), 3)
-        if later is not None and not alloc.get("ended_at"):
-            alloc["ended_at"] = round(max([r["ended_at"] for r in finished] + [alloc["started_at"]]), 3)
-            alloc["why"] = "killed (the driver ended without a word: time limit, node failure or scancel)"
-
-
-def decide(history: dict[str, Any], max_requeues: int | None, left: int) -> str | None:
-    """Why this allocation must not compute (None: it should), with ``left`` chunks still to do.
-    Call after :func:`settle`, before adding this allocation."""
-    allocations = history["allocations"]
-    if history.get("cancel"):
-        return "cancelled by epcg cancel"
-    idle = allocations[-IDLE_ALLOCATIONS:]
-    if left and len(idle) == IDLE_ALLOCATIONS and not any(a.get("chunks", 0) for a in idle):
-        return (f"{IDLE_ALLOCATIONS} allocations in a row (the last job {idle[-1].get('job')}) made no progress: "
-                "a chunk may need longer than walltime - signal_lead, or the workers did not start "
-                "(see DIR/logs/)")
-    if max_requeues is not None and len(allocations) > max_requeues:
-        return f"all {max_requeues} requeues are spent"
-    return None
-
-
 def describe(run: RunDir, info: dict[str, Any], records: dict[str, dict], finished: bool,
              env: dict[str, str] | None = None) -> list[str]:
     """Lines for ``epcg status``: the batch kind, each allocation, the pending continuation and its state."""
-    history = read_history(run)
-    settle(history, records)
-    allocations = history["allocations"]
+    past = history.load(run)
+    history.settle(past, records)
+    allocations = past.allocations
     kind = KINDS.get(info["kind"])
-    ids = [a["job"] for a in allocations if a.get("job")] + ([history["next"]] if history["next"] else [])
+    ids = [a["job"] for a in allocations if a.get("job")] + ([past.next] if past.next else [])
     states = kind.states(ids, env) if kind is not None else {}
     limit = info.get("max_requeues")
     requeues = max(0, len(allocations) - 1)
@@ -398,8 +350,8 @@ def describe(run: RunDir, info: dict[str, Any], records: dict[str, dict], finish
         where = f"job {alloc['job']}" if alloc.get("job") else f"pid {alloc.get('pid')}"
         lines.append(f"  allocation {n}: {where} on {alloc.get('node')}, {span}, "
                      f"{alloc.get('chunks', 0)} chunks; {why}")
-    if history["next"]:
-        lines.append(f"  next: job {history['next']} {states.get(history['next'], 'not in the queue')}"
+    if past.next:
+        lines.append(f"  next: job {past.next} {states.get(past.next, 'not in the queue')}"
                      f" (requeue {requeues + 1 if allocations else 0} of {limit})")
     elif not finished and allocations and allocations[-1].get("ended_at"):
         lines.append(f"  stopped: {allocations[-1].get('why')}; 'epcg submit --resume {run.path}' continues")
@@ -428,10 +380,10 @@ def history_for_results(run: RunDir, records: dict[str, dict]) -> list[dict[str,
     a run that was not submitted."""
     if read_batch(run) is None:
         return None
-    history = read_history(run)
-    settle(history, records)
+    past = history.load(run)
+    history.settle(past, records)
     keep = ("job", "pid", "node", "started_at", "ended_at", "chunks", "why")
-    return [{k: a[k] for k in keep if k in a} for a in history["allocations"]]
+    return [{k: a[k] for k in keep if k in a} for a in past.allocations]
 
 
 # -- the driver inside an allocation ---------------------------------------------

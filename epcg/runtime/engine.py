@@ -126,6 +126,9 @@ class Engine:
     hooks: Hooks = field(default_factory=Hooks)
     progress: Callable[[set[str]], Callback] | None = None
     """Builds the progress callback once the chunks done before this session are known (their ids)."""
+    exits_after: bool = False
+    """The process ends after the run (the command line): Dask's loggers stay with the run's log, so clusters
+    closed by finalizers do not write to the terminal. A notebook gets its loggers back."""
 
     # ---- preparing ------------------------------------------------------------------------------------------
 
@@ -194,7 +197,7 @@ class Engine:
             check_first_slices(prepared.job.domain, json.dumps(prepared.job.to_dict(), sort_keys=True))
         from epcg.runtime.logs import kept, to_run_directory
 
-        with caught_signals(), kept(restore=False) as log:
+        with caught_signals(), kept(restore=not self.exits_after) as log:
             try:
                 if target.in_process:
                     prepared = self.fit(prepared, new, *_capacity(None, None), done, options)
@@ -293,7 +296,7 @@ class Engine:
             run.group  # noqa: B018 - a missing store ends here, before the cluster, the lock or any write
         if not everything and not unverified(plan, run):
             target = Target()  # nothing to read: no cluster to start
-        with kept(restore=False) as log, claimed(prepared, new=False), \
+        with kept(restore=not self.exits_after) as log, claimed(prepared, new=False), \
                 to_run_directory(log, None, run.logs_dir()), _connected_executor(target) as executor:
             checked, bad = verify(plan, run, executor, everything)
         where_text = "in this process" if executor is None else f"on {_workers_text(executor)}"

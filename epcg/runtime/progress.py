@@ -10,10 +10,25 @@ from dataclasses import dataclass
 from collections.abc import Iterable
 from typing import IO, Any
 
-from tqdm.auto import tqdm
-
 from epcg.runtime.errors import UserError
 from epcg.runtime.plan import Plan, Stage, Task
+
+
+def bar_class() -> type:
+    """tqdm's notebook bar where it can draw (Jupyter with ipywidgets), else its text bar: ``tqdm.auto`` alone
+    warns "IProgress not found" in a notebook without ipywidgets, on every run."""
+    try:
+        import ipywidgets  # noqa: F401 - the notebook bar's widgets
+    except ImportError:
+        from tqdm.std import tqdm as text_bar
+
+        return text_bar
+    from tqdm.auto import tqdm as auto_bar
+
+    return auto_bar
+
+
+tqdm = bar_class()
 
 
 @dataclass(frozen=True)

@@ -379,10 +379,24 @@ def check(space: ScanSpace) -> None:
 
 
 def _numba_line(exc: Exception) -> str:
-    """The first line of a numba error that says what went wrong (not the pipeline step)."""
+    """The line of a numba error that says what went wrong (not the pipeline step), with what it introduces
+    (the signature after "found for signature:") and where (the user's file and line), on one line.
+
+    >>> _numba_line(Exception("Failed in nopython mode\\nNo implementation of function add found for signature:\\n"
+    ...                       " \\n >>> add(unicode_type, int64)\\n \\nThere are 2 candidates\\n"
+    ...                       'File "space.py", line 4:\\n'))
+    'No implementation of function add found for signature: add(unicode_type, int64) (space.py, line 4)'
+    """
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     useful = [line for line in lines if not line.startswith(("Failed in", "During:", "File ", "^"))]
-    return (useful or lines or [type(exc).__name__])[0]
+    first = (useful or lines or [type(exc).__name__])[0]
+    if first.endswith(":") and len(useful) > 1:
+        first += " " + useful[1].removeprefix(">>>").strip()
+    where = next((line for line in lines if line.startswith("File ")), None)
+    if where:
+        parts = where.removeprefix("File ").rstrip(":").split(", ")
+        first += f" ({parts[0].strip(chr(34))}{', ' + parts[1] if len(parts) > 1 else ''})"
+    return first
 
 
 def _evaluate_block(space: ScanSpace, start: int, stop: int) -> np.ndarray:

@@ -45,6 +45,9 @@ results.json keys (with ``distributions = true``; :mod:`~epcg.games.fling.kind` 
     solutions (c ≥ 1); ``boards``: their total (exact: the layer's ``solvable``;
     sample: the solvable boards in the sample). A sample also has ``drawn`` (boards
     drawn, solvable or not) and ``seed``.
+``top_tie``
+    ``{"ratio", "boards", "orbits"}``: the deepest layer's highest expert ratio (of
+    those evaluated) and how many boards, and orbits of boards, share it.
 ``distribution_seconds``
     Compute seconds of the ``rNN`` and ``cNN`` stages (the ``top`` stage's share
     is in ``evaluate_seconds``).
@@ -61,7 +64,8 @@ import numpy as np
 from epcg.combinatorics.bits import popcount_words as popcount
 from epcg.games.fling.domain import distribution
 from epcg.games.fling.domain.layers import layer_size
-from epcg.games.fling.domain.symmetry import symmetry_maps
+from epcg.combinatorics.bitboard import _rank_lex_bb, _unrank_lex_bb
+from epcg.games.fling.domain.symmetry import canonical, symmetry_maps
 from epcg.kinds.base import stage_records
 from epcg.runtime.plan import Plan, Stage, Task, split_range
 from epcg.runtime.store import RunDir
@@ -250,8 +254,12 @@ def run_task(config: Any, task: Task, run: RunDir, arrays: Arrays) -> dict[str, 
             config.width, config.height, k, words, task.start, symmetric=config.symmetry and k > 1)
         out: dict[str, Any] = {"evaluated": popcount(words)}
         if task.stage == EVALUATE and config.top_puzzles:
-            best = TopK.of(brute / np.maximum(expert, 1), ranks, config.top_puzzles)
+            ratios = brute / np.maximum(expert, 1)
+            # without symmetry an orbit's boards are all here: keep enough for top_puzzles distinct orbits
+            keep = config.top_puzzles * (1 if config.symmetry else symmetries(config.width, config.height))
+            best = TopK.of(ratios, ranks, keep)
             out["top"] = [[int(r), float(s)] for r, s in zip(best.ranks.tolist(), best.scores.tolist())]
+            out["at_top"] = at_top(config, k, ranks, ratios, weights)
         if config.distributions:
             bins = distribution.RATIO_BINS * brute // np.maximum(expert, 1)
             out["ratios"] = _pairs(Histogram.of(bins, weights=weights))
@@ -295,11 +303,53 @@ def _json(h: Histogram, drop_zero: bool = False) -> dict[str, int]:
     return {str(score): n for score, n in h.counts.items() if not (drop_zero and score == 0)}
 
 
+def at_top(config: Any, k: int, ranks: np.ndarray, ratios: np.ndarray, weights: np.ndarray) -> list:
+    """``[ratio, boards, orbits]`` at the highest of ``ratios`` (the boards of ``ranks``, each weighing its
+    orbit's boards), or ``[None, 0, 0]`` for none. Without symmetry every board was evaluated, and its orbits
+    are its canonical boards."""
+    if not len(ratios):
+        return [None, 0, 0]
+    top = float(ratios.max())
+    tied = ratios == top
+    if config.symmetry:
+        orbits = int(tied.sum())
+    else:
+        maps = symmetry_maps(config.width, config.height)
+        n = config.width * config.height
+        orbits = sum(int(canonical(b, maps) == b) for b in (_unrank_lex_bb(int(r), n, k) for r in ranks[tied]))
+    return [top, int(weights[tied].sum()), orbits]
+
+
+def top_tie(recs: list[dict]) -> dict[str, Any] | None:
+    """The tasks' ``at_top`` merged: ``{"ratio", "boards", "orbits"}`` at the layer's highest ratio (None when no
+    task recorded it or no board was evaluated)."""
+    parts = [r["result"].get("at_top") for r in recs]
+    if not parts or any(p is None for p in parts):
+        return None
+    scored = [p for p in parts if p[0] is not None]
+    if not scored:
+        return None
+    top = max(p[0] for p in scored)
+    return {"ratio": top, "boards": sum(p[1] for p in scored if p[0] == top),
+            "orbits": sum(p[2] for p in scored if p[0] == top)}
+
+
 def best_ranks(config: Any, recs: list[dict]) -> list[int]:
-    """The tasks' best lists merged by (ratio desc, rank asc)."""
+    """The tasks' best lists merged by (ratio desc, rank asc), one board per orbit (its canonical board)."""
+    keep = config.top_puzzles * (1 if config.symmetry else symmetries(config.width, config.height))
     parts = [TopK.of([ratio for _rank, ratio in r["result"]["top"]], [rank for rank, _ratio in r["result"]["top"]],
-                     config.top_puzzles) for r in recs]
-    return [int(r) for r in TopK.merge(parts, config.top_puzzles).ranks.tolist()]
+                     keep) for r in recs]
+    ranks = [int(r) for r in TopK.merge(parts, keep).ranks.tolist()]
+    if config.symmetry:
+        return ranks[:config.top_puzzles]
+    maps, n, k = symmetry_maps(config.width, config.height), config.width * config.height, config.max_pieces
+    out: list[int] = []
+    for rank in ranks:
+        board = _unrank_lex_bb(rank, n, k)
+        first = _rank_lex_bb(canonical(board, maps), n, k)
+        if first not in out:
+            out.append(int(first))
+    return out[:config.top_puzzles]
 
 
 def reduce(config: Any, plan: Plan, records: dict[str, dict]) -> dict[str, Any]:

@@ -6,16 +6,25 @@ chunk of words at a time and yields the set bits in rank order, so a layer
 never sits whole in memory. A board's solution, solution count and expert
 ratio are computed when first asked for.
 
+Boards are counted one by one, mirror images included; a board's *orbit* is
+the board with its mirror images and half turn (and quarter turns on a
+square board), which all have the same solutions and ratio. A symmetric run
+stores its deepest layer as one board per orbit (the lowest rank,
+*canonical*); :func:`set_ranks` gives every board of it all the same, or only
+the canonical ones with ``orbits=True``.
+
 >>> b = FlingBoard(7, 8, 5, 61193)
->>> b.solution, round(b.ratio, 2), b.unique
-('a1D d3L b3R d1D', 2.6, True)
+>>> b.solution, round(b.ratio, 2), b.unique, b.orbit_size
+('a1D d3L b3R d1D', 2.6, True, 4)
+>>> orbit_ranks(7, 8, 5, 61193)[0] == 61193
+True
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -23,6 +32,7 @@ from matplotlib.figure import Figure
 
 from epcg.games.fling.domain import evaluate
 from epcg.games.fling.domain.rules import Board, Move
+from epcg.games.fling.domain.symmetry import _image, canonical_words, orbit_size, symmetry_maps
 from epcg.report.found import Found
 from epcg.runtime.store import RunDir
 
@@ -78,12 +88,18 @@ class FlingBoard(Found):
         """Brute-force over expert search-tree size (uniquely solvable boards only, else None)."""
         return self._trees[0] / self._trees[1] if self.unique else None
 
+    @cached_property
+    def orbit_size(self) -> int:
+        """How many boards this board's orbit holds (itself and its distinct mirror images and turns)."""
+        return int(orbit_size(np.uint64(self.board.bits), _maps(self.width, self.height)))
+
     def ident(self) -> str:
         return f"{self.kind}-{self.pieces}-{self.rank}"
 
     def caption(self) -> str:
         ratio = f" · ratio {self.ratio:.2f}" if self.unique else " · several solutions"
-        return f"{self.pieces} pieces · rank {self.rank:,}{ratio}"
+        images = f" · 1 of {self.orbit_size} alike by symmetry" if self.orbit_size > 1 else ""
+        return f"{self.pieces} pieces · rank {self.rank:,}{ratio}{images}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -91,12 +107,26 @@ class FlingBoard(Found):
             "rank": self.rank, "board": str(self.board).splitlines(), "unique": self.unique,
             "ratio": self.ratio, "brute_force_nodes": self._trees[0] if self.unique else None,
             "expert_nodes": self._trees[1] if self.unique else None, "solution": self.solution,
+            "orbit_size": self.orbit_size,
         }
 
     def figure(self) -> Figure:
         from epcg.games.fling.domain.render import puzzle_figure
 
         return puzzle_figure(self.board, self.moves, title=self.caption())
+
+
+@lru_cache(maxsize=None)
+def _maps(width: int, height: int) -> np.ndarray:
+    return symmetry_maps(width, height)
+
+
+def orbit_ranks(width: int, height: int, pieces: int, rank: int) -> list[int]:
+    """The ranks of the distinct boards in the orbit of the board of ``rank``, ascending."""
+    bits = Board.from_rank(width, height, pieces, rank).bits
+    maps = _maps(width, height)
+    images = {bits} | {int(_image(np.uint64(bits), maps, g)) for g in range(len(maps))}
+    return sorted(Board(width, height, b).rank() for b in images)
 
 
 def _ranks_in(words: np.ndarray, first_word: int) -> np.ndarray:
@@ -116,6 +146,11 @@ def _layer(run: RunDir, pieces: int, kind: str):
     return run.group[name] if run.has_array(name) else run.group[f"orbits/{name}"]
 
 
+def orbits_only(run: RunDir, pieces: int) -> bool:
+    """Whether layer ``pieces`` is stored as one canonical board per orbit (a symmetric run's deepest layer)."""
+    return not run.has_array(f"solvable/{pieces}")
+
+
 def _words(run: RunDir, pieces: int, unique: bool | None, start: int, stop: int) -> np.ndarray:
     solvable, only = _layer(run, pieces, "solvable"), _layer(run, pieces, "unique")
     if unique:
@@ -125,13 +160,18 @@ def _words(run: RunDir, pieces: int, unique: bool | None, start: int, stop: int)
     return np.asarray(solvable[start:stop]) & ~np.asarray(only[start:stop])
 
 
-def set_ranks(run: RunDir, pieces: int, unique: bool | None) -> Iterator[int]:
-    """Ranks of layer ``pieces`` boards: uniquely solvable (True), solvable but not uniquely
-    (False) or solvable (None); in rank order, one Zarr chunk in memory at a time."""
+def set_ranks(run: RunDir, pieces: int, unique: bool | None, orbits: tuple[int, int] | None = None) -> Iterator[int]:
+    """Ranks of layer ``pieces`` boards as stored: uniquely solvable (True), solvable but not uniquely
+    (False) or solvable (None); in rank order, one Zarr chunk in memory at a time. With ``orbits`` (the
+    board's width and height) only the canonical board of each orbit, also in a layer stored whole."""
     array = _layer(run, pieces, "solvable")
     step = max(1, array.chunks[0])
+    reduced = orbits_only(run, pieces)
     for start in range(0, array.shape[0], step):
-        yield from _ranks_in(_words(run, pieces, unique, start, start + step), start).tolist()
+        words = _words(run, pieces, unique, start, start + step)
+        if orbits and not reduced:
+            words = words & canonical_words(*orbits, pieces, start, start + len(words))[0]
+        yield from _ranks_in(words, start).tolist()
 
 
 def sample_ranks(run: RunDir, pieces: int, unique: bool | None, n: int, chunks: int = 4) -> list[int]:
@@ -147,6 +187,29 @@ def sample_ranks(run: RunDir, pieces: int, unique: bool | None, n: int, chunks: 
         take = max(1, n // len(found))
         out += f[np.linspace(0, len(f) - 1, min(take, len(f))).round().astype(int)].tolist()
     return sorted(set(out))[:n]
+
+
+@dataclass(frozen=True)
+class TopRatio:
+    """The highest expert ratio of a layer and how many boards, and orbits (boards up to symmetry), share it.
+
+    >>> print(TopRatio(ratio=8.478, boards=264, orbits=66))
+    264 boards, 66 up to symmetry, share the top ratio 8.478
+    >>> print(TopRatio(ratio=118.9, boards=2, orbits=1))
+    2 boards, 1 up to symmetry, share the top ratio 118.9
+    >>> print(TopRatio(ratio=6966.5, boards=1, orbits=1))
+    1 board has the top ratio 6966.5
+    """
+
+    ratio: float
+    boards: int
+    orbits: int
+
+    def __str__(self) -> str:
+        ratio = f"{self.ratio:.4g}" if self.ratio < 1000 else f"{self.ratio:.1f}"
+        if self.boards == 1:
+            return f"1 board has the top ratio {ratio}"
+        return f"{self.boards:,} boards, {self.orbits:,} up to symmetry, share the top ratio {ratio}"
 
 
 def ratio_frame(results: dict[str, Any], pieces: int | None = None):

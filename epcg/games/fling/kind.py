@@ -424,6 +424,7 @@ def _best_puzzles(config: Config, records: list[dict]) -> list[dict[str, Any]]:
         ev = evaluate.evaluate(board)
         out.append({
             "rank": int(rank),
+            "boards": int(symmetry.orbit_size(np.uint64(board.bits), symmetry.symmetry_maps(config.width, config.height))),
             "ratio": ev.ratio,
             "brute_force_nodes": ev.brute,
             "expert_nodes": ev.expert,
@@ -475,6 +476,7 @@ def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) ->
         results["evaluate_seconds"] = round(sum(r["seconds"] for r in recs), 4)
         if config.top_puzzles:
             results["puzzles"] = _best_puzzles(config, recs)
+            results["top_tie"] = fling_evaluate.top_tie(recs)
     results.update(fling_evaluate.reduce(config, plan, records))
     return results
 

@@ -39,23 +39,38 @@ def summary(config: Any, results: dict[str, Any]) -> str:
         )
     out += [
         "",
+        "Every count in this file is of boards, mirror images included (a run with `symmetry = true` solves "
+        "one board per orbit and counts each orbit's boards); the best list alone counts orbits. "
         "`seconds` is compute time summed over tasks; boards/s per worker divides the layer by it, "
         "boards/s wall by the layer's elapsed time. The checksum does not depend on chunking: "
         "two runs agree bit for bit exactly when their checksums agree.",
     ]
     puzzles = results.get("puzzles") or []
     if puzzles:
-        out += ["", f"## Best {len(puzzles)} uniquely solvable boards with {config.max_pieces} pieces", "",
-                f"Ranked by the ratio of the brute-force search tree to the expert's tree (after a move the "
+        out += ["", f"## Best {len(puzzles)} uniquely solvable boards with {config.max_pieces} pieces, "
+                f"up to symmetry", ""]
+        if results.get("top_tie"):
+            out += [f"**{top_sentence(results['top_tie'])}.**", ""]
+        out += [f"Ranked by the ratio of the brute-force search tree to the expert's tree (after a move the "
                 f"expert only tries moves that depend on it; see `epcg/games/fling/domain/evaluate.py`) among "
-                f"{_evaluated(results)} ({results['evaluate_seconds']:.1f} s). "
-                f"Pictures: `figures/puzzle-NN.png`.", "",
-                "| # | rank | ratio | brute-force nodes | expert nodes | solution |", "|---|---|---|---|---|---|"]
+                f"{_evaluated(results)} ({results['evaluate_seconds']:.1f} s). Each row is one orbit (a board, "
+                f"its mirror images and half turn: the same solutions and ratio), shown by its board of lowest "
+                f"rank; `boards` is how many boards it stands for. Moves such as `a1D`: column letter, row from "
+                f"the top, direction. Pictures: `figures/puzzle-NN.png`.", "",
+                "| # | rank | boards | ratio | brute-force nodes | expert nodes | solution |",
+                "|---|---|---|---|---|---|---|"]
         for i, p in enumerate(puzzles, 1):
-            out.append(f"| {i} | {p['rank']:,} | {p['ratio']:.3f} | {p['brute_force_nodes']:,} "
-                       f"| {p['expert_nodes']:,} | {p['solution']} |")
+            out.append(f"| {i} | {p['rank']:,} | {p.get('boards', '–')} | {p['ratio']:.3f} "
+                       f"| {p['brute_force_nodes']:,} | {p['expert_nodes']:,} | {p['solution']} |")
     out += _distribution_tables(results)
     return "\n".join(out) + "\n"
+
+
+def top_sentence(tie: dict[str, Any]) -> str:
+    """results.json's ``top_tie`` as a sentence ("264 boards, 66 up to symmetry, share the top ratio 8.478")."""
+    from epcg.games.fling.found import TopRatio
+
+    return str(TopRatio(**tie))
 
 
 def _evaluated(results: dict[str, Any]) -> str:
@@ -185,7 +200,7 @@ def distribution_figures(results: dict[str, Any]) -> list[tuple[str, Any]]:
         left.set_xscale("log")
         _plain_log_axis(left.xaxis, subs)
     left.set_xlabel("expert ratio (brute-force nodes / expert nodes), bins 0.1 wide")
-    left.set_ylabel("uniquely solvable boards")
+    left.set_ylabel("uniquely solvable boards (mirror images included)")
     left.set_title(f"{deepest['pieces']} pieces: {_boards(deepest)}", fontsize=10)
     for h in ratios:
         if h["boards"]:
@@ -226,7 +241,7 @@ def distribution_figures(results: dict[str, Any]) -> list[tuple[str, Any]]:
     _plain_log_axis(right.xaxis, subs=(1.0,))
     right.set_yscale("log")
     right.set_xlabel("solutions c (move sequences to one piece)")
-    right.set_ylabel("share of solvable boards with ≥ c solutions")
+    right.set_ylabel("share of solvable boards (mirror images incl.) with ≥ c solutions")
     right.set_title("solution counts (dashed: uniform sample, not the whole layer)", fontsize=10)
     right.legend(fontsize=8)
     out.append(("distribution-solutions", fig))
@@ -248,6 +263,8 @@ def figures(config: Any, results: dict[str, Any], run: RunDir) -> list[Path]:
     for place, p in enumerate(puzzles, 1):
         board = Board.from_rank(config.width, config.height, config.max_pieces, p["rank"])
         title = f"#{place}: rank {p['rank']:,}, ratio {p['ratio']:.2f} ({p['brute_force_nodes']:,} / {p['expert_nodes']:,} nodes)"
+        if p.get("boards", 1) > 1:
+            title += f", 1 of {p['boards']} boards alike by symmetry"
         fig = puzzle_figure(board, evaluate.solution(board), title=title)
         written += save_figure(fig, run.figures_dir / f"puzzle-{place:02d}")
     return written

@@ -13,7 +13,8 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from epcg.api.runs import Run, is_int
-from epcg.games.fling.found import FlingBoard, ratio_frame, sample_ranks, set_ranks, solution_count_frame
+from epcg.games.fling.found import (FlingBoard, TopRatio, orbit_ranks, orbits_only, ratio_frame, sample_ranks,
+                                   set_ranks, solution_count_frame)
 from epcg.report.gallery import Group, Item, plot_axes, share
 from epcg.report.pictures import png_bytes
 from epcg.runtime.errors import InvalidValue
@@ -23,17 +24,38 @@ class FlingRun(Run):
     """A Fling! run: ``boards()`` of any layer, ``best_boards()``, the ratio and solution-count distributions."""
 
     FOUND = "boards"
+    NOTATION = "\n".join([
+        "- A board: columns `a`, `b`, … from the left, rows `1`, `2`, … from the top; `o` a piece, `.` empty. "
+        "A move such as `f5L` flings the piece in column f, row 5, to the left (`R` right, `U` up, `D` down); a "
+        "solution is its moves in order, down to one piece.",
+        "- `ratio`: the expert ratio, brute-force search-tree nodes / expert search-tree nodes (high: hard for a "
+        "solver that tries every move, easy for one that sees which moves matter).",
+        "- Every count is of **boards**, mirror images included. A board's *orbit* is the board with its mirror "
+        "images and half turn (same solutions, same ratio); the best list shows one board per orbit, the one of "
+        "lowest rank, and `boards` says how many boards it stands for. In Python: `boards(k, orbits=True)`; "
+        "export: `--where orbits=true`.",
+        "- Stages in `epcg plan` and `epcg status`: `k06` solves layer 6 (boards with 6 pieces); `f05` fills "
+        "layer 5 from one board per orbit to every board; `top` scores the deepest layer (the best list and the "
+        "tie at the top); `r05` the expert-ratio histogram of layer 5; `c06` the solution counts of layer 6. "
+        "More: docs/notation.md.",
+    ])
     found_types = (FlingBoard,)
     FILTERS = (("pieces", "pieces", "select"), ("unique", "uniquely solvable", "select"),
                ("ratio", "expert ratio at least", "min"))
 
     def boards(self, pieces: int | None = None, *, unique: bool | None = True,
-               min_ratio: float | None = None) -> Iterator[FlingBoard]:
-        """Fling! boards in rank order, layer by layer (or only layer ``pieces``).
+               min_ratio: float | None = None, orbits: bool = False) -> Iterator[FlingBoard]:
+        """Fling! boards layer by layer (or only layer ``pieces``), every board counted: mirror images
+        included, as the layer table, ``ratio_histogram`` and ``solution_counts`` count them.
 
         ``unique``: True for the uniquely solvable boards, False for those with
         several solutions, None for every solvable board. ``min_ratio`` keeps
-        boards whose expert ratio is at least that (computed board by board).
+        boards whose expert ratio is at least that (computed once per orbit).
+        ``orbits=True`` gives one board per orbit instead (a board with its mirror
+        images and half turn: the same solutions, the same ratio), the one of lowest
+        rank; its ``orbit_size`` says how many boards it stands for. Boards come in
+        rank order, except in the deepest layer of a symmetric run (stored one per
+        orbit), where each orbit's boards come together, in the order of their lowest.
         """
         top = self.config.max_pieces
         if pieces is not None and not (is_int(pieces) and 1 <= pieces <= top):
@@ -43,18 +65,26 @@ class FlingRun(Run):
         if min_ratio is not None and (isinstance(min_ratio, (bool, np.bool_)) or not isinstance(min_ratio, numbers.Real)
                                       or math.isnan(min_ratio)):
             raise InvalidValue(f"min_ratio must be a number (an expert ratio), got {min_ratio!r}")
-        return self._boards([pieces] if pieces is not None else range(1, top + 1), unique, min_ratio)
+        if orbits not in (True, False):
+            raise InvalidValue(f"orbits must be True or False, got {orbits!r}")
+        return self._boards([pieces] if pieces is not None else range(1, top + 1), unique, min_ratio, orbits)
 
-    def _boards(self, layers: Iterable[int], unique: bool | None, min_ratio: float | None) -> Iterator[FlingBoard]:
+    def _boards(self, layers: Iterable[int], unique: bool | None, min_ratio: float | None,
+                orbits: bool) -> Iterator[FlingBoard]:
+        c = self.config
         for k in layers:
-            for rank in set_ranks(self.dir, k, unique):
-                board = FlingBoard(self.config.width, self.config.height, k, rank)
+            whole = orbits or not orbits_only(self.dir, k)
+            for rank in set_ranks(self.dir, k, unique, (c.width, c.height) if orbits else None):
+                board = FlingBoard(c.width, c.height, k, rank)
                 if min_ratio is not None and (board.ratio is None or board.ratio < min_ratio):
                     continue
                 yield board
+                if not whole:
+                    yield from (_mirror(board, r) for r in orbit_ranks(c.width, c.height, k, rank) if r != rank)
 
     def solution_counts(self, row: int | None = None):
-        """How many solvable boards of layer ``row`` (a piece count) have each number of solutions (a pandas
+        """How many solvable boards (mirror images included) of layer ``row`` (a piece count) have each number of
+        solutions (a pandas
         Series, its ``attrs`` say ``exact``, and for a sample ``drawn`` and ``seed``), or, without ``row``, every
         layer's as a DataFrame (``pieces``, ``solutions``, ``boards``, ``exact``). A sampled layer's counts are
         the solvable boards among ``drawn`` uniform draws, not the layer."""
@@ -69,7 +99,8 @@ class FlingRun(Run):
         return series
 
     def ratio_histogram(self, pieces: int | None = None):
-        """How many uniquely solvable boards of layer ``pieces`` fall in each expert-ratio bin (a pandas Series
+        """How many uniquely solvable boards (every board, mirror images included, as ``boards()`` lists them) of
+        layer ``pieces`` fall in each expert-ratio bin (a pandas Series
         indexed by the bin's lower edge, bins 0.1 wide), or every layer's as a DataFrame (``pieces``, ``ratio``,
         ``boards``, ``exact``). Every uniquely solvable board is counted, or, if the job sets ``ratio_sample``, in
         a layer of more than that many boards those of a random sample of its blocks (results.json's
@@ -82,9 +113,17 @@ class FlingRun(Run):
         return pd.Series(dict(zip(frame["ratio"], frame["boards"])), name="boards").rename_axis("ratio")
 
     def best_boards(self) -> list[FlingBoard]:
-        """The boards the run ranked best by expert ratio (results.json's ``puzzles``)."""
+        """The boards the run ranked best by expert ratio (results.json's ``puzzles``): distinct orbits, each the
+        orbit's board of lowest rank, its ``orbit_size`` the boards it stands for."""
         c = self.config
         return [FlingBoard(c.width, c.height, c.max_pieces, p["rank"]) for p in self.results.get("puzzles", [])]
+
+    def top(self) -> TopRatio | None:
+        """The highest expert ratio of the deepest layer and how many boards and orbits share it (None for a run
+        that did not evaluate it, or one made before this was recorded). ``str()`` of it is the sentence
+        summary.md and report.html print, such as "264 boards, 66 up to symmetry, share the top ratio 8.478"."""
+        tie = self.results.get("top_tie")
+        return TopRatio(**tie) if tie else None
 
     # -- report.html ------------------------------------------------------------
 
@@ -96,7 +135,9 @@ class FlingRun(Run):
         out = []
         best = self.best_boards()
         if best:
-            out.append(Group(f"best {len(best)} by expert ratio, {c.max_pieces} pieces", len(best),
+            tie = self.top()
+            name = f"best {len(best)} by expert ratio, {c.max_pieces} pieces, one board per orbit"
+            out.append(Group(name + (f" ({tie})" if tie and tie.boards > 1 else ""), len(best),
                              [_item(b, "best") for b in best[:n]]))
         for row in layers:
             k = row["pieces"]
@@ -104,7 +145,8 @@ class FlingRun(Run):
             ranks = [(r, True) for r in sample_ranks(self.dir, k, True, n - n // 3)]
             ranks += [(r, False) for r in sample_ranks(self.dir, k, False, n // 3)] if several else []
             boards = [FlingBoard(c.width, c.height, k, r) for r, _ in ranks]
-            out.append(Group(f"{k} pieces", row["solvable"], [_item(b, f"{k} pieces") for b in boards]))
+            out.append(Group(f"{k} pieces: solvable boards, mirror images included", row["solvable"],
+                             [_item(b, f"{k} pieces") for b in boards]))
         return out
 
     def plots(self, groups: list[Group]) -> list[tuple[str, bytes]]:
@@ -141,7 +183,16 @@ class FlingRun(Run):
         return out
 
 
+def _mirror(board: FlingBoard, rank: int) -> FlingBoard:
+    """The board of ``rank`` in ``board``'s orbit, sharing the solution count and search trees already computed
+    (a mirror image or turn has the same)."""
+    image = FlingBoard(board.width, board.height, board.pieces, rank)
+    image.__dict__.update({k: v for k, v in board.__dict__.items() if k in ("solution_count", "_trees", "orbit_size")})
+    return image
+
+
 def _item(board: FlingBoard, group: str) -> Item:
     ratio = board.ratio
     return Item(board, group, {"pieces": board.pieces, "unique": "yes" if board.unique else "no",
-                               "ratio": round(ratio, 3) if ratio is not None else ""})
+                               "ratio": round(ratio, 3) if ratio is not None else "",
+                               "boards": board.orbit_size})

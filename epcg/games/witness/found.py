@@ -11,6 +11,8 @@ decoding and solving each puzzle: fine for small rows, and lazy, so
 >>> p = WitnessPuzzle("must-cross", 3, 3, (3,), 1247, row="3x3-k3")
 >>> p.cross, p.solution_count, p.longest, p.solution
 ((1, 19, 33), 4, 14, 'RRRUULLDLUURRR')
+>>> len(p.every_solution), p.every_solution[0] == p.solution
+(4, True)
 >>> p.to_dict()["must_cross"]
 ['vertex (1,0)', 'edge (0,1)-(1,1)', 'edge (1,1)-(1,2)']
 """
@@ -30,6 +32,9 @@ from epcg.games.witness.domain.must_cross import crossing_bitsets, must_cross_fi
 from epcg.games.witness.domain.paths import paths_for
 from epcg.report.found import Found
 from epcg.runtime.store import RunDir
+
+DRAWN_SOLUTIONS = 4
+"""A puzzle with at most this many solutions is drawn, and exported, with every one of them."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,6 +84,15 @@ class WitnessPuzzle(Found):
         sols = self._solution_paths
         return paths_for(self.width, self.height).moves(int(sols[0])) if len(sols) else None
 
+    @property
+    def every_solution(self) -> list[str] | None:
+        """Every solution as moves, longest first, when there are at most ``DRAWN_SOLUTIONS``; else None."""
+        sols = self._solution_paths
+        if not 0 < len(sols) <= DRAWN_SOLUTIONS:
+            return None
+        paths = paths_for(self.width, self.height)
+        return [paths.moves(int(s)) for s in sols]
+
     def ident(self) -> str:
         return f"{self.kind}-{self.row}-{self.rank}"
 
@@ -95,15 +109,18 @@ class WitnessPuzzle(Found):
             "squares": [{"cell": list(g.cell_xy(c)), "colour": "white" if colour else "black"}
                         for c, colour in zip(self.cells, self.colours)],
             "solutions": self.solution_count, "longest_solution": self.longest, "solution": self.solution,
+            "every_solution": self.every_solution,
         }
 
     def figure(self) -> Figure:
         from epcg.games.witness.domain.render import puzzle_figure
 
         sols = self._solution_paths
-        path = paths_for(self.width, self.height).path(int(sols[0])) if len(sols) else None
+        paths = paths_for(self.width, self.height)
+        path = paths.path(int(sols[0])) if len(sols) else None
+        more = [paths.path(int(s)) for s in sols[1:]] if len(sols) <= DRAWN_SOLUTIONS else []
         return puzzle_figure(self._decoded.geometry, self.cross, self.cells, self.colours, path,
-                             caption=self.caption())
+                             caption=self.caption(), more_paths=more)
 
 
 def stored(run: RunDir, row: Any) -> Iterator[tuple[int, int]]:

@@ -26,6 +26,20 @@ class WitnessRun(Run):
     """A Witness run: ``puzzles()`` of its rows, their ``solution_counts()``; a triple run's ``triples()``."""
 
     found_types = (WitnessPuzzle, TripleSet)
+    NOTATION = "\n".join([
+        "- A row such as `4x4:5` (`4x4-k5`): 4×4 panels (cells) with k = 5 must-cross hexagons; `3x4:2+4`: "
+        "2 hexagons and 4 squares.",
+        "- Coordinates are vertices `(x, y)`: x to the right, y up, `(0,0)` the bottom-left corner, where the path "
+        "starts (the large circle); the goal is the top-right corner (the nub pointing up).",
+        "- `vertex (1,0)`: a hexagon on that vertex; `edge (0,1)-(1,1)`: a hexagon on the edge between those two "
+        "vertices; `cell (2,3)`: the cell whose bottom-left corner is vertex (2,3).",
+        "- A solution such as `RRUURDD…`: moves from the start, one edge each (`R` right, `U` up, `L` left, "
+        "`D` down), ending at the goal. `solutions`: how many paths solve the panel; `longest`: edges of the "
+        "longest of them.",
+        "- Pictures: the puzzle, then its solution in yellow; a panel with at most 4 solutions is drawn with every "
+        "one (`solution 1 of 2`, …), and its export lists them all (`every_solution`).",
+        "- Stages in `epcg plan` and `epcg status` are the rows (`4x4-k5`). More: docs/notation.md.",
+    ])
 
     @property
     def domain(self) -> str:

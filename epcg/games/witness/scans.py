@@ -96,11 +96,20 @@ class Config(JobConfig):
 
 
 def notes(config: Config) -> list[str]:
-    """What the job asks for that does nothing: a solution-count cap for a board no row has."""
+    """What the job asks for that does nothing and looks like a slip: a solution-count cap for a board no row
+    has, but whose width and height swapped is a row's board. A cap for a board merely absent (the job file's
+    5x5 cap, with ``--set rows=...`` naming smaller boards) says nothing.
+
+    >>> notes(Config(name="t", domain="witness", kind="must-cross", rows=["4x5:3"], solution_counts={"5x4": 9}))[0][:36]
+    'solution_counts names 5x4, the board'
+    >>> notes(Config(name="t", domain="witness", kind="must-cross", rows=["4x4:3"], solution_counts={"5x5": 9}))
+    []
+    """
     if not isinstance(config.solution_counts, dict):
         return []
     boards = sorted({f"{row.width}x{row.height}" for row in config.parsed_rows()})
-    stray = [board for board in config.solution_counts if board not in boards]
+    swapped = {"x".join(reversed(b.split("x"))) for b in boards}
+    stray = [board for board in config.solution_counts if board not in boards and board in swapped]
     return [f"solution_counts names {', '.join(stray)}, the board of no row: it caps nothing "
             f"(the rows' boards: {', '.join(boards)})"] if stray else []
 

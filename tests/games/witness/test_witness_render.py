@@ -94,7 +94,7 @@ def test_constraints_sit_where_the_geometry_says():
 def test_path_covers_every_step():
     g = Geometry(3, 2)
     path = [0, 4, 5, 1, 2, 3, 7, 11]  # up, right, down, right, right, up, up
-    fig = puzzle_figure(g, path=path)
+    fig = puzzle_figure(g, path=path, legend=False)  # the panels sit at y = 0
     (coll,) = [c for c in fig.axes[0].collections if c.get_gid() == "solution-path"]
     ox = g.width + 2 * MARGIN + PAIR_GAP + MARGIN  # grid origin of the solution panel
     assert coll.get_paths()  # in data coordinates: bars and discs
@@ -182,3 +182,19 @@ def test_gallery_names_the_bad_entry():
         gallery_figure(g, [])
     with pytest.raises(ValueError, match="columns must be at least 1"):
         gallery_figure(g, views[:1], columns=0)
+
+
+def test_every_solution_gets_its_panel_and_every_picture_a_legend():
+    g = Geometry(2, 2)
+    right_then_up = [g.vertex(x, 0) for x in range(3)] + [g.vertex(2, y) for y in (1, 2)]
+    fig = puzzle_figure(g, path=l_path(g), more_paths=[right_then_up], caption="two")
+    assert gids(fig, "path") == ["solution-path", "solution2-path"]
+    assert gids(fig, "panel") == ["puzzle-panel", "solution-panel", "solution2-panel"]
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert "solution 1 of 2" in texts and "solution 2 of 2" in texts
+    assert any(t.startswith("circle: start (0,0), bottom left") for t in texts)
+    with pytest.raises(ValueError):
+        puzzle_figure(g, path=l_path(g), more_paths=[[0, 5]])  # not a path
+    gallery = gallery_figure(g, [PuzzleView(cross=[1], path=l_path(g), caption="c")], title="t")
+    legend = [t.get_text() for t in gallery.axes[0].texts if "circle: start" in t.get_text()]
+    assert legend and "hexagon: the path must cross it" in legend[0]

@@ -78,6 +78,13 @@ def flight_paths(board: Board, solution: Sequence[Move]) -> tuple[dict[int, int]
     return first, paths
 
 
+LEGEND = ("how to read it\n"
+          "f5L: the piece in column f,\n row 5 (from the top),\n flung left (R U D)\n"
+          "number on a piece: the move\n that flings it first\n"
+          "red arrows: the moves in order")
+"""The legend beside a solved board."""
+
+
 def puzzle_figure(board: Board, solution: Sequence[Move] | None = None, *,
                   title: str | None = None, arrows: bool = True) -> Figure:
     """The board, its pieces labelled by first-fling move number, and the solution."""
@@ -124,6 +131,7 @@ def puzzle_figure(board: Board, solution: Sequence[Move] | None = None, *,
         lines = [f"{i}. {board.move_name(m)}" for i, m in enumerate(solution, start=1)]
         ax.text(w + 0.35, 0.1, "solution\n" + "\n".join(lines), ha="left", va="top", fontsize=12,
                 family="monospace", color=TEXT_COLOUR)
+        ax.text(w + 0.35, h, LEGEND, ha="left", va="bottom", fontsize=8, color="#555555", linespacing=1.4)
     if title:
         ax.text(w / 2, -0.65, title, ha="center", va="bottom", fontsize=13, color=TEXT_COLOUR)
     return fig

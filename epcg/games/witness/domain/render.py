@@ -33,7 +33,7 @@ from matplotlib.patches import Circle, FancyBboxPatch, Patch, Rectangle, Regular
 from epcg.games.witness.domain.geometry import Geometry
 from epcg.report.figures import DPI, save_figure
 
-__all__ = ["PuzzleView", "draw_puzzle", "gallery_figure", "puzzle_figure", "save_figure"]
+__all__ = ["PuzzleView", "draw_puzzle", "gallery_figure", "legend_text", "puzzle_figure", "save_figure"]
 
 # Look, in grid steps (data units) and colours.
 PANEL_COLOUR = "#3b4252"
@@ -265,6 +265,22 @@ def _unit_inches(g: Geometry, panel_inches: float) -> float:
     return panel_inches / max(_panel_extent(g))
 
 
+def legend_text(cross: bool, squares: bool, solved: bool) -> str:
+    """The one-line legend under a panel picture: what each mark means and where (0, 0) is.
+
+    >>> legend_text(True, False, True)
+    'circle: start (0,0), bottom left · nub: goal, top right · x right, y up · hexagon: the path must cross it · yellow: a solution'
+    """
+    parts = ["circle: start (0,0), bottom left", "nub: goal, top right", "x right, y up"]
+    if cross:
+        parts.append("hexagon: the path must cross it")
+    if squares:
+        parts.append("squares: the path separates black from white")
+    if solved:
+        parts.append("yellow: a solution")
+    return " · ".join(parts)
+
+
 def puzzle_figure(
     geometry: Geometry,
     cross: Sequence[int] = (),
@@ -272,25 +288,45 @@ def puzzle_figure(
     colours: Sequence[int] = (),
     path: Sequence[int] | None = None,
     caption: str | None = None,
+    *,
+    more_paths: Sequence[Sequence[int]] = (),
+    legend: bool = True,
 ) -> Figure:
-    """The puzzle and, beside it, the same puzzle with its solution ``path``.
+    """The puzzle and, beside it, the same puzzle with its solution ``path``, then one more panel per path of
+    ``more_paths`` (the other solutions of a puzzle that has a few), each labelled ``solution i of n``; the
+    caption and a legend line below.
 
     With ``path=None`` the figure holds the puzzle alone. Raises ValueError on
     invalid input.
     """
     pz = _check(geometry, cross, cells, colours, path)
+    extra = [_check(geometry, cross, cells, colours, p) for p in more_paths] if path is not None else []
     pw, ph = _panel_extent(geometry)
-    width = _pair_width(geometry) if path is not None else pw
-    text = 0.8 if caption else 0.0
-    height = ph + text
+    solved = ([pz] if path is not None else []) + extra
+    width = pw + len(solved) * (pw + PAIR_GAP)
     unit = _unit_inches(geometry, 2.6)
+    line = 0.22 / unit  # one line of small text, in grid steps
+    label = line * 1.2 if len(solved) > 1 else 0.0
+    text = (0.8 if caption else 0.0) + (2.6 * line if legend else 0.0)
+    height = ph + text + label
     fig = Figure(figsize=(width * unit, height * unit), dpi=DPI)
     FigureCanvasAgg(fig)
     ax = _blank_axes(fig, width, height)
-    _draw_pair(ax, geometry, pz, 0.0, text, "")
+    _draw_panel(ax, geometry, pz, MARGIN, text + MARGIN, "puzzle", solved=False)
+    for i, view in enumerate(solved):
+        ox = (i + 1) * (pw + PAIR_GAP)
+        _draw_panel(ax, geometry, view, ox + MARGIN, text + MARGIN, "solution" if i == 0 else f"solution{i + 1}",
+                    solved=True)
+        if label:
+            ax.text(ox + pw / 2, text + ph + label / 2, f"solution {i + 1} of {len(solved)}", ha="center",
+                    va="center", fontsize=9, color=TEXT_COLOUR)
+    y = text
     if caption:
-        ax.text(width / 2, text / 2, caption, ha="center", va="center",
-                fontsize=10, color=TEXT_COLOUR)
+        ax.text(width / 2, y - 0.4, caption, ha="center", va="center", fontsize=10, color=TEXT_COLOUR)
+        y -= 0.8
+    if legend:
+        ax.text(width / 2, y - 1.3 * line, legend_text(bool(cross), bool(cells), bool(solved)), ha="center",
+                va="center", fontsize=7, color="#555555", wrap=True)
     return fig
 
 
@@ -321,7 +357,8 @@ def gallery_figure(
     unit = _unit_inches(geometry, 1.9)
     gap = 0.45 / unit  # 0.45 in between pairs, whatever the board size
     caption_h = 0.3 / unit
-    title_h = 0.45 / unit if title else 0.0
+    legend_h = 0.3 / unit
+    title_h = (0.45 / unit if title else 0.0) + legend_h
     cell_w, cell_h = _pair_width(geometry) + gap, ph + caption_h + gap
     width, height = columns * cell_w + gap, rows * cell_h + gap + title_h
     fig = Figure(figsize=(width * unit, height * unit), dpi=DPI)
@@ -336,6 +373,12 @@ def gallery_figure(
             ax.text(ox + _pair_width(geometry) / 2, oy - caption_h / 2, view.caption,
                     ha="center", va="center", fontsize=9, color=TEXT_COLOUR)
     if title:
-        ax.text(width / 2, height - title_h / 2, title, ha="center", va="center",
+        ax.text(width / 2, height - (title_h - legend_h) / 2, title, ha="center", va="center",
                 fontsize=13, color=TEXT_COLOUR)
+    cross = any(view.cross for view in puzzles)
+    squares = any(view.cells for view in puzzles)
+    solved = any(view.path is not None for view in puzzles)
+    ax.text(width / 2, height - title_h + legend_h / 2,
+            "each pair: the puzzle, then its solution · " + legend_text(cross, squares, solved),
+            ha="center", va="center", fontsize=8, color="#555555")
     return fig

@@ -1,0 +1,324 @@
+"""One allocation of a submitted run (what ``epcg drive DIR`` runs), and ``epcg cancel``'s request to stop.
+
+:class:`Driver` records the allocation, decides whether it computes, submits its continuation, runs the
+unfinished chunks through the one callable it is given, turns the early signal into a drain, records the
+end and cancels a continuation nobody needs. Every change to the history is one
+:func:`~epcg.runtime.history.update` (compare-and-swap), and the driver looks at the record that update
+stored, so a concurrent ``epcg cancel`` is never overwritten nor missed: if it lands before the allocation is
+recorded, the allocation does not compute; after, it finds the allocation and signals it; between the
+continuation's submission and its record, the driver cancels the continuation itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+from epcg.runtime import batch
+from epcg.runtime.cluster import JobqueueSpec
+from epcg.runtime.errors import Drain, TaskFailed, UserError
+from epcg.runtime.history import History, decide, load, settle, update
+from epcg.runtime.store import RESULTS, RunDir
+
+Chunks = Callable[[Path | str | None], None]
+"""Runs the run's unfinished chunks as ``resume`` does, given the scheduler file to connect through (None:
+the cluster the submission named)."""
+DETACHED_GRACE = 30
+"""Seconds a detached driver gives the chunks in flight after ``epcg cancel``."""
+EARLY = 5
+"""Seconds before ``walltime - signal_lead`` from which the batch system's signal is obeyed at once."""
+
+
+class Driver:
+    """One allocation: call :meth:`drive` once; it returns the exit status.
+
+    ``run_chunks`` computes (the only step that knows how a run is executed); ``say`` prints a line;
+    ``finished`` runs after the end of a finishing allocation is recorded (results and report with it);
+    ``cluster`` gives the scheduler file for ``run_chunks`` (default: the allocation's own Dask cluster for a
+    batch kind, the submission's scheduler file for ``--detach``)."""
+
+    def __init__(self, run: RunDir, tasks: list, info: dict[str, Any], run_chunks: Chunks,
+                 say: Callable[[str], None] = print, finished: Callable[[], None] = lambda: None,
+                 cluster: Callable[[], AbstractContextManager[Path | str | None]] | None = None) -> None:
+        self.run, self.tasks, self.info = run, tasks, info
+        self.run_chunks, self.say, self.finished = run_chunks, say, finished
+        self.kind = batch.KINDS.get(info["kind"])
+        self.spec = JobqueueSpec.model_validate(info["cluster"]) if self.kind is not None else None
+        self.cluster = cluster or self._own_cluster
+        self.began = round(time.time(), 3)
+        self.job_id = batch.allocation_id(self.kind)
+        self.grace = max(1, self.spec.signal_lead - batch.DRAIN_MARGIN) if self.spec else DETACHED_GRACE
+        end = None
+        if self.spec is not None:
+            end = batch.allocation_end(self.kind, self.job_id) or self.began + info["walltime_seconds"]
+        self.end = end
+        self.drain_at = end - self.spec.signal_lead if end is not None else None
+        self.caught: dict[str, Any] = {}
+        """The drain signal once taken: ``signal``, ``at``, and the ``drain`` exception once it is raised."""
+        self.computing = False
+        """True while a signal may raise Drain (inside :meth:`_compute`); otherwise it is only noted."""
+        self.number = 0
+        """This allocation's number in its submission (1 for the first), once recorded."""
+
+    # -- the allocation's life -----------------------------------------------------
+
+    def drive(self) -> int:
+        """Record, decide, continue, compute, record the end; the exit status."""
+        with self._signals():
+            stop = self._start()
+            if stop is not None:
+                finished = stop.startswith("finished")
+                self.say(f"epcg: stopping: {stop}")
+                return 0 if finished or stop.startswith("cancelled") else 1
+            self._continue()
+            why, status = self._compute()
+            self._end(why)
+            return status
+
+    def _start(self) -> str | None:
+        """Record this allocation and decide in one update; why it must not compute (None: it computes)."""
+        done = self.run.done(self.tasks)
+        finished = self.run.has(RESULTS)
+        limit = None if self.kind is None else self.info["max_requeues"]
+        alloc = {"job": self.job_id, "pid": os.getpid(), "node": socket.gethostname(), "started_at": self.began}
+        stop: list[str | None] = [None]
+
+        def record(history: History) -> None:
+            settle(history, done, starting=self.began)
+            stop[0] = "finished: nothing was left to compute" if finished else decide(
+                history, None if limit is None else limit + history.base, len(self.tasks) - len(done))
+            mine = dict(alloc)
+            if stop[0] is not None:
+                mine.update(ended_at=round(time.time(), 3),
+                            why=stop[0] if finished else f"did not compute: {stop[0]}")
+            history.allocations.append(mine)
+            if self.job_id is not None and history.next == self.job_id:
+                history.next = None
+
+        history = update(self.run, record)
+        self.number = len(history.allocations) - history.base
+        where = f"job {self.job_id}" if self.job_id else f"pid {os.getpid()}"
+        self.say(f"epcg: allocation {self.number} of {self.run.path} ({where} on {alloc['node']}), "
+                 f"{len(done)} of {len(self.tasks)} chunks done before it")
+        return stop[0]
+
+    def _continue(self) -> None:
+        """Submit the continuation (``afterany`` this job) at once, so a driver killed outright is followed."""
+        if self.kind is None:
+            return
+        if self.number - 1 >= self.info["max_requeues"]:
+            self.say(f"epcg: no continuation: all {self.info['max_requeues']} requeues are spent")
+            return
+        job = batch.submit(self.kind, self.run.path / self.info["script"], after=self.job_id)
+
+        def record(history: History) -> None:
+            if not history.cancel:
+                history.next = job
+
+        if update(self.run, record).cancel:  # epcg cancel came after the decision: it could not see this job
+            call(self.kind.cancel_args(job, drain=False))
+            self.say(f"epcg: continuation job {job} cancelled: cancelled by epcg cancel")
+            return
+        self.say(f"epcg: continuation: job {job} submitted, starts after job {self.job_id} ends "
+                 f"(requeue {self.number} of {self.info['max_requeues']})")
+
+    def _compute(self) -> tuple[str, int]:
+        """Run the unfinished chunks; why the allocation ended and the exit status."""
+        try:
+            self.computing = True
+            if self.caught or load(self.run).cancel:  # a signal or a cancel before computing: do not start
+                self._obey(self.caught.get("signal", signal.SIGUSR1))
+            with self.cluster() as scheduler_file:
+                self.run_chunks(scheduler_file)
+            return "finished", 0
+        except Drain:
+            return self._drained(), 0
+        except SystemExit as exc:
+            if "signal" in self.caught:
+                return self._drained(), 0
+            return f"stopped by a signal (exit status {exc.code}): the time limit or scancel", int(exc.code or 1)
+        except (UserError, TaskFailed) as exc:
+            why = f"failed: {' '.join(str(exc).split())}"
+            self.computing = False
+            self._end(why)
+            self._cancel_next(why)
+            raise
+        finally:
+            self.computing = False
+
+    def _own_cluster(self) -> AbstractContextManager[Path | str | None]:
+        if self.kind is not None:
+            return batch.allocation_cluster(self.run, self.spec, self.kind)
+        return contextlib.nullcontext((self.info.get("connect") or {}).get("scheduler_file"))
+
+    def _drained(self) -> str:
+        """The allocation's end after the drain, and what happened to the chunks in flight."""
+        drain: Drain = self.caught["drain"]
+        name = signal.Signals(self.caught["signal"]).name
+        if load(self.run).cancel:
+            why = "cancelled by epcg cancel"
+        elif self.caught["signal"] == signal.SIGALRM:
+            why = "signal_lead before the time limit (the driver's timer)"
+        else:
+            why = f"{name} before the time limit"
+        if drain.in_flight is not None:
+            why += (f"; {drain.in_flight} chunks were in flight, {drain.in_flight - (drain.unfinished or 0)} "
+                    f"finished in {drain.waited:.0f} s, {drain.unfinished or 0} left for the next allocation")
+        self.say(f"epcg: {name} at {time.strftime('%H:%M:%S', time.localtime(self.caught['at']))}: {why}")
+        return why
+
+    def _end(self, why: str) -> None:
+        """Record how this allocation ended; if it computed nothing or the run is done, cancel the continuation."""
+        records = self.run.done(self.tasks)
+        signal_at = round(self.caught["at"], 3) if "signal" in self.caught else None
+
+        def record(history: History) -> None:
+            mine = history.find(os.getpid(), self.began)
+            mine.update(ended_at=round(time.time(), 3), why=why)
+            if signal_at is not None:
+                mine["signal_at"] = signal_at
+
+        history = update(self.run, record)
+        settle(history, records)
+        stop = "the run is finished" if why == "finished" else decide(history, None, len(self.tasks) - len(records))
+        if stop:
+            self._cancel_next(stop)
+        if why == "finished":
+            self.finished()
+        done = history.find(os.getpid(), self.began)["chunks"]
+        self.say(f"epcg: allocation ended: {why}; {done} chunks done in it")
+
+    def _cancel_next(self, why: str) -> None:
+        if self.kind is None or not load(self.run).next:
+            return
+        taken: list[str | None] = [None]
+
+        def clear(history: History) -> None:
+            taken[0], history.next = history.next, None
+
+        update(self.run, clear)
+        if taken[0]:
+            call(self.kind.cancel_args(taken[0], drain=False))
+            self.say(f"epcg: continuation job {taken[0]} cancelled: {why}")
+
+    # -- signals ---------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _signals(self) -> Iterator[None]:
+        """SIGUSR1 (the batch system's early signal, ``epcg cancel``) and the driver's own timer at
+        ``walltime - signal_lead`` drain the allocation; the previous handlers come back at the end."""
+        previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGUSR1, signal.SIGALRM)}
+        if self.drain_at is not None:
+            signal.alarm(max(1, round(self.drain_at - time.time())))
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            for number, handler in previous.items():
+                signal.signal(number, signal.SIG_DFL if handler is None else handler)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        if "signal" in self.caught:
+            if signum == signal.SIGUSR1:
+                _note(f"SIGUSR1 at {time.strftime('%H:%M:%S')}: already stopping")
+            return
+        signum = self.caught.pop("deferred", signum)
+        if self.computing and _in_finalizer(frame):  # an exception raised there would be swallowed
+            self.caught["deferred"] = signum
+            signal.setitimer(signal.ITIMER_REAL, 0.5)
+            return
+        now = time.time()
+        cancelled = load(self.run).cancel
+        if not cancelled and len(self.run.done(self.tasks)) == len(self.tasks):
+            _note(f"{signal.Signals(signum).name} at {time.strftime('%H:%M:%S')}: every chunk is done, "
+                  "finishing the results")
+            return
+        if signum == signal.SIGUSR1 and self.drain_at is not None and now < self.drain_at - EARLY and not cancelled:
+            # the batch system checks time limits every so often and signals up to a minute early
+            _note(f"SIGUSR1 from {self.kind.name} at {time.strftime('%H:%M:%S')}, {self.end - now:.0f} s before "
+                  f"the time limit: stopping at {time.strftime('%H:%M:%S', time.localtime(self.drain_at))} "
+                  "(walltime - signal_lead)")
+            return
+        if self.computing:
+            self._obey(signum)
+        self.caught.update(signal=signum, at=now)  # noted; _compute obeys it before it starts
+
+    def _obey(self, signum: int) -> None:
+        self.caught.update(signal=signum, at=self.caught.get("at", time.time()), drain=Drain(signum, self.grace))
+        raise self.caught["drain"]
+
+
+def _note(line: str) -> None:
+    """A line to standard error from a signal handler (print is not reentrant)."""
+    os.write(2, f"epcg: {line}\n".encode())
+
+
+def _in_finalizer(frame: Any) -> bool:
+    """True if the signal interrupted an object's ``__del__`` (garbage collection), which swallows exceptions."""
+    while frame is not None:
+        if frame.f_code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
+
+
+def call(args: list[str]) -> None:
+    """Run a batch system's command, ignoring its failure (the job may be gone already)."""
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        subprocess.run(args, capture_output=True, timeout=30)
+
+
+# -- epcg cancel -----------------------------------------------------------------------
+
+
+def cancel(run: RunDir, info: dict[str, Any]) -> tuple[History, list[str]]:
+    """Ask a submitted run to stop: ``cancel`` set (no allocation computes after this), the waiting
+    continuation cancelled, each running allocation told to drain. Returns the history as stored and what was
+    stopped, as phrases."""
+    waiting: list[str | None] = [None]
+
+    def ask(history: History) -> None:
+        waiting[0], history.cancel, history.next = history.next, True, None
+
+    history = update(run, ask)
+    kind = batch.KINDS.get(info["kind"])
+    stopped = []
+    if kind is not None:
+        if waiting[0]:
+            call(kind.cancel_args(waiting[0], drain=False))
+            stopped.append(f"job {waiting[0]} (waiting)")
+        for alloc in history.allocations:
+            if alloc.get("job") and not alloc.get("ended_at") and kind.states([alloc["job"]]):
+                call(kind.cancel_args(alloc["job"], drain=True))
+                stopped.append(f"job {alloc['job']} (running: stops handing out chunks)")
+    else:
+        for alloc in history.allocations:
+            if alloc.get("pid") and not alloc.get("ended_at"):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(alloc["pid"], signal.SIGUSR1)
+                    stopped.append(f"driver pid {alloc['pid']}")
+    return history, stopped
+
+
+def still_running(history: History, pids: set[int]) -> bool:
+    """True while one of these allocations has not recorded its end and its driver (on this node) lives."""
+    for alloc in history.allocations:
+        if alloc.get("pid") in pids and not alloc.get("ended_at"):
+            if alloc.get("node") != socket.gethostname():
+                return True
+            try:
+                os.kill(alloc["pid"], 0)
+                return True
+            except ProcessLookupError:
+                pass
+            except PermissionError:
+                return True
+    return False
