@@ -260,8 +260,9 @@ def status(run_dir: str) -> None:
     except (OSError, ValueError):
         info = {}
     if info:
+        by_host = ", ".join(f"{host}: {n}" for host, n in (info.get("hosts") or {}).items())
         click.echo(f"dashboard: {info.get('dashboard')}  scheduler: {info.get('scheduler')}  "
-                   f"workers: {info.get('workers')}")
+                   f"workers: {info.get('workers')}" + (f" ({by_host})" if by_host else ""))
         ssh = tunnel(info.get("dashboard") or "", info.get("host"))
         if ssh:
             click.echo(f"from your machine: {ssh}")

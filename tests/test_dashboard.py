@@ -46,8 +46,8 @@ def test_incumbent_history_rises(tmp_path: Path) -> None:
 @pytest.mark.parametrize("domain", ["witness", pytest.param("triple", marks=pytest.mark.slow)])
 def test_page_on_the_dashboard(domain: str, tmp_path: Path) -> None:
     path = _stopped_copy(domain, tmp_path, forget=1)
-    with LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address="127.0.0.1:0") as cluster, \
-            Client(cluster) as client:
+    with LocalCluster(n_workers=1, threads_per_worker=1, host="127.0.0.1",
+                      dashboard_address="127.0.0.1:0") as cluster, Client(cluster) as client:
         link = register(client, path)
         assert link is not None and link.endswith("/epcg")
         data = json.loads(urllib.request.urlopen(link + "/status.json", timeout=30).read())
@@ -58,6 +58,7 @@ def test_page_on_the_dashboard(domain: str, tmp_path: Path) -> None:
             page.wait_for_selector("#stages tbody tr")
             assert page.inner_text("#done") == str(data["done"])
             assert page.inner_text("#total") == str(data["total"])
+            assert data["hosts"] == {"127.0.0.1": 1} and page.inner_text("#hosts") == "127.0.0.1: 1"
             assert page.locator("#stages tbody tr").count() == len(data["stages"])
             charts = [st for st in data["stages"] if st["incumbent"]]
             assert bool(charts) == (domain == "triple")

@@ -63,7 +63,7 @@ def snapshot(run_dir: str | Path) -> dict[str, Any]:
     left = plan.num_tasks - len(done)
     return {
         "run": str(run.path), "job": job.name, "domain": job.domain, "state": state,
-        "dashboard": info.get("dashboard"), "workers": info.get("workers"),
+        "dashboard": info.get("dashboard"), "workers": info.get("workers"), "hosts": info.get("hosts") or {},
         "done": len(done), "total": plan.num_tasks,
         "elapsed_seconds": round(elapsed, 3),
         "chunks_per_second": round(rate, 4) if rate else None,
@@ -130,9 +130,20 @@ class _Handler(web.RequestHandler):
         if plugin is None:
             return None
         try:
-            return await asyncio.get_running_loop().run_in_executor(None, snapshot, plugin.run_dir)
+            data = await asyncio.get_running_loop().run_in_executor(None, snapshot, plugin.run_dir)
         except UserError as exc:  # not laid out yet, or its job file was changed
             return {"state": str(exc)}
+        data["hosts"] = workers_by_host(self.scheduler)
+        data["workers"] = sum(data["hosts"].values())
+        return data
+
+
+def workers_by_host(scheduler: Any) -> dict[str, int]:
+    """The scheduler's live workers per host (what the page shows, fresher than live.json)."""
+    counts: dict[str, int] = {}
+    for worker in scheduler.workers.values():
+        counts[worker.host] = counts.get(worker.host, 0) + 1
+    return dict(sorted(counts.items()))
 
 
 class _JsonHandler(_Handler):
@@ -156,7 +167,7 @@ body { font-family: system-ui, sans-serif; margin: 1.2em 2em; color: #222; }
 table { border-collapse: collapse; margin: 1em 0; } th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; }
 td.n { text-align: right; } .bar { width: 220px; height: 12px; background: #e5e9f0; position: relative; }
 .bar div { position: absolute; left: 0; top: 0; bottom: 0; background: #5e81ac; }
-#head span { margin-right: 1.6em; } .state-running { color: #2e7d32; } .state-stopped { color: #bf616a; }
+#head > span { margin-right: 1.6em; } .state-running { color: #2e7d32; } .state-stopped { color: #bf616a; }
 svg text { font-size: 11px; }
 </style></head>
 <body>
@@ -188,6 +199,8 @@ function chart(name, points, elapsed) {
     '<text x=4 y=' + (y(smax) + 4) + '>' + smax + '</text></svg>' +
     '<figcaption>incumbent (best score) of ' + name + ' as chunks finished</figcaption></figure>';
 }
+function hosts(h) { var names = Object.keys(h || {});
+  return names.length ? ' (<span id=hosts>' + names.map(function (n) { return n + ': ' + h[n]; }).join(', ') + '</span>)' : ''; }
 function render(s) {
   document.getElementById('job').textContent = s.job + ' (' + s.domain + ')';
   document.getElementById('head').innerHTML =
@@ -195,7 +208,7 @@ function render(s) {
     '<span>chunks <b id=done>' + s.done + '</b> of <b id=total>' + s.total + '</b></span>' +
     '<span>items/s <b>' + fmt(s.items_per_second) + '</b></span>' +
     '<span>time left <b>' + left(s.seconds_left) + '</b></span>' +
-    '<span>workers ' + fmt(s.workers) + '</span><span><code>' + s.run + '</code></span>';
+    '<span>workers ' + fmt(s.workers) + hosts(s.hosts) + '</span><span><code>' + s.run + '</code></span>';
   var rows = s.stages.map(function (st) {
     var pct = st.total ? 100 * st.done / st.total : 100;
     return '<tr><td>' + st.label + '</td><td class=n>' + st.done + ' / ' + st.total + '</td>' +

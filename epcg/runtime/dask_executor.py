@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from urllib.parse import urlsplit
 
 from dask.base import tokenize
 from distributed import Client, as_completed
 from distributed.scheduler import KilledWorker
 
-from epcg.runtime.errors import Drain, TaskFailed
+from epcg.runtime.errors import Drain, TaskFailed, UserError
 from epcg.runtime.execute import Failed, OnDone, run_task_quietly, warm_up
 from epcg.runtime.plan import Stage, Task
-from epcg.runtime.store import check_chunk
+from epcg.runtime.progress import WorkersLost, note
+from epcg.runtime.store import RUN_FILE, RunDir, check_chunk
 
 PATIENCE = 20.0
 """Seconds a run waits with no live worker (none started, or all died) before it ends with one line."""
@@ -21,6 +25,88 @@ WARM_UP_TRIES = 3
 """Attempts at preparing the workers when one dies meanwhile."""
 POLL = 1.0
 """Seconds between looks at the cluster's workers while tasks run."""
+LOST_SETTLE = 2.0
+"""Seconds a host's lost workers are gathered before one line reports them (a node's workers go together)."""
+
+
+def host_of(address: str) -> str:
+    """The host part of a Dask address.
+
+    >>> host_of("tcp://198.18.0.3:40123"), host_of("tls://[::1]:8786")
+    ('198.18.0.3', '::1')
+    """
+    return urlsplit(address).hostname or address
+
+
+def hosts(client: Client) -> dict[str, int]:
+    """Live workers per host, as the scheduler knows them (``epcg status`` and the dashboard name them so)."""
+    counts: dict[str, int] = defaultdict(int)
+    for address in client.scheduler_info(n_workers=-1)["workers"]:
+        counts[host_of(address)] += 1
+    return dict(sorted(counts.items()))
+
+
+def can_see(run_path: str) -> str | None:
+    """On a worker: None if this machine reads the run directory's run.json, else why not (one line).
+
+    A node without the shared filesystem (or without the object store's
+    credentials) would otherwise fail each chunk it takes, or write where no
+    other node looks.
+    """
+    try:
+        run = RunDir(run_path)
+        run.location.check()
+        if run.location.read(RUN_FILE) is None:
+            return f"no {RUN_FILE} there"
+    except (UserError, OSError) as exc:
+        return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return None
+
+
+def blind(address: str, run_path: str, why: str) -> UserError:
+    """The one line for a worker whose machine cannot see the run directory."""
+    return UserError(
+        f"host {host_of(address)} (worker {address}) cannot see the run directory {run_path}: {why}; every node "
+        "needs the same path mounted (or the object store's credentials): see docs/nodes.md; finished chunks are "
+        f"kept, 'epcg resume {run_path}' once that node sees it or is gone")
+
+
+class LostHosts:
+    """Gathers the scheduler's ``remove-worker`` events by host and reports each host once they settle.
+
+    A node that dies takes all its workers at once; its line says how many and
+    how many of this run's chunks they were running (the scheduler runs those
+    again elsewhere).
+    """
+
+    def __init__(self, report: Callable[[WorkersLost], None]) -> None:
+        self.report = report
+        self.lock = threading.Lock()
+        self.pending: dict[str, list] = {}
+        """host -> [time of its last event, workers lost, chunks they were running]"""
+
+    def on_event(self, event: tuple[float, dict]) -> None:
+        """A scheduler event (called on the client's event loop)."""
+        _, msg = event
+        if not isinstance(msg, dict) or msg.get("action") != "remove-worker" or msg.get("expected"):
+            return
+        chunks = sum(1 for key in msg.get("processing-tasks", ()) if _is_chunk(key))
+        with self.lock:
+            entry = self.pending.setdefault(host_of(msg.get("worker", "?")), [0.0, 0, 0])
+            entry[0], entry[1], entry[2] = time.monotonic(), entry[1] + 1, entry[2] + chunks
+
+    def flush(self, settle: float = LOST_SETTLE) -> None:
+        """Report the hosts with no new event for ``settle`` seconds (0: every host now)."""
+        now = time.monotonic()
+        with self.lock:
+            ripe = [host for host, (last, _, _) in self.pending.items() if now - last >= settle]
+            events = [WorkersLost(host, *self.pending.pop(host)[1:]) for host in ripe]
+        for event in events:
+            self.report(event)
+
+
+def _is_chunk(key: object) -> bool:
+    return isinstance(key, str) and key.startswith("epcg-") and not key.startswith("epcg-verify-")
 
 
 def crashed(task: Task, failures: int) -> TaskFailed:
@@ -53,10 +139,13 @@ class DaskExecutor:
 
     name = "dask"
 
-    def __init__(self, client: Client, patience: float | None = PATIENCE) -> None:
+    def __init__(self, client: Client, patience: float | None = PATIENCE,
+                 on_lost: Callable[[WorkersLost], None] | None = None) -> None:
         self.client = client
         self.patience = patience
         """Seconds without a live worker before the run ends (None: wait for ever, e.g. a batch queue)."""
+        self.on_lost = on_lost or (lambda event: note(event.line()))
+        """Told of each host whose workers the scheduler lost (default: one line in the progress output)."""
 
     def warm_up(self, domain: str, job_json: str) -> float:
         """Prepare every live worker; a worker dying meanwhile is waited for again, up to ``WARM_UP_TRIES`` times."""
@@ -77,8 +166,21 @@ class DaskExecutor:
             return max(seconds.values(), default=0.0)
         raise AssertionError("unreachable")
 
-    def _workers(self) -> int:
-        return len(self.client.scheduler_info(n_workers=-1)["workers"])
+    def _workers(self) -> set[str]:
+        return set(self.client.scheduler_info(n_workers=-1)["workers"])
+
+    def check_sight(self, run_path: str, workers: set[str] | None = None) -> None:
+        """Raise the one line of :func:`blind` for the first of ``workers`` (default: all) that cannot see
+        ``run_path``; a worker that dies meanwhile is not a finding."""
+        if workers is not None and not workers:
+            return
+        try:
+            seen = self.client.run(can_see, run_path, workers=sorted(workers) if workers else None, on_error="return")
+        except (OSError, TimeoutError):
+            return
+        for address, why in sorted(seen.items()):
+            if isinstance(why, str):
+                raise blind(address, run_path, why)
 
     def check(self, run_path: str, records: list[dict]) -> list[bool]:
         """Verify chunks on the workers (they read the store where it lives), one task per record.
@@ -127,6 +229,11 @@ class DaskExecutor:
                         future.epcg_task = task
                         futures.add(future)
 
+        run_path = call[2]
+        known = self._workers()
+        self.check_sight(run_path, known)
+        lost = LostHosts(self.on_lost)
+        self.client.subscribe_topic("all", lost.on_event)
         submit_ready()
         alive = looked = time.monotonic()
         try:
@@ -134,11 +241,15 @@ class DaskExecutor:
                 ready = futures.next_batch(block=False)
                 if not ready:
                     now = time.monotonic()
-                    if self.patience is not None and now - looked >= POLL:
+                    if now - looked >= POLL:
                         looked = now
-                        if self._workers():
+                        lost.flush()
+                        workers = self._workers()
+                        self.check_sight(run_path, workers - known)
+                        known = workers
+                        if workers:
                             alive = now
-                        elif now - alive >= self.patience:
+                        elif self.patience is not None and now - alive >= self.patience:
                             raise no_workers(now - alive)
                     time.sleep(0.02)
                     continue
@@ -148,7 +259,11 @@ class DaskExecutor:
                         record = future.result()
                     except KilledWorker as exc:
                         raise crashed(task, exc.allowed_failures + 1) from None
+                    except Exception:
+                        self.check_sight(run_path)  # a node that cannot see the run is the likelier cause
+                        raise
                     if isinstance(record, Failed):
+                        self.check_sight(run_path)
                         raise record.exception()
                     left[task.stage] -= 1
                     on_done(task, record)
@@ -161,6 +276,9 @@ class DaskExecutor:
             if isinstance(exc, Drain):
                 finish_running(self.client, exc)
             raise
+        finally:
+            lost.flush(0)
+            self.client.unsubscribe_topic("all")
 
 
 def _running(dask_worker) -> int:

@@ -672,13 +672,15 @@ def _live(run: RunDir, client: Any, dashboard: str | None) -> Iterator[None]:
     """While a run is live, DIR/live.json tells `epcg status` where its dashboard is and how many workers it has."""
     import socket
 
+    from epcg.runtime.dask_executor import hosts
     from epcg.runtime.store import LIVE
 
     info = {"pid": os.getpid(), "host": socket.gethostname(), "dashboard": dashboard,
             "scheduler": client.scheduler.address}
 
     def write() -> None:
-        info["workers"] = len(client.scheduler_info(n_workers=-1)["workers"])
+        info["hosts"] = hosts(client)
+        info["workers"] = sum(info["hosts"].values())
         run.write_text(LIVE, json.dumps(info))
 
     def refresh() -> None:

@@ -41,6 +41,32 @@ class TaskEndEvent:
     """Its manifest record (small, JSON)."""
 
 
+@dataclass(frozen=True)
+class WorkersLost:
+    """The scheduler lost workers of one host (a node died or left the network)."""
+
+    host: str
+    """The host, as in the workers' addresses."""
+    workers: int
+    """How many of its workers were lost."""
+    chunks: int
+    """How many of this run's chunks they were running: the scheduler runs them again elsewhere."""
+
+    def line(self) -> str:
+        """The progress line.
+
+        >>> WorkersLost("198.18.0.3", 2, 3).line()
+        'host 198.18.0.3: 2 workers lost, 3 chunks rescheduled'
+        """
+        return (f"host {self.host}: {self.workers} worker{'s' * (self.workers != 1)} lost, "
+                f"{self.chunks} chunk{'s' * (self.chunks != 1)} rescheduled")
+
+
+def note(line: str, file: IO[str] | None = None) -> None:
+    """One timestamped line in the progress output (above a progress bar, if one is drawn)."""
+    tqdm.write(time.strftime("%H:%M:%S ") + line, file=file if file is not None else sys.stderr)
+
+
 class Callback:
     """No-op hooks; subclass and override what you need."""
 

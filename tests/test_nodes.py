@@ -1,0 +1,310 @@
+"""Several machines for real: a scheduler node, worker nodes and a client node as Linux network namespaces
+(tests/nodes.py), each with its own address and /tmp, the run directory on a shared mount or an S3 server on its
+own node. Results are compared with a local serial run of the same job."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+
+from .conftest import JOBS, epcg, load_results
+from .nodes import SHARED, Network, Node, unavailable, wait_port, wait_workers
+
+WHY = unavailable()
+needs_nodes = pytest.mark.skipif(WHY is not None, reason=f"no simulated nodes here: {WHY}")
+
+WITNESS = ('name = "w"\ndomain = "witness"\nkind = "must-cross"\nrows = ["3x4:3", "3x4:4", "4x4:3"]\n'
+           'chunk_size = 3000\nfigures_per_row = 1\n')
+FLING = ["--set", "chunk_words=8192", "--set", "top_puzzles=0"]
+RUN_TIMEOUT = 600.0
+"""No run in these tests may take longer (a hang fails the test instead of the suite)."""
+TIMINGS: list[str] = []
+"""What the harness measured (start-up per node, runs), printed after each test (pytest -s shows it)."""
+
+
+@pytest.fixture(autouse=True)
+def _print_timings():
+    began = time.monotonic()
+    yield
+    TIMINGS.append(f"test wall time {time.monotonic() - began:.1f} s")
+    print("\n" + "\n".join(TIMINGS))
+    TIMINGS.clear()
+
+
+class Cluster:
+    """A scheduler node, worker nodes (two workers each) and a client node on one bridge."""
+
+    def __init__(self, tmp: Path, workers: int = 2, shared_workers: bool = True,
+                 worker_env: dict | None = None, s3: bool = False) -> None:
+        self.tmp = tmp
+        self.shared = tmp / "shared"
+        self.shared.mkdir()
+        self.net = Network(tmp / "logs", self.shared)
+        self.env: dict[str, str] = {}
+        """What the client and the workers need in their environment (an object store's credentials)."""
+        try:
+            if s3:
+                self.s3 = self.net.node("s3", shared=False)
+                self.s3.spawn([sys.executable, "-m", "moto.server", "-H", self.s3.address, "-p", "5000"], "moto")
+                wait_port(self.s3.address, 5000, 60)
+                self.endpoint = f"http://{self.s3.address}:5000"
+                self.env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                            "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": self.endpoint, "AWS_ALLOW_HTTP": "true"}
+            self.client = self.net.node("client")
+            self.head = self.net.node("scheduler")
+            began = time.monotonic()
+            self.head.scheduler()
+            wait_port(self.head.address, 8786, 60)
+            TIMINGS.append(f"scheduler node {self.head.address}: namespaces {self.head.ready_seconds:.2f} s, "
+                           f"scheduler listening after {time.monotonic() - began:.1f} s")
+            self.address = f"tcp://{self.head.address}:8786"
+            self.worker_env = {**self.env, **(worker_env or {})}
+            self.nodes = [self.add(f"worker{i + 1}", shared_workers) for i in range(workers)]
+            began = time.monotonic()
+            wait_workers(self.address, {n.address: 2 for n in self.nodes}, 120)
+            TIMINGS.append(f"{workers} worker nodes (namespaces "
+                           f"{', '.join(f'{n.ready_seconds:.2f}' for n in self.nodes)} s): all "
+                           f"{2 * workers} workers joined {time.monotonic() - began:.1f} s after the last was started")
+        except BaseException:
+            self.net.close()
+            raise
+
+    def add(self, name: str, shared: bool = True, env: dict | None = None) -> Node:
+        node = self.net.node(name, shared)
+        node.started = time.monotonic()
+        node.workers(self.address, env={**self.worker_env, **(env or {})})
+        return node
+
+    def epcg(self, *args: str, env: dict | None = None) -> subprocess.Popen:
+        """``epcg ARGS`` on the client node, its output captured."""
+        return self.client.spawn([sys.executable, "-m", "epcg", *args], "epcg", stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True,
+                                 env={"EPCG_PROGRESS_INTERVAL": "5", **self.env, **(env or {})})
+
+    def close(self) -> None:
+        self.net.close()
+
+
+@pytest.fixture
+def cluster(tmp_path: Path):
+    c = Cluster(tmp_path)
+    yield c
+    c.close()
+
+
+def reference(tmp: Path, job: str, sets: list[str], name: str) -> subprocess.Popen:
+    """The same job run serially on this host, in the background."""
+    return subprocess.Popen([sys.executable, "-m", "epcg", "run", job, "--out", str(tmp / name), "--serial", *sets],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def finish(proc: subprocess.Popen, timeout: float = RUN_TIMEOUT) -> tuple[int, str, str]:
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"no end after {timeout:.0f} s (a hang): {err[-2000:]}")
+    return proc.returncode, out, err
+
+
+def same(run: Path, ref: subprocess.Popen, ref_dir: Path) -> None:
+    code, _, err = finish(ref)
+    assert code == 0, err
+    assert load_results(run) == load_results(ref_dir)
+
+
+@needs_nodes
+def test_witness_and_fling_on_three_nodes(cluster: Cluster, tmp_path: Path) -> None:
+    """(a) Table 2's small rows and Fling! to 6 pieces: the run directory on the shared mount, identical results."""
+    (cluster.shared / "w.toml").write_text(WITNESS)
+    refs = [reference(tmp_path, str(cluster.shared / "w.toml"), [], "ref-w"),
+            reference(tmp_path, str(JOBS / "fling.toml"), ["--set", "max_pieces=6", *FLING], "ref-f")]
+    began = time.monotonic()
+    code, out, err = finish(cluster.epcg("run", f"{SHARED}/w.toml", "--out", f"{SHARED}/w",
+                                         "--scheduler", cluster.address))
+    assert code == 0, err
+    code, out, err = finish(cluster.epcg("run", str(JOBS / "fling.toml"), "--out", f"{SHARED}/f",
+                                         "--scheduler", cluster.address, "--set", "max_pieces=6", *FLING))
+    assert code == 0, err
+    TIMINGS.append(f"witness + fling 6 on the nodes: {time.monotonic() - began:.1f} s")
+    same(cluster.shared / "w", refs[0], tmp_path / "ref-w")
+    same(cluster.shared / "f", refs[1], tmp_path / "ref-f")
+    assert "Couldn't gather" not in err
+
+
+@needs_nodes
+@pytest.mark.slow
+def test_fling_9_on_three_nodes(cluster: Cluster, tmp_path: Path) -> None:
+    """(a) Fling! to 9 pieces across the two worker nodes: identical to the local run."""
+    ref = reference(tmp_path, str(JOBS / "fling.toml"), ["--set", "max_pieces=9", *FLING], "ref")
+    code, _, err = finish(cluster.epcg("run", str(JOBS / "fling.toml"), "--out", f"{SHARED}/f",
+                                       "--scheduler", cluster.address, "--set", "max_pieces=9", *FLING), 3600)
+    assert code == 0, err
+    same(cluster.shared / "f", ref, tmp_path / "ref")
+
+
+@needs_nodes
+@pytest.mark.slow
+def test_run_on_s3_server_node_without_shared_mount(tmp_path: Path, monkeypatch) -> None:
+    """(a) on S3: moto on its own node; the worker nodes mount nothing and each has only the credentials, its
+    /tmp (Fling!'s per-machine copies of a layer live there) and a numba cache of its own there."""
+    cluster = Cluster(tmp_path, shared_workers=False, worker_env={"NUMBA_CACHE_DIR": "/tmp/numba-cache"}, s3=True)
+    try:
+        bucket = f"epcg-{uuid.uuid4().hex[:12]}"
+        urllib.request.urlopen(urllib.request.Request(f"{cluster.endpoint}/{bucket}", method="PUT"),
+                               timeout=10).close()
+        ref = reference(tmp_path, str(JOBS / "fling.toml"), ["--set", "max_pieces=6", *FLING], "ref")
+        code, _, err = finish(cluster.epcg("run", str(JOBS / "fling.toml"), "--out", f"s3://{bucket}/f",
+                                           "--scheduler", cluster.address, "--set", "max_pieces=6", *FLING))
+        assert code == 0, err
+        local = tmp_path / "fetched"
+        local.mkdir()
+        for key, value in cluster.env.items():
+            monkeypatch.setenv(key, value)
+        from epcg.runtime.rundir import open_location
+
+        (local / "results.json").write_bytes(open_location(f"s3://{bucket}/f").read("results.json"))
+        same(local, ref, tmp_path / "ref")
+        for node in cluster.nodes:
+            assert {"epcg-scratch", "numba-cache"} <= set(node.tmp_files()), node.name
+    finally:
+        cluster.close()
+
+
+def _records(run: Path) -> int:
+    manifest = run / "manifest"
+    return sum(1 for _ in manifest.rglob("0*.json")) if manifest.exists() else 0
+
+
+def fling_7_under_way(cluster: Cluster, tmp: Path, records: int) -> tuple[Path, subprocess.Popen, subprocess.Popen]:
+    """Fling! to 7 pieces started on the nodes (and serially here); returns once ``records`` chunks are done."""
+    sets = ["--set", "max_pieces=7", *FLING]
+    ref = reference(tmp, str(JOBS / "fling.toml"), sets, "ref")
+    run = cluster.shared / "f"
+    proc = cluster.epcg("run", str(JOBS / "fling.toml"), "--out", f"{SHARED}/f", "--scheduler", cluster.address,
+                        *sets)
+    deadline = time.monotonic() + 240
+    while _records(run) < records and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert proc.poll() is None and _records(run) >= records, "the run did not get going"
+    return run, ref, proc
+
+
+def status_by_host(cluster: Cluster) -> None:
+    """`epcg status` (from a worker node) and the dashboard page list the live workers per host."""
+    status = cluster.nodes[0].spawn([sys.executable, "-m", "epcg", "status", f"{SHARED}/f"], "status",
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    code, out, err = finish(status, 60)
+    assert code == 0, err
+    hosts = ", ".join(f"{n.address}: 2" for n in cluster.nodes)
+    assert f"workers: 4 ({hosts})" in out, out
+    page = json.loads(urllib.request.urlopen(f"http://{cluster.head.address}:8787/epcg/status.json", timeout=10).read())
+    assert page["hosts"] == {n.address: 2 for n in cluster.nodes} and page["workers"] == 4, page
+
+
+@needs_nodes
+def test_worker_node_lost_and_node_added(cluster: Cluster, tmp_path: Path) -> None:
+    """(b) Every process of one worker node SIGKILLed and its /tmp wiped mid-run; a new node joins and takes
+    work; the run finishes with identical results and says which host it lost. Before the kill, `epcg status`
+    and the dashboard name the workers by host."""
+    from distributed import Client
+
+    run, ref, proc = fling_7_under_way(cluster, tmp_path, 40)
+    deadline = time.monotonic() + 240
+    status_by_host(cluster)
+    victim = cluster.nodes[1]
+    assert victim.tmp_files(), "the node's workers keep nothing in its /tmp"
+    victim.crash()
+    assert victim.tmp_files() == []
+    at_kill = _records(run)
+    newcomer = cluster.add("worker3")
+    took_work = False
+    with Client(cluster.address, timeout="10s") as watcher:
+        while proc.poll() is None and time.monotonic() < deadline + RUN_TIMEOUT:
+            processing = watcher.processing()
+            took_work = took_work or any(newcomer.address in worker and any(str(k).startswith("epcg-") for k in keys)
+                                         for worker, keys in processing.items())
+            time.sleep(0.2)
+    code, _, err = finish(proc)
+    assert code == 0, err
+    assert _records(run) > at_kill
+    assert took_work, "the node added mid-run took no chunk"
+    lost = [line for line in err.splitlines() if f"host {victim.address}: 2 workers lost" in line]
+    assert len(lost) == 1 and "rescheduled" in lost[0], err
+    TIMINGS.append(lost[0])
+    same(run, ref, tmp_path / "ref")
+
+
+@needs_nodes
+@pytest.mark.slow
+def test_client_link_down_20_s(cluster: Cluster, tmp_path: Path) -> None:
+    """(c) The client's cable out for 20 s, then back: the run goes on to identical results, or ends within
+    the stated time in one line naming the resume command; never a hang."""
+    run, ref, proc = fling_7_under_way(cluster, tmp_path, 20)
+    cluster.client.link(False)
+    time.sleep(20)
+    cluster.client.link(True)
+    restored = time.monotonic()
+    code, _, err = finish(proc, 300)
+    TIMINGS.append(f"link down 20 s: exit {code} {time.monotonic() - restored:.1f} s after the link came back")
+    if code == 0:
+        same(run, ref, tmp_path / "ref")
+    else:
+        last = err.strip().splitlines()[-1]
+        assert f"epcg resume {SHARED}/f" in last, err
+
+
+@needs_nodes
+def test_worker_node_without_the_run_directory(tmp_path: Path) -> None:
+    """(d) A worker node that does not mount the shared directory: one line naming its host and the path, exit 2,
+    at once (no retries, no hang)."""
+    cluster = Cluster(tmp_path)
+    try:
+        blind = cluster.add("worker-blind", shared=False)
+        wait_workers(cluster.address, {blind.address: 2}, 120)
+        (cluster.shared / "w.toml").write_text(WITNESS)
+        began = time.monotonic()
+        code, _, err = finish(cluster.epcg("run", f"{SHARED}/w.toml", "--out", f"{SHARED}/w",
+                                           "--scheduler", cluster.address), 120)
+        TIMINGS.append(f"blind worker node refused after {time.monotonic() - began:.1f} s")
+        errors = [line for line in err.splitlines() if "error" in line.lower()]
+        assert code == 2, err
+        assert len(errors) == 1 and errors[0] == err.strip().splitlines()[-1], err
+        assert f"host {blind.address}" in errors[0] and f"{SHARED}/w" in errors[0] and "cannot see" in errors[0]
+        assert not (cluster.shared / "w" / "manifest").exists() or _records(cluster.shared / "w") == 0
+    finally:
+        cluster.close()
+
+
+def test_lost_workers_are_one_line_per_host() -> None:
+    """The scheduler's remove-worker events of one host become one line; a retired worker is not lost."""
+    from epcg.runtime.dask_executor import LostHosts
+
+    lines: list[str] = []
+    lost = LostHosts(lambda event: lines.append(event.line()))
+    for port, keys in ((1, ["epcg-k07/00003-ab", "epcg-k07/00004-cd"]), (2, ["epcg-k07/00005-ef", "other"])):
+        lost.on_event((0.0, {"action": "remove-worker", "worker": f"tcp://198.18.0.3:{port}", "expected": False,
+                             "processing-tasks": keys}))
+    lost.on_event((0.0, {"action": "remove-worker", "worker": "tcp://198.18.0.4:1", "expected": True,
+                         "processing-tasks": ["epcg-k07/00006-gh"]}))
+    lost.flush()
+    assert lines == []  # not settled yet: the node's other workers may still be reported
+    lost.flush(0)
+    assert lines == ["host 198.18.0.3: 2 workers lost, 3 chunks rescheduled"]
+
+
+def test_a_machine_sees_a_run_directory_only_with_its_run_json(tmp_path: Path) -> None:
+    """An empty mount point (the node did not mount the share) is not the run directory."""
+    from epcg.runtime.dask_executor import can_see
+
+    assert can_see(str(tmp_path / "not-mounted")) == "no run.json there"
+    (tmp_path / "run.json").write_text("{}")
+    assert can_see(str(tmp_path)) is None
