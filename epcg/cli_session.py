@@ -17,7 +17,7 @@ from epcg.runtime.engine import Engine, Options, Prepared, Target, exit_status
 def cli_engine() -> Engine:
     """The engine as the command line uses it: lines to stdout, progress to stderr (a bar on a terminal, plain
     status lines in a log), report.html and the dashboard page."""
-    from epcg.api.engine import engine
+    from epcg.api.runs import engine
     from epcg.runtime.progress import for_output
 
     runner = engine(say=click.echo)

@@ -29,7 +29,7 @@ import itertools
 import json
 import numbers
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -38,8 +38,10 @@ import numpy as np
 
 from epcg.report.found import Found
 from epcg.report.gallery import Group
+from epcg.runtime.engine import Engine, Hooks
 from epcg.runtime.errors import InvalidValue, NotThisKind, UserError
 from epcg.runtime.jobs import Job
+from epcg.runtime.progress import Callback
 from epcg.runtime.registry import kinds_with_run_types, run_type
 from epcg.runtime.store import RESULTS, SUMMARY, RunDir
 from epcg.runtime.verification import open_run
@@ -63,7 +65,6 @@ def run(job: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str
     """
     import sys
 
-    from epcg.api.engine import engine
     from epcg.runtime.engine import Options, target
     from epcg.runtime.progress import TqdmProgress
 
@@ -89,6 +90,24 @@ def run(job: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str
     else:
         runner.execute(runner.start(validated, path, Options()), True, where)
     return Run(path)
+
+
+def engine(say: Callable[[str], None] = lambda line: None, callbacks: Sequence[Callback] = ()) -> Engine:
+    """The run engine as ``epcg.run`` and the command line use it: it writes report.html at the end of a run and
+    shows the run's progress on the Dask dashboard (what only the layers above the runtime can do)."""
+    return Engine(say=say, callbacks=callbacks, hooks=Hooks(publish=_publish, dashboard_page=_dashboard_page))
+
+
+def _publish(run_dir: RunDir) -> str:
+    from epcg.report.html import write_report
+
+    return str(write_report(Run(run_dir.location.where)))
+
+
+def _dashboard_page(client: Any, where: str) -> str | None:
+    from epcg.report.dashboard import register
+
+    return register(client, where)
 
 
 def open(path: str | os.PathLike[str]) -> Run:  # noqa: A001 - epcg.open reads like the builtin, for runs

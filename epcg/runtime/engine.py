@@ -299,7 +299,7 @@ class Engine:
         with kept(restore=not self.exits_after) as log, claimed(prepared, new=False), \
                 to_run_directory(log, None, run.logs_dir()), _connected_executor(target) as executor:
             checked, bad = verify(plan, run, executor, everything)
-        where_text = "in this process" if executor is None else f"on {_workers_text(executor)}"
+            where_text = "in this process" if executor is None else f"on {_workers_text(executor)}"
         if bad:
             self.say(f"{run.path}: {len(bad)} of {checked} chunks checked {where_text} are damaged on disk: "
                      f"{', '.join(bad)}")
