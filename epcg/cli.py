@@ -75,7 +75,7 @@ class EpcgGroup(click.Group):
         try:
             return super().invoke(ctx)
         except UserError as exc:
-            _fail(str(exc), 2)
+            _fail(str(exc), getattr(exc, "exit_status", 2))
         except click.UsageError as exc:
             _fail(exc.format_message(), 2)
         except (TaskFailed, OutputFailed) as exc:
@@ -339,8 +339,6 @@ def export(run_dir: str, out: Path | None, limit: int, pictures: str, where: tup
     import epcg
     from epcg.api.export import export as write
 
-    if out is not None and out.exists() and not out.is_dir():
-        raise UserError(f"--out {out} is a file, not a directory")
     pairs = [_filter(text) for text in where]
     filters = dict(pairs)
     if len(filters) < len(pairs):

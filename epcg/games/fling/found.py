@@ -24,7 +24,7 @@ from matplotlib.figure import Figure
 from epcg.games.fling.domain import evaluate
 from epcg.games.fling.domain.rules import Board, Move
 from epcg.report.found import Found
-from epcg.runtime.store import RunDir
+from epcg.runtime.store import Vouched
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,38 +109,40 @@ def _ranks_in(words: np.ndarray, first_word: int) -> np.ndarray:
     return np.flatnonzero(bits) + first_word * 64
 
 
-def _layer(run: RunDir, pieces: int, kind: str):
-    """Layer ``pieces``'s ``kind`` bits: the whole layer, or, where a symmetric run kept only one board
-    per orbit (its deepest layer), the orbit representatives."""
+def _layer(stored: Vouched, pieces: int, kind: str) -> str:
+    """The array holding layer ``pieces``'s ``kind`` bits: the whole layer, or, where a symmetric run kept only
+    one board per orbit (its deepest layer), the orbit representatives."""
     name = f"{kind}/{pieces}"
-    return run.group[name] if run.has_array(name) else run.group[f"orbits/{name}"]
+    return name if stored.has(name) or not stored.has(f"orbits/{name}") else f"orbits/{name}"
 
 
-def _words(run: RunDir, pieces: int, unique: bool | None, start: int, stop: int) -> np.ndarray:
-    solvable, only = _layer(run, pieces, "solvable"), _layer(run, pieces, "unique")
+def _words(stored: Vouched, pieces: int, unique: bool | None, start: int, stop: int) -> Iterator[tuple[int, np.ndarray]]:
+    """``(first word, words)`` of ``[start, stop)`` of the layer, as the records vouch for them."""
+    solvable, only = _layer(stored, pieces, "solvable"), _layer(stored, pieces, "unique")
     if unique:
-        return np.asarray(only[start:stop])
-    if unique is None:
-        return np.asarray(solvable[start:stop])
-    return np.asarray(solvable[start:stop]) & ~np.asarray(only[start:stop])
+        yield from stored.blocks(only, start, stop)
+    elif unique is None:
+        yield from stored.blocks(solvable, start, stop)
+    else:
+        for (at, s), (_, u) in zip(stored.blocks(solvable, start, stop), stored.blocks(only, start, stop)):
+            yield at, s[:len(u)] & ~u[:len(s)]
 
 
-def set_ranks(run: RunDir, pieces: int, unique: bool | None) -> Iterator[int]:
+def set_ranks(stored: Vouched, pieces: int, unique: bool | None) -> Iterator[int]:
     """Ranks of layer ``pieces`` boards: uniquely solvable (True), solvable but not uniquely
-    (False) or solvable (None); in rank order, one Zarr chunk in memory at a time."""
-    array = _layer(run, pieces, "solvable")
-    step = max(1, array.chunks[0])
-    for start in range(0, array.shape[0], step):
-        yield from _ranks_in(_words(run, pieces, unique, start, start + step), start).tolist()
+    (False) or solvable (None); in rank order, one chunk's words in memory at a time (an unfinished
+    layer is refused when the reading reaches its first missing chunk)."""
+    for at, words in _words(stored, pieces, unique, 0, None):
+        yield from _ranks_in(words, at).tolist()
 
 
-def sample_ranks(run: RunDir, pieces: int, unique: bool | None, n: int, chunks: int = 4) -> list[int]:
+def sample_ranks(stored: Vouched, pieces: int, unique: bool | None, n: int, chunks: int = 4) -> list[int]:
     """About ``n`` ranks spread over the layer: evenly spaced picks from ``chunks`` evenly spaced
     Zarr chunks (a sample of a huge layer without reading all of it), ascending."""
-    array = _layer(run, pieces, "solvable")
-    step = max(1, array.chunks[0])
-    starts = sorted({int(s) for s in np.linspace(0, (array.shape[0] - 1) // step, chunks).round()})
-    found = [_ranks_in(_words(run, pieces, unique, s * step, (s + 1) * step), s * step) for s in starts]
+    size, step = stored.size(_layer(stored, pieces, "solvable")), stored.chunk(_layer(stored, pieces, "solvable"))
+    starts = sorted({int(s) for s in np.linspace(0, max(size - 1, 0) // step, chunks).round()})
+    found = [np.concatenate([_ranks_in(w, at) for at, w in _words(stored, pieces, unique, s * step, (s + 1) * step)]
+                            or [np.zeros(0, np.int64)]) for s in starts]
     found = [f for f in found if len(f)]
     out: list[int] = []
     for f in found:

@@ -47,7 +47,7 @@ class FlingRun(Run):
 
     def _boards(self, layers: Iterable[int], unique: bool | None, min_ratio: float | None) -> Iterator[FlingBoard]:
         for k in layers:
-            for rank in set_ranks(self.dir, k, unique):
+            for rank in set_ranks(self.stored, k, unique):
                 board = FlingBoard(self.config.width, self.config.height, k, rank)
                 if min_ratio is not None and (board.ratio is None or board.ratio < min_ratio):
                     continue
@@ -101,8 +101,8 @@ class FlingRun(Run):
         for row in layers:
             k = row["pieces"]
             several = row["solvable"] - row["unique"]
-            ranks = [(r, True) for r in sample_ranks(self.dir, k, True, n - n // 3)]
-            ranks += [(r, False) for r in sample_ranks(self.dir, k, False, n // 3)] if several else []
+            ranks = [(r, True) for r in sample_ranks(self.stored, k, True, n - n // 3)]
+            ranks += [(r, False) for r in sample_ranks(self.stored, k, False, n // 3)] if several else []
             boards = [FlingBoard(c.width, c.height, k, r) for r, _ in ranks]
             out.append(Group(f"{k} pieces", row["solvable"], [_item(b, f"{k} pieces") for b in boards]))
         return out

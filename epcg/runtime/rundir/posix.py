@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from epcg.runtime.errors import UserError
+from epcg.runtime.errors import Conflict, MissingBucket, PermissionDenied, UserError
 from epcg.runtime.rundir.base import LOCK_KEY, Location
 
 SCAFFOLD_LOGS = "logs"
@@ -184,7 +184,7 @@ class PosixLocation(Location):
             handle.seek(0)
             holder = handle.read().strip() or "unknown"
             handle.close()
-            raise UserError(
+            raise Conflict(
                 f"run directory {self.where} is in use by another epcg process ({holder}); "
                 "wait for it to finish or stop it first"
             ) from None
@@ -207,8 +207,21 @@ class PosixLocation(Location):
         finally:
             os.close(fd)
 
+    def holder(self) -> str | None:
+        if not self.is_locked():
+            return None
+        text = (self.read(LOCK_KEY) or b"").decode(errors="replace").strip() or "unknown"
+        return f"({text}); wait for it to finish or stop it first (the kernel releases its lock when it exits)"
+
     def check(self) -> None:
-        """Nothing to reach: path problems are found by ``session.run_directory``."""
+        """Raise the StorageFault of the run directory's cause: gone (MissingBucket) or not readable
+        (PermissionDenied); other path problems are found by ``session.run_directory``."""
+        if not self.root.exists():
+            if self.root.parent.is_dir():
+                return  # a new run's directory, made when it starts
+            raise MissingBucket(f"{self.where}: the directory holding it does not exist")
+        if not os.access(self.root, os.R_OK | os.X_OK):
+            raise PermissionDenied(f"{self.where}: permission denied (this user cannot read the run directory)")
 
     def scratch(self, name: str) -> Path:
         return self._path(name)
