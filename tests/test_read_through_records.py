@@ -129,7 +129,7 @@ def test_an_unfinished_layer_is_refused_not_short(fling: Path, copy: Path) -> No
     from epcg.runtime.errors import Unfinished
 
     for name in ("00001.json", "00002.json"):
-        (copy / "manifest" / "k04" / name).unlink()
+        (copy / "manifest" / "f04" / name).unlink()  # the fill stage writes the whole layer
     (copy / "results.json").unlink()
     result = exported(copy, "pieces=4")
     line = one_line(result)

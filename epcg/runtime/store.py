@@ -59,6 +59,8 @@ LOGS = "logs"
 RECORD_READERS = 16
 """Records read at once by :meth:`RunDir.done`."""
 LOCK_FILE = ".lock"
+LAYOUT = (RUN_FILE, DIGEST_FILE, f"{ZARR}/zarr.json")
+"""What :meth:`RunDir.create` writes before job.toml (which it writes last)."""
 REDUCED_FILE = "manifest/reduce.json"
 """The reduction's own record: the arrays ``finish`` wrote (a Witness row's puzzles at its minimum)."""
 REDUCE = "reduce"
@@ -154,8 +156,14 @@ class RunDir:
         return validate(loads_toml(text, self.job_path), source=self.job_path)
 
     def is_empty(self) -> bool:
-        """Nothing but a lock is stored here (a new run may be laid out)."""
-        return self.location.is_empty()
+        """Nothing but a lock is stored here, or only the start of a layout that never got its job.toml (a client
+        killed or failed while laying out a new run): a new run may be laid out."""
+        return self.location.is_empty() or bool(self._abandoned_layout())
+
+    def _abandoned_layout(self) -> list[str]:
+        """The keys of a layout :meth:`create` began but never finished (no job.toml, nothing but its files)."""
+        keys = [k for k in self.location.list() if k != LOCK_FILE and not k.startswith(f"{LOGS}/")]
+        return keys if keys and set(keys) <= set(LAYOUT) else []
 
     @property
     def figures_dir(self) -> Path:
@@ -191,9 +199,12 @@ class RunDir:
     # -- creation, identity and locking (client side) -------------------------
 
     def create(self, job_toml: str, digest: str) -> None:
-        """Lay out a new run directory with a fresh run id; the caller holds the lock."""
+        """Lay out a new run directory with a fresh run id; the caller holds the lock. What an earlier layout that
+        never finished left (see :meth:`is_empty`) is removed first."""
         import zarr
 
+        for key in self._abandoned_layout():
+            self.location.delete(key)
         zarr.open_group(self.location.zarr_store(ZARR), mode="w-")
         ident = {"run_id": uuid.uuid4().hex, "epoch": 0, "started_at": 0}
         if not self.location.create(RUN_FILE, json.dumps(ident).encode()):
@@ -204,10 +215,12 @@ class RunDir:
     def _identity(self) -> tuple[dict[str, Any], str | None]:
         try:
             found = self.location.read_versioned(RUN_FILE)
+        except (IsADirectoryError, NotADirectoryError):  # run.json made a directory: damaged like a torn one
+            found = (b"", None)
         except OSError as exc:
             if exc.errno is None:  # the object store failed, not the file: named for that, never "damaged"
                 raise StorageFault(f"{self.describe(RUN_FILE)} cannot be read: {exc}") from None
-            found = (b"", None)  # run.json made a directory, unreadable: damaged like a torn one
+            raise
         if found is None:
             derived = hashlib.sha256(self.location.where.encode()).hexdigest()[:32]
             return {"run_id": derived, "epoch": 0, "started_at": 0}, None
