@@ -8,6 +8,7 @@ running commands share (the cluster, the checks, the session loop) is in :mod:`e
 from __future__ import annotations
 
 import errno
+import signal
 import sys
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from epcg.cli_session import (
     verify_chunks,
 )
 from epcg.runtime.errors import (
+    Interrupted,
     InvalidValue,
     OutputFailed,
     StaleTask,
@@ -344,12 +346,21 @@ def export(run_dir: str, out: Path | None, limit: int, pictures: str, where: tup
     if len(filters) < len(pairs):
         twice = next(key for i, (key, _) in enumerate(pairs) if key in dict(pairs[:i]))
         raise UserError(f"--where {twice} is given twice: a filter takes one value (run export once per value)")
+    def on_term(signum, _frame):
+        raise Interrupted()
+
+    previous = signal.signal(signal.SIGTERM, on_term)  # the staging directory is removed, the previous export kept
     try:
         opened = epcg.open(run_dir)
         done = write(opened, out or opened.default_export(), limit=limit,
                      pictures=None if pictures == "none" else pictures, **filters)
     except (TypeError, InvalidValue) as exc:
         raise UserError(f"--where: {exc}") from None
+    except Interrupted:
+        click.echo("epcg: export stopped; the previous export (if any) is kept", err=True)
+        sys.exit(143)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     click.echo(f"{done.count:,} objects: {done.path}")
     if done.cut:
         click.echo(f"note: the run found more than {limit:,} that match; these are the first {limit:,} "
