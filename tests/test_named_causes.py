@@ -87,3 +87,24 @@ def test_an_unreachable_store_is_named_so_by_every_command(s3_server, s3_env, tm
                  ["report", "s3://b/r"], ["verify", "s3://b/r", "--serial"]):
         result = epcg(*args, cwd=tmp_path)
         assert result.returncode == 69 and "cannot reach" in one_line(result), (args, result.stderr)
+
+
+def test_a_bucket_deleted_under_an_open_run_is_named_so(s3_server, s3_env) -> None:
+    """Zarr reads a missing object as an absent key: the run's store asks why, and names the missing bucket."""
+    import urllib.request
+
+    import epcg as api
+    from epcg.runtime.errors import MissingBucket
+    from epcg.runtime.rundir import open_location
+
+    name = s3_server.create_bucket()
+    job = {"name": "w", "domain": "witness", "kind": "must-cross", "rows": ["2x2:2"], "figures_per_row": 1}
+    api.run(job, f"s3://{name}/r", progress=False)
+    opened = api.open(f"s3://{name}/r")
+    assert opened.results and opened.stored.has("2x2-k2/at_min/ranks")  # records read; the arrays not yet
+    bucket = open_location(f"s3://{name}")
+    for key in bucket.list():
+        bucket.delete(key)
+    urllib.request.urlopen(urllib.request.Request(f"{s3_server.endpoint}/{name}", method="DELETE"), timeout=10)
+    with pytest.raises(MissingBucket, match="its bucket does not exist"):
+        list(opened.puzzles())
