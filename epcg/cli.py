@@ -7,6 +7,7 @@ running commands share (the engine as the command line builds it, what a run pri
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import click
 from epcg import cli_batch
 from epcg.cli_session import cli_engine, print_outputs, run_session
 from epcg.runtime.errors import (
+    Interrupted,
     InvalidValue,
     OutputFailed,
     StaleTask,
@@ -67,7 +69,7 @@ class EpcgGroup(click.Group):
         try:
             return super().invoke(ctx)
         except UserError as exc:
-            _fail(str(exc), 2)
+            _fail(str(exc), getattr(exc, "exit_status", 2))
         except click.UsageError as exc:
             _fail(exc.format_message(), 2)
         except (TaskFailed, OutputFailed) as exc:
@@ -239,7 +241,7 @@ def status(run_dir: str) -> None:
     """Say what is done in a run directory: chunks per stage, throughput, ETA, dashboard (read-only, no lock)."""
     import json
 
-    from epcg.runtime.batch import describe, read_batch, read_history, tunnel
+    from epcg.runtime.batch import continue_command, describe, read_batch, read_history, tunnel
     from epcg.runtime.engine import prepare_resume
     from epcg.runtime.store import LIVE, REPORT, RESULTS, SUMMARY
 
@@ -283,8 +285,10 @@ def status(run_dir: str) -> None:
         first = min(r["ended_at"] - r["seconds"] for r in records)
         rate = len(records) / max(max(r["ended_at"] for r in records) - first, 1e-9)
         left = plan.num_tasks - len(done)
-        eta = (f"ETA {left / rate / 60:.1f} min of computing at that rate" if live or submitted
-               else f"resume with 'epcg resume {run.path}'")
+        if live or state.startswith("waiting"):
+            eta = f"ETA {left / rate / 60:.1f} min of computing at that rate"
+        else:
+            eta = f"continue with {continue_command(run, submitted) if submitted else repr(f'epcg resume {run.path}')}"
         click.echo(f"throughput {rate:.2f} chunks/s over the run so far; {left} chunks left; {eta}")
 
 
@@ -332,19 +336,26 @@ def export(run_dir: str, out: Path | None, limit: int, pictures: str, where: tup
     import epcg
     from epcg.api.export import export as write
 
-    if out is not None and out.exists() and not out.is_dir():
-        raise UserError(f"--out {out} is a file, not a directory")
     pairs = [_filter(text) for text in where]
     filters = dict(pairs)
     if len(filters) < len(pairs):
         twice = next(key for i, (key, _) in enumerate(pairs) if key in dict(pairs[:i]))
         raise UserError(f"--where {twice} is given twice: a filter takes one value (run export once per value)")
+    def on_term(signum, _frame):
+        raise Interrupted()
+
+    previous = signal.signal(signal.SIGTERM, on_term)  # the staging directory is removed, the previous export kept
     try:
         opened = epcg.open(run_dir)
         done = write(opened, out or opened.default_export(), limit=limit,
                      pictures=None if pictures == "none" else pictures, **filters)
     except (TypeError, InvalidValue) as exc:
         raise UserError(f"--where: {exc}") from None
+    except Interrupted:
+        click.echo("epcg: export stopped; the previous export (if any) is kept", err=True)
+        sys.exit(143)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     click.echo(f"{done.count:,} objects: {done.path}")
     if done.cut:
         click.echo(f"note: the run found more than {limit:,} that match; these are the first {limit:,} "

@@ -214,8 +214,7 @@ def cancel(run_dir: str, wait: float) -> None:
     if run.is_locked() or still_running(load(run), live):
         click.echo(f"the running allocation has not stopped yet; 'epcg status {run.path}' shows when it has")
     done = len(run.done(prepare_resume(run_dir).plan.tasks()))
-    click.echo(f"{done} chunks kept; 'epcg submit --resume {run.path} --cluster FILE' or "
-               f"'epcg resume {run.path}' continues later")
+    click.echo(f"{done} chunks kept; {batch.continue_command(run, info)} or 'epcg resume {run.path}' continues later")
 
 
 @click.command(hidden=True)

@@ -182,7 +182,7 @@ def test_resume_of_a_run_in_use_refuses_before_any_cluster(copy: Path) -> None:
 
     with RunDir(copy).lock():
         result = epcg("resume", str(copy), "--workers", "1")
-    assert result.returncode == 2 and "is in use by another epcg process" in one_line(result)
+    assert result.returncode == 75 and "is in use by another epcg client" in one_line(result)
     assert result.stdout == ""
 
 

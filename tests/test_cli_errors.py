@@ -54,9 +54,11 @@ def test_run_dir_in_use_and_changed_job(tmp_path: Path, small_job: Path) -> None
     assert done.returncode == 0, done.stderr
     before = sorted(p.relative_to(out) for p in out.rglob("*"))
 
-    with RunDir(out).lock():
-        assert_refused(epcg("resume", str(out), "--serial"), "in use by another epcg process")
-        assert_refused(epcg("run", str(small_job), "--out", str(out), "--serial"), "in use")
+    with RunDir(out).lock():  # a conflict: exit status 75 (EX_TEMPFAIL), the holder named
+        for args in (("resume", str(out), "--serial"), ("run", str(small_job), "--out", str(out), "--serial")):
+            busy = epcg(*args)
+            assert busy.returncode == 75 and busy.stderr.count("\n") == 1, busy.stderr
+            assert "in use by another epcg client (pid" in busy.stderr
     assert_refused(epcg("run", str(small_job), "--out", str(out), "--serial"), "already holds a run")
 
     job = out / "job.toml"

@@ -155,7 +155,7 @@ def test_second_client_on_same_run_is_refused(tmp_path: Path) -> None:
         while time.monotonic() < deadline and not (out / "job.toml").exists():
             time.sleep(0.01)
         second = epcg("resume", str(out), "--serial")
-        assert second.returncode == 2 and "in use by another epcg process" in second.stderr
+        assert second.returncode == 75 and "in use by another epcg client" in second.stderr
         status = epcg("status", str(out))
         assert status.returncode == 0 and "running" in status.stdout
     finally:

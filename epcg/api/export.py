@@ -54,14 +54,23 @@ from __future__ import annotations
 import errno
 import itertools
 import json
+import numbers
+import os
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from epcg.runtime.errors import OutputFailed, UserError
+from epcg.runtime.errors import InvalidValue, OutputFailed, UserError
 
 SCHEMA = "epcg-found/1"
+
+
+LIMIT = 1000
+"""Objects an export writes at most unless told otherwise (``epcg export --limit``, ``Run.export(limit=)``)."""
+FILES = ("found.jsonl", "pictures")
+"""What an export puts in its directory: a directory holding anything else is not replaced."""
 
 
 @dataclass(frozen=True)
@@ -73,31 +82,85 @@ class Exported:
     cut: bool
 
 
-def export(run: Any, path: Path, *, limit: int | None = None, pictures: str | None = "png",
+def export(run: Any, path: Path, *, limit: int | None = LIMIT, pictures: str | None = "png",
            **filters: Any) -> Exported:
-    """Write ``path/found.jsonl`` (and ``path/pictures/``) for what ``run`` found, at most ``limit`` objects."""
+    """Write ``path/found.jsonl`` (and ``path/pictures/``) for what ``run`` found, at most ``limit`` objects.
+
+    The export is written into a directory beside ``path`` and moved into place when it is whole, replacing the
+    previous export there: an export that fails or is interrupted leaves the previous one, or nothing, never a
+    mixture or a part. ``path`` must be absent, empty, or a previous export (``found.jsonl``, ``pictures/``).
+    """
     if pictures not in ("png", "svg", None):
-        raise ValueError(f"pictures must be 'png', 'svg' or None, got {pictures!r}")
+        raise InvalidValue(f"pictures must be 'png', 'svg' or None, got {pictures!r}")
+    if limit is not None and not (isinstance(limit, numbers.Integral) and not isinstance(limit, bool) and limit >= 1):
+        raise InvalidValue(f"limit must be a number of objects >= 1 (or None for all), got {limit!r}")
+    _check_destination(path)
     items = run.found(**filters)
     first = next(items, None)  # a bad filter fails here, before anything is written
     chosen = itertools.chain([first] if first is not None else [], items)
+    staging = path.parent / f".{path.name}.epcg-export-{os.getpid()}"
     try:
-        out, count = _write(run, path, pictures, itertools.islice(chosen, limit))
+        _clear_leftovers(path)
+        shutil.rmtree(staging, ignore_errors=True)
+        count = _write(run, staging, pictures, itertools.islice(chosen, limit))
+        cut = limit is not None and count == limit and next(chosen, None) is not None
+        _swap(staging, path)
     except OSError as exc:
         where = exc.filename or path
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise OutputFailed(f"cannot write {where}: {exc.strerror}") from None
+            raise OutputFailed(f"cannot write {where}: {exc.strerror}; the previous export in {path} is kept"
+                               ) from None
         raise UserError(f"cannot write {where}: {exc.strerror}") from None
-    return Exported(out, count, cut=limit is not None and count == limit and next(chosen, None) is not None)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return Exported(path / "found.jsonl", count, cut)
 
 
-def _write(run: Any, path: Path, pictures: str | None, items: Iterator[Any]) -> tuple[Path, int]:
-    path.mkdir(parents=True, exist_ok=True)
+def _check_destination(path: Path) -> None:
+    """Refuse a destination an export would wrongly replace: a file, or a directory holding other files."""
+    if path.exists() and not path.is_dir():
+        raise UserError(f"--out {path} is a file, not a directory")
+    if path.is_dir():
+        other = sorted(p.name for p in path.iterdir() if p.name not in FILES)
+        if other:
+            raise UserError(f"--out {path} holds files that are not an export ({', '.join(other[:3])}); "
+                            "an export replaces its directory: choose an empty or new one")
+
+
+def _clear_leftovers(path: Path) -> None:
+    """Remove staging and replaced directories of earlier exports to ``path`` whose process is gone (SIGKILL)."""
+    for left in path.parent.glob(f".{path.name}.epcg-*-*"):
+        pid = left.name.rpartition("-")[2]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(left, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _swap(staging: Path, path: Path) -> None:
+    """Put the whole new export at ``path``: the old one is renamed aside, the new one renamed in, the old one
+    removed (a kill between the two renames leaves no export at ``path``, never a mixture)."""
+    old = path.parent / f".{path.name}.epcg-old-{os.getpid()}"
+    if path.exists():
+        os.replace(path, old)
+    os.replace(staging, path)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _write(run: Any, path: Path, pictures: str | None, items: Iterator[Any]) -> int:
+    path.mkdir(parents=True)
     if pictures:
-        (path / "pictures").mkdir(exist_ok=True)
-    out = path / "found.jsonl"
+        (path / "pictures").mkdir()
     count = 0
-    with out.open("w") as handle:
+    with (path / "found.jsonl").open("w") as handle:
         for item in items:
             data = item.to_dict()
             ident = item.ident()
@@ -109,4 +172,4 @@ def _write(run: Any, path: Path, pictures: str | None, items: Iterator[Any]) -> 
             line = {"schema": SCHEMA, "id": ident, "job": run.name, **data, "picture": picture}
             handle.write(json.dumps(line) + "\n")
             count += 1
-    return out, count
+    return count

@@ -43,7 +43,7 @@ from epcg.runtime.errors import InvalidValue, NotThisKind, UserError
 from epcg.runtime.jobs import Job
 from epcg.runtime.progress import Callback
 from epcg.runtime.registry import kinds_with_run_types, run_type
-from epcg.runtime.store import RESULTS, SUMMARY, RunDir
+from epcg.runtime.store import RESULTS, SUMMARY, RunDir, Vouched
 from epcg.runtime.verification import open_run
 
 __all__ = ["Run", "open", "run"]
@@ -139,6 +139,8 @@ class Run:
 
     def __new__(cls, path: str | os.PathLike[str]) -> Run:
         """Open ``path`` once, reading its job, and make the run an instance of the class its kind registers."""
+        if not isinstance(path, (str, os.PathLike)):
+            raise InvalidValue(f"a run directory is a path or a URL such as s3://bucket/prefix, got {path!r}")
         run_dir = open_run(path)
         job = run_dir.read_job()
         if cls is Run:
@@ -186,6 +188,18 @@ class Run:
         except (ValueError, OSError) as exc:
             raise UserError(f"{self.dir.results_path} cannot be read ({' '.join(str(exc).split())}): "
                             f"'epcg report {self.path}' writes it again") from None
+
+    @cached_property
+    def stored(self) -> Vouched:
+        """The run's arrays as its records vouch for them: every reader of what the run found reads through this
+        (an unfinished layer or row is refused in one line, damaged bytes are one line naming the chunk)."""
+        from epcg.runtime.registry import job_kind
+
+        try:
+            plan = job_kind(self.job.domain).plan(self.job.config)
+        except ValueError as exc:
+            raise UserError(f"job {self.name}: {exc}") from None
+        return self.dir.vouched(plan.tasks())
 
     @property
     def summary(self) -> str:
@@ -243,12 +257,24 @@ class Run:
         """Where ``epcg export`` writes without ``--out``: RUN_DIR/export, or ./<job name>-export for a URL run."""
         return self.path / "export" if isinstance(self.path, Path) else Path(f"{self.name}-export")
 
-    def export(self, path: str | os.PathLike[str], *, limit: int | None = None, pictures: str | None = "png",
+    def export(self, path: str | os.PathLike[str], *, limit: int | None = 1000, pictures: str | None = "png",
                **filters: Any) -> Path:
-        """Write what the run found as JSON lines (one object per line) plus pictures; see :mod:`epcg.api.export`."""
+        """Write what the run found as JSON lines (one object per line) plus pictures; see :mod:`epcg.api.export`.
+
+        At most ``limit`` objects (1,000, as ``epcg export``; None for all of them, a picture each): when more
+        match, a warning says so. Returns the path of found.jsonl.
+        """
+        import warnings
+
         from epcg.api.export import export
 
-        return export(self, Path(path), limit=limit, pictures=pictures, **filters).path
+        if not isinstance(path, (str, os.PathLike)):
+            raise InvalidValue(f"export needs a directory to write to (a path), got {path!r}")
+        done = export(self, Path(path), limit=limit, pictures=pictures, **filters)
+        if done.cut:
+            warnings.warn(f"run {self.name} found more than {limit:,} that match; these are the first {limit:,} "
+                          "(limit=N for more, limit=None for all, filters to choose)", stacklevel=2)
+        return done.path
 
 
 def is_int(value: Any) -> bool:

@@ -72,13 +72,9 @@ class ScanRun(Run):
                 yield from (design(r, res["max"], "max") for r in self._ranks(f"{res['row']}/at_max/ranks"))
 
     def _ranks(self, name: str) -> Iterator[int]:
-        """A stored rank array, one Zarr chunk at a time."""
-        if not self.dir.has_array(name):
-            return
-        array = self.dir.group[name]
-        step = max(1, array.chunks[0])
-        for start in range(0, array.shape[0], step):
-            yield from (int(r) for r in np.asarray(array[start:start + step]))
+        """A stored rank array, one record's range at a time, as the records vouch for it."""
+        for _, ranks in self.stored.blocks(name):
+            yield from (int(r) for r in ranks)
 
     def gallery(self, items: int) -> list[Group]:
         """Per row: designs at the minimum (spread over all of them), the top ones, those at the maximum."""
@@ -133,9 +129,9 @@ class RetrogradeRun(Run):
             for k in [layer] if layer is not None else range(deepest, space.first - 1, -1):
                 if not space.first <= k <= deepest:
                     raise UserError(f"run {self.name} has layers {space.first}..{deepest}, not {k}")
-                prefix = array_prefix(name) + ("" if self.dir.has_array(f"{array_prefix(name)}{wanted}/{k}")
+                prefix = array_prefix(name) + ("" if self.stored.has(f"{array_prefix(name)}{wanted}/{k}")
                                                else "orbits/")
-                arrays = {b: self.dir.group[f"{prefix}{b}/{k}"] for b in space.bits}
+                arrays = {b: self.stored.read(f"{prefix}{b}/{k}") for b in space.bits}
                 for rank in set_bits(arrays[wanted]):
                     flags = {b: bool(int(a[rank // 64]) >> (rank % 64) & 1) if b != wanted else True
                              for b, a in arrays.items()}

@@ -344,6 +344,10 @@ def describe(run: RunDir, info: dict[str, Any], records: dict[str, dict], finish
             span = f"{began}-{time.strftime('%H:%M:%S', time.localtime(alloc['ended_at']))}" \
                    f" ({alloc['ended_at'] - alloc['started_at']:.0f} s)"
             why = alloc.get("why", "")
+        elif kind is None and not driver_alive(alloc):
+            span = f"from {began}"
+            why = (f"its driver (pid {alloc.get('pid')}) is gone, killed before it could record its end; "
+                   f"{continue_command(run, info)} continues")
         else:
             span = f"since {began} ({time.time() - alloc['started_at']:.0f} s)"
             why = states.get(alloc.get("job", ""), "running")
@@ -354,8 +358,28 @@ def describe(run: RunDir, info: dict[str, Any], records: dict[str, dict], finish
         lines.append(f"  next: job {past.next} {states.get(past.next, 'not in the queue')}"
                      f" (requeue {requeues + 1 if allocations else 0} of {limit})")
     elif not finished and allocations and allocations[-1].get("ended_at"):
-        lines.append(f"  stopped: {allocations[-1].get('why')}; 'epcg submit --resume {run.path}' continues")
+        lines.append(f"  stopped: {allocations[-1].get('why')}; {continue_command(run, info)} continues")
     return lines
+
+
+def continue_command(run: RunDir, info: dict[str, Any]) -> str:
+    """The command that continues a submitted run, as it must be typed."""
+    how = "--detach" if info.get("kind") == "detached" else "--cluster FILE"
+    return f"'epcg submit --resume {run.path} {how}'"
+
+
+def driver_alive(alloc: dict[str, Any]) -> bool:
+    """Whether an allocation's driver may still run: it ended, or it is on another machine (which this one
+    cannot see into), or its pid lives here."""
+    if alloc.get("ended_at") or alloc.get("node") != socket.gethostname() or not alloc.get("pid"):
+        return True
+    try:
+        os.kill(alloc["pid"], 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 def tunnel(dashboard: str, node: str | None) -> str | None:

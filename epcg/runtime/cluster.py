@@ -50,6 +50,48 @@ class TLS(pydantic.BaseModel):
         )
 
 
+def check_host(host: str, *, bind: bool) -> str:
+    """``host`` if it names an address (and, with ``bind``, one of this machine's, which a local scheduler
+    listens on); ValueError naming what is wrong otherwise.
+
+    >>> check_host("127.0.0.1", bind=True)
+    '127.0.0.1'
+    """
+    import socket
+
+    name = host.strip("[]")
+    if not name or any(c.isspace() for c in name):
+        raise ValueError(f"{host!r} is not a host name or address")
+    try:
+        infos = socket.getaddrinfo(name, None, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        raise ValueError(f"{host!r} does not resolve to an address") from None
+    if bind:
+        family, _, _, _, address = infos[0]
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind((address[0], 0))
+            except OSError:
+                raise ValueError(f"{host!r} is not an address of this machine (nothing can listen on it)") from None
+    return host
+
+
+def check_address(text: str | None, *, bind: bool) -> str | None:
+    """A ``HOST:PORT`` (or ``:PORT``) a dashboard listens on; ValueError naming what is wrong otherwise.
+
+    >>> check_address(":8787", bind=True), check_address("127.0.0.1:0", bind=True)
+    (':8787', '127.0.0.1:0')
+    """
+    if text is None:
+        return None
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"{text!r} is not HOST:PORT (a port 0..65535, e.g. '127.0.0.1:8787' or ':8787')")
+    if host:
+        check_host(host, bind=bind)
+    return text
+
+
 MAX_MEMORY = 1 << 50
 """Largest memory per worker process a size may give (1 PiB): beyond it a size is a typo."""
 
@@ -90,6 +132,16 @@ class LocalSpec(_Spec):
     host: str = "127.0.0.1"
     dashboard_address: str | None = "127.0.0.1:8787"
     memory_limit: str = "auto"
+
+    @pydantic.field_validator("host")
+    @classmethod
+    def _host(cls, text: str) -> str:
+        return check_host(text, bind=True)
+
+    @pydantic.field_validator("dashboard_address")
+    @classmethod
+    def _dashboard(cls, text: str | None) -> str | None:
+        return check_address(text, bind=True)
 
     @pydantic.field_validator("memory_limit")
     @classmethod
@@ -162,6 +214,11 @@ class JobqueueSpec(_Spec):
     @property
     def walltime_seconds(self) -> int:
         return parse_walltime(self.walltime)
+
+    @pydantic.field_validator("dashboard_address")
+    @classmethod
+    def _dashboard(cls, text: str | None) -> str | None:
+        return check_address(text, bind=False)  # the scheduler may run on another machine: its name must resolve
 
     @pydantic.field_validator("walltime")
     @classmethod

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from epcg.runtime.errors import Interrupted, OutputFailed, TaskFailed, UserError
+from epcg.runtime.errors import Conflict, Interrupted, OutputFailed, TaskFailed, UserError
 from epcg.runtime.estimate import MAX_TASKS, Limits, check, figures, machine_memory
 from epcg.runtime.execute import Executor, SerialExecutor, execute
 from epcg.runtime.jobs import Job, apply_overrides, parse_override, read_toml, validate
@@ -40,9 +40,9 @@ from epcg.runtime.outdir import created, run_directory
 from epcg.runtime.plan import Plan
 from epcg.runtime.progress import Callback
 from epcg.runtime.registry import job_kind
-from epcg.runtime.store import DIGEST_FILE, LOCK_FILE, RESULTS, RunDir, seal
+from epcg.runtime.store import DIGEST_FILE, REDUCE, REDUCED_FILE, RunDir, seal
 from epcg.runtime.tuning import Tuned, fit_memory, plan_job, plan_of
-from epcg.runtime.verification import REDUCE, REDUCED_FILE, checkable, open_run, unverified, verify
+from epcg.runtime.verification import checkable, open_run, unverified, verify
 
 SMALL_JOB_SECONDS = 10.0
 """A job whose plan estimates at most this much compute in all runs in this process when no cluster is named:
@@ -373,8 +373,7 @@ def prepare_resume(path: str | os.PathLike[str]) -> Prepared:
 
 
 def _check_new(run: RunDir) -> None:
-    if run.is_locked():
-        raise UserError(f"run directory {run.path} is in use by another epcg process")
+    refuse_in_use(run)
     if run.exists():
         raise UserError(
             f"run directory {run.path} already holds a run: continue it with "
@@ -385,14 +384,11 @@ def _check_new(run: RunDir) -> None:
 
 
 def refuse_in_use(run: RunDir) -> None:
-    """A UserError if another process holds the run's lock: said before any cluster starts (the lock is taken later)."""
-    if run.is_locked():
-        try:
-            owner = run.read_text(LOCK_FILE).strip() or "unknown"
-        except (OSError, AttributeError, UnicodeDecodeError):
-            owner = "unknown"
-        raise UserError(f"run directory {run.path} is in use by another epcg process ({owner}); "
-                        "wait for it to finish or stop it first")
+    """A Conflict if another client holds the run's lock, naming it (and, on an object store, when its lease
+    expires): said before any cluster starts (the lock is taken later), as the lock itself says it."""
+    holder = run.location.holder()
+    if holder is not None:
+        raise Conflict(f"run directory {run.path} is in use by another epcg client {holder}")
 
 
 @contextlib.contextmanager

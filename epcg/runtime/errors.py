@@ -54,3 +54,49 @@ class Drain(Interrupted):
         self.unfinished: int | None = None
         """Of those, chunks still running when the grace ran out (they are recomputed later)."""
         self.waited: float = 0.0
+
+
+class StorageFault(UserError):
+    """Where the run lives failed in a way the user must act on, named for its cause (one line, exit status
+    :attr:`exit_status`, whatever the command). The subclasses are the causes; code that must tell a missing
+    object from an unusable store catches them, never a bare OSError."""
+
+    exit_status = 2
+    """The CLI's exit status for this cause."""
+
+
+class Unreachable(StorageFault):
+    """The store does not answer (endpoint down, network gone, timeouts): nothing is wrong with the run; try again
+    when it is back."""
+
+    exit_status = 69  # EX_UNAVAILABLE
+
+
+class PermissionDenied(StorageFault):
+    """The store answers but refuses this process (credentials, a read-only directory or bucket policy)."""
+
+    exit_status = 77  # EX_NOPERM
+
+
+class MissingBucket(StorageFault):
+    """The bucket (or the directory holding the run) does not exist any more."""
+
+    exit_status = 66  # EX_NOINPUT
+
+
+class Damaged(StorageFault):
+    """Stored bytes are not what their record vouches for (flipped, truncated, deleted, or another run's):
+    ``epcg resume --verify`` finds and recomputes them."""
+
+    exit_status = 65  # EX_DATAERR
+
+
+class Conflict(StorageFault):
+    """Another client holds the run, or changed it at the same moment (a lease, a compare-and-swap lost)."""
+
+    exit_status = 75  # EX_TEMPFAIL
+
+
+class Unfinished(UserError):
+    """What was asked for is not computed yet (a layer or row whose chunks are not all recorded): refused in one
+    line naming how far it got, never answered short."""

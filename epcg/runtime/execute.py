@@ -72,7 +72,11 @@ class Failed:
     message: str
 
     def exception(self) -> Exception:
-        return {"UserError": UserError, "TaskFailed": TaskFailed}[self.error](self.message)
+        """The error as the task raised it: its class (a storage fault keeps its cause and exit status)."""
+        from epcg.runtime import errors
+
+        cls = getattr(errors, self.error, None)
+        return (cls if isinstance(cls, type) and issubclass(cls, Exception) else UserError)(self.message)
 
 
 def run_task_quietly(domain: str, job_json: str, run_path: str, fence: str | None, task: Task) -> dict | Failed:
@@ -81,7 +85,7 @@ def run_task_quietly(domain: str, job_json: str, run_path: str, fence: str | Non
     try:
         return run_task(domain, job_json, run_path, fence, task)
     except (UserError, TaskFailed) as exc:
-        return Failed("TaskFailed" if isinstance(exc, TaskFailed) else "UserError", str(exc))
+        return Failed(type(exc).__name__ if type(exc).__module__ == UserError.__module__ else "UserError", str(exc))
 
 
 def _describe(exc: BaseException) -> str:

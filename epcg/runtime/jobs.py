@@ -55,18 +55,27 @@ class Job:
         return hashlib.sha256(self.to_toml().encode()).hexdigest()
 
 
-def parse_override(text: str) -> tuple[str, Any]:
-    """Split ``KEY=VALUE`` where VALUE is a TOML value; raise UserError if malformed."""
+def parse_override(text: str) -> tuple[str | tuple[str, ...], Any]:
+    """Split ``KEY=VALUE`` where KEY is a TOML key (dotted, parts quoted or bare) and VALUE a TOML value; raise
+    UserError if malformed. A key with a quoted part comes back as the tuple of its parts.
+
+    >>> parse_override('solution_counts."4x4"=100')
+    (('solution_counts', '4x4'), 100)
+    """
     key, sep, value = text.partition("=")
     key = key.strip()
-    if not sep or not _KEY.match(key):
+    quoted = _quoted_key(text) if sep and not _KEY.match(key) else None
+    if quoted is not None:
+        (key, value) = quoted
+    elif not sep or not _KEY.match(key):
         raise UserError(
             f"malformed --set {text!r}: expected KEY=VALUE with KEY a dotted name, e.g. --set width=7"
         )
+    shown = key if isinstance(key, str) else text.partition("=")[0].strip()
     if len(value) > MAX_TEXT:
-        raise UserError(f"--set {key}: the value is {len(value):,} characters long, at most {MAX_TEXT:,}")
+        raise UserError(f"--set {shown}: the value is {len(value):,} characters long, at most {MAX_TEXT:,}")
     if _nesting(value) > MAX_DEPTH:
-        raise UserError(f"--set {key}: the value nests lists or tables more than {MAX_DEPTH} deep")
+        raise UserError(f"--set {shown}: the value nests lists or tables more than {MAX_DEPTH} deep")
     try:
         parsed = tomllib.loads(f"v = {value.strip()}")["v"]
     except (tomllib.TOMLDecodeError, RecursionError):
@@ -75,6 +84,23 @@ def parse_override(text: str) -> tuple[str, Any]:
             "(strings need quotes: --set 'name=\"x\"', lists: --set 'rows=[\"4x4:5\"]')"
         ) from None
     return key, parsed
+
+
+def _quoted_key(text: str) -> tuple[tuple[str, ...], str] | None:
+    """``(key parts, value text)`` of ``KEY=VALUE`` whose KEY is a TOML key with quoted parts
+    (``solution_counts."4x4"``, which may hold ``=`` or ``.``), or None if no ``=`` ends such a key."""
+    for at in (i for i, char in enumerate(text) if char == "="):
+        try:
+            node: Any = tomllib.loads(f"{text[:at]} = 0")
+        except tomllib.TOMLDecodeError:
+            continue
+        parts: list[str] = []
+        while isinstance(node, dict) and len(node) == 1:
+            (part, node), = node.items()
+            parts.append(part)
+        if node == 0 and parts:
+            return tuple(parts), text[at + 1:]
+    return None
 
 
 def _nesting(text: str) -> int:
@@ -93,11 +119,12 @@ def _nesting(text: str) -> int:
     return deepest
 
 
-def apply_overrides(data: dict[str, Any], overrides: list[tuple[str, Any]]) -> dict[str, Any]:
-    """Return a copy of ``data`` with each dotted key set to its value."""
+def apply_overrides(data: dict[str, Any], overrides: list[tuple[str | tuple[str, ...], Any]]) -> dict[str, Any]:
+    """Return a copy of ``data`` with each key (dotted text, or a tuple of parts) set to its value."""
     out = copy.deepcopy(data)
     for key, value in overrides:
-        *parents, leaf = key.split(".")
+        *parents, leaf = key.split(".") if isinstance(key, str) else key
+        key = key if isinstance(key, str) else ".".join(key)
         node = out
         for part in parents:
             child = node.setdefault(part, {})

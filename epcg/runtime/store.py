@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from epcg.runtime.errors import StaleTask, UserError
+from epcg.runtime.errors import Damaged, PermissionDenied, StaleTask, StorageFault, Unfinished, UserError
 from epcg.runtime.plan import Task
 from epcg.runtime.rundir import IO, Location, open_location, write_atomic
 
@@ -43,7 +43,8 @@ if TYPE_CHECKING:
 
     from epcg.runtime.jobs import Job
 
-__all__ = ["RunDir", "StoreMissing", "check_chunk", "corrupted", "digest", "seal", "unseal", "write_atomic"]
+__all__ = ["RunDir", "StoreMissing", "Vouched", "check_chunk", "corrupted", "digest", "seal", "unseal",
+           "write_atomic"]
 
 JOB_FILE = "job.toml"
 RUN_FILE = "run.json"
@@ -58,6 +59,12 @@ LOGS = "logs"
 RECORD_READERS = 16
 """Records read at once by :meth:`RunDir.done`."""
 LOCK_FILE = ".lock"
+LAYOUT = (RUN_FILE, DIGEST_FILE, f"{ZARR}/zarr.json")
+"""What :meth:`RunDir.create` writes before job.toml (which it writes last)."""
+REDUCED_FILE = "manifest/reduce.json"
+"""The reduction's own record: the arrays ``finish`` wrote (a Witness row's puzzles at its minimum)."""
+REDUCE = "reduce"
+"""The reduction's name where a task id stands (its record's ``task``)."""
 
 
 def digest(data: np.ndarray) -> str:
@@ -149,8 +156,14 @@ class RunDir:
         return validate(loads_toml(text, self.job_path), source=self.job_path)
 
     def is_empty(self) -> bool:
-        """Nothing but a lock is stored here (a new run may be laid out)."""
-        return self.location.is_empty()
+        """Nothing but a lock is stored here, or only the start of a layout that never got its job.toml (a client
+        killed or failed while laying out a new run): a new run may be laid out."""
+        return self.location.is_empty() or bool(self._abandoned_layout())
+
+    def _abandoned_layout(self) -> list[str]:
+        """The keys of a layout :meth:`create` began but never finished (no job.toml, nothing but its files)."""
+        keys = [k for k in self.location.list() if k != LOCK_FILE and not k.startswith(f"{LOGS}/")]
+        return keys if keys and set(keys) <= set(LAYOUT) else []
 
     @property
     def figures_dir(self) -> Path:
@@ -186,9 +199,12 @@ class RunDir:
     # -- creation, identity and locking (client side) -------------------------
 
     def create(self, job_toml: str, digest: str) -> None:
-        """Lay out a new run directory with a fresh run id; the caller holds the lock."""
+        """Lay out a new run directory with a fresh run id; the caller holds the lock. What an earlier layout that
+        never finished left (see :meth:`is_empty`) is removed first."""
         import zarr
 
+        for key in self._abandoned_layout():
+            self.location.delete(key)
         zarr.open_group(self.location.zarr_store(ZARR), mode="w-")
         ident = {"run_id": uuid.uuid4().hex, "epoch": 0, "started_at": 0}
         if not self.location.create(RUN_FILE, json.dumps(ident).encode()):
@@ -199,8 +215,12 @@ class RunDir:
     def _identity(self) -> tuple[dict[str, Any], str | None]:
         try:
             found = self.location.read_versioned(RUN_FILE)
-        except OSError:  # run.json made a directory, unreadable: damaged like a torn one
+        except (IsADirectoryError, NotADirectoryError):  # run.json made a directory: damaged like a torn one
             found = (b"", None)
+        except OSError as exc:
+            if exc.errno is None:  # the object store failed, not the file: named for that, never "damaged"
+                raise StorageFault(f"{self.describe(RUN_FILE)} cannot be read: {exc}") from None
+            raise
         if found is None:
             derived = hashlib.sha256(self.location.where.encode()).hexdigest()[:32]
             return {"run_id": derived, "epoch": 0, "started_at": 0}, None
@@ -283,32 +303,93 @@ class RunDir:
             self.location.create(key, body)
 
     def read_record(self, task: Task) -> dict[str, Any] | None:
-        """The task's record; None if it has none, or if it is torn or corrupt (the task is redone)."""
+        """The task's record; None if it has none or it does not vouch for this task of this run (the task is
+        redone): see :meth:`record_state`."""
+        return self.record_state(task)[0]
+
+    def record_state(self, task: Task) -> tuple[dict[str, Any] | None, str]:
+        """``(record, "done")``, or ``(None, why)``: ``"missing"``, ``"damaged"`` (torn, corrupt, not sealed),
+        ``"misplaced"`` (another chunk's record under this one's name) or ``"foreign"`` (fenced by another run).
+
+        The one definition of a finished chunk that resume, status, verify and every reader share.
+        """
         try:
             data = self.location.read(self.record_key(task))
         except OSError:
-            return None
+            return None, "damaged"
         if data is None:
-            return None
+            return None, "missing"
         try:
             record = unseal(data.decode())
         except UnicodeDecodeError:
-            return None
-        return record if record is not None and record.get("task") == task.id else None
+            record = None
+        if record is None:
+            return None, "damaged"
+        if record.get("task") != task.id:
+            return None, "misplaced"
+        if not self._fenced_here(record):
+            return None, "foreign"
+        return record, "done"
+
+    def _fenced_here(self, record: dict[str, Any]) -> bool:
+        """True unless the record's fence names another run id than this run's (a record copied from another
+        run). A record without a fence (written before fences) and a run whose run.json is lost pass."""
+        fence = record.get("fence")
+        if not isinstance(fence, str):
+            return fence is None
+        own = self._own_run_id()
+        return own is None or fence.rpartition("/")[0] == own
+
+    def _own_run_id(self) -> str | None:
+        """This run's id from run.json (read once per RunDir: an id never changes), None without a readable one."""
+        if not hasattr(self, "_run_id"):
+            try:
+                ident, version = self._identity()
+                self._run_id = ident["run_id"] if version is not None else None
+            except UserError:
+                self._run_id = None
+        return self._run_id
 
     def done(self, tasks: list[Task]) -> dict[str, dict[str, Any]]:
         """Records of the given tasks that are finished and intact, by task id (one listing, then reads side by
-        side: on an object store each is a request)."""
+        side: on an object store each is a request). Records with no store to vouch for are none: a missing or
+        unreadable ``store.zarr`` raises StoreMissing."""
         present = set(self.location.list("manifest/"))
         listed = [task for task in tasks if self.record_key(task) in present]
         with ThreadPoolExecutor(RECORD_READERS) as pool:
             found = list(pool.map(self.read_record, listed))
+        if listed:
+            self.group  # noqa: B018 - raises StoreMissing: records of chunks whose store is gone vouch for nothing
         return {task.id: record for task, record in zip(listed, found) if record is not None}
 
     def torn(self, tasks: list[Task]) -> list[str]:
-        """Tasks whose record exists but is torn or corrupt (they count as not done)."""
+        """Tasks whose record exists but does not vouch for them (damaged, misplaced, foreign): not done."""
+        return list(self.unsound(tasks))
+
+    def unsound(self, tasks: list[Task]) -> dict[str, str]:
+        """Task id -> why, for every record present that does not vouch for its task (see :meth:`record_state`)."""
         present = set(self.location.list("manifest/"))
-        return [t.id for t in tasks if self.record_key(t) in present and self.read_record(t) is None]
+        listed = [task for task in tasks if self.record_key(task) in present]
+        with ThreadPoolExecutor(RECORD_READERS) as pool:
+            states = list(pool.map(self.record_state, listed))
+        return {task.id: why for task, (_, why) in zip(listed, states) if why not in ("done", "missing")}
+
+    def reduced_record(self) -> dict[str, Any] | None:
+        """The reduction's record (what ``finish`` wrote), if it is intact and this run's."""
+        try:
+            record = unseal(self.read_text(REDUCED_FILE) or "")
+        except (OSError, UnicodeDecodeError):
+            return None
+        return record if record is not None and record.get("task") == REDUCE and self._fenced_here(record) else None
+
+    def vouched(self, tasks: list[Task]) -> Vouched:
+        """A reader of this run's arrays that reads only what the finished tasks' records (and the reduction's)
+        vouch for."""
+        records = self.done(tasks)
+        reduced = self.reduced_record()
+        if reduced is not None:
+            records[REDUCE] = reduced
+        return Vouched(self, records)
 
     def forget(self, task: Task | str) -> None:
         """Remove a task's record: the next resume computes it again."""
@@ -326,6 +407,8 @@ class RunDir:
             if not self.location.exists(f"{ZARR}/zarr.json"):  # opening a store for writing would create it
                 raise FileNotFoundError(f"no {ZARR}/zarr.json")
             return zarr.open_group(self.location.zarr_store(ZARR), mode="r+")
+        except StorageFault:
+            raise
         except UserError as exc:
             raise StoreMissing(f"the store {where} is unreadable ({exc})") from None
         except (FileNotFoundError, NotADirectoryError, PermissionError, ValueError, OSError,
@@ -385,6 +468,101 @@ class RunDir:
         return None if self.location.is_local else IO.snapshot()
 
 
+class Vouched:
+    """Reads a run's arrays only where a record vouches for them, and checks what it reads against the record.
+
+    Every reader of a run's data (export, report.html's gallery, ``Run.boards()``, ``Run.puzzles()``) goes
+    through this: a range no finished chunk's record covers is refused (:class:`Unfinished`, one line saying
+    how far the array got), and bytes that do not match their record's digest, or that cannot be decoded at
+    all, are :class:`~epcg.runtime.errors.Damaged` (one line naming the chunk and ``epcg resume --verify``).
+    A record's range is read whole and checked once, so the check costs one hash of bytes read anyway.
+    """
+
+    def __init__(self, run: RunDir, records: dict[str, dict[str, Any]]) -> None:
+        self.run = run
+        self.spans: dict[str, list[tuple[int, int, str, str]]] = {}
+        """Array name -> ``(start, stop, digest, task id)`` of every record that wrote part of it, by start."""
+        for task_id, record in records.items():
+            for name, (start, stop, expected) in (record.get("data") or {}).items():
+                self.spans.setdefault(name, []).append((int(start), int(stop), str(expected), task_id))
+        for spans in self.spans.values():
+            spans.sort()
+
+    def has(self, name: str) -> bool:
+        """Some finished chunk wrote part of array ``name``."""
+        return name in self.spans
+
+    def _damaged(self, task_id: str, name: str, why: str) -> Damaged:
+        where = self.run.path
+        chunk = "the reduction" if task_id == REDUCE else f"chunk {task_id}"
+        return Damaged(f"{chunk} of run {where} is damaged ({name}: {why}); 'epcg resume --verify {where}' "
+                       "finds and recomputes it")
+
+    def size(self, name: str) -> int:
+        """Length of array ``name`` (Damaged if its metadata is gone)."""
+        return int(self._array(name).shape[0])
+
+    def chunk(self, name: str) -> int:
+        """Entries per Zarr chunk of array ``name`` (what a reader steps by to hold one chunk at a time)."""
+        return max(1, int(self._array(name).chunks[0]))
+
+    def _array(self, name: str) -> Any:
+        spans = self.spans.get(name)
+        if not spans:
+            raise Unfinished(f"run {self.run.path} has no finished chunk holding {name}: "
+                             f"'epcg resume {self.run.path}' computes it")
+        try:
+            return self.run.group[name]
+        except (StoreMissing, StorageFault):
+            raise
+        except Exception as exc:  # noqa: BLE001 - an array whose metadata cannot be read is damage of its chunks
+            raise self._damaged(spans[0][3], name, f"its metadata cannot be read: {type(exc).__name__}") from None
+
+    def blocks(self, name: str, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, np.ndarray]]:
+        """``(offset, values)`` covering ``[start, stop)`` of array ``name`` (all of it by default), one record's
+        range at a time, each checked; Unfinished at the first part no record covers."""
+        array = self._array(name)
+        size = int(array.shape[0])
+        stop = size if stop is None else min(stop, size)
+        at = start
+        for first, last, expected, task_id in self.spans[name]:
+            if at >= stop:
+                return
+            if last <= at:
+                continue
+            if first > at:
+                break
+            values = self._read(array, name, first, last, expected, task_id)
+            end = min(last, stop)
+            yield at, values[at - first:end - first]
+            at = end
+        if at < stop:
+            covered = sum(last - first for first, last, _, _ in self.spans[name])
+            raise Unfinished(f"{name} of run {self.run.path} is not finished: its chunks cover {covered:,} of "
+                             f"{size:,} entries; 'epcg resume {self.run.path}' computes the rest")
+
+    def read(self, name: str, start: int = 0, stop: int | None = None) -> np.ndarray:
+        """``[start, stop)`` of array ``name`` (all of it by default), checked as :meth:`blocks` checks it."""
+        parts = [values for _, values in self.blocks(name, start, stop)]
+        if parts:
+            return np.concatenate(parts)
+        return np.zeros(0, dtype=self._array(name).dtype)
+
+    def _read(self, array: Any, name: str, start: int, stop: int, expected: str, task_id: str) -> np.ndarray:
+        try:
+            values = np.asarray(array[start:stop])
+        except StorageFault:
+            raise
+        except PermissionError as exc:
+            raise PermissionDenied(f"{exc.filename or self.run.path}: permission denied (this user cannot read "
+                                   "the run's chunks)") from None
+        except Exception as exc:  # noqa: BLE001 - a chunk that cannot be decoded (zstd, truncated) is damaged
+            raise self._damaged(task_id, name, f"it cannot be decoded: {type(exc).__name__}") from None
+        if digest(values) != expected:
+            raise self._damaged(task_id, name, f"entries [{start}, {stop}) do not match their record")
+        return values
+
+
 class StoreMissing(UserError):
     """The run's Zarr store is gone or unreadable: nothing is recomputed or deleted."""
 
@@ -400,6 +578,11 @@ def check_chunk(run_path: str, record: dict[str, Any]) -> bool:
     for name, (start, stop, expected) in record.get("data", {}).items():
         try:
             ok = digest(np.asarray(group[name][start:stop])) == expected
+        except StorageFault:
+            raise  # the store failed (unreachable, permission): not damage of this chunk, nothing is forgotten
+        except PermissionError as exc:
+            raise PermissionDenied(f"{exc.filename or run_path}: permission denied (this user cannot read the "
+                                   "run's chunks); nothing was checked or forgotten") from None
         except Exception:  # noqa: BLE001 - any failure to read back one chunk is damage of that chunk
             ok = False
         if not ok:

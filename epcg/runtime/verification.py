@@ -16,6 +16,8 @@ from epcg.runtime.plan import Plan
 from epcg.runtime.store import (
     DIGEST_FILE,
     JOB_FILE,
+    REDUCE,
+    REDUCED_FILE,
     RESULTS,
     RUN_FILE,
     RunDir,
@@ -25,10 +27,6 @@ from epcg.runtime.store import (
 from epcg.runtime.tuning import plan_of
 
 VERIFIED_FILE = "manifest/verified.json"
-REDUCED_FILE = "manifest/reduce.json"
-"""The record of the arrays the reduction wrote (the rows' puzzles at the minimum): what verify checks of them."""
-REDUCE = "reduce"
-"""The name verify gives the reduction's arrays among the chunks it checks."""
 
 
 def open_run(where: str | os.PathLike[str]) -> RunDir:

@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from epcg.report.found import Found
-from epcg.runtime.store import RunDir
+from epcg.runtime.store import Vouched
 
 
 @dataclass(frozen=True, eq=False)
@@ -22,7 +22,7 @@ class LevelMap(Found):
     rooms: int
     seed: int
     grid_shape: tuple[int, int]
-    store: RunDir
+    store: Vouched
     kind: str = field(default="dwp-map", init=False)
 
     @property
@@ -31,11 +31,11 @@ class LevelMap(Found):
 
     def grid(self) -> np.ndarray:
         """Cells: 0 empty, 1 room, 2 corridor, 3 start room, 4 obstacle (``rows × cols`` int8)."""
-        return self.store.read_array(f"{self._stage}/maps/{self.run:04d}").reshape(self.grid_shape)
+        return self.store.read(f"{self._stage}/maps/{self.run:04d}").reshape(self.grid_shape)
 
     def room_list(self) -> np.ndarray:
         """One row per room or corridor: ``(row, col, height, width, kind)``."""
-        return self.store.read_array(f"{self._stage}/rooms/{self.run:04d}").reshape(-1, 5)
+        return self.store.read(f"{self._stage}/rooms/{self.run:04d}").reshape(-1, 5)
 
     def ident(self) -> str:
         return f"{self.kind}-{self.experiment}-{self.run}"

@@ -39,7 +39,7 @@ class DwpRun(Run):
                 if run not in (None, per_run["run"]):
                     continue
                 yield LevelMap(res["experiment"], per_run["run"], per_run["best_fitness"], per_run["rooms"],
-                               per_run["seed"], tuple(res["grid"]), self.dir)
+                               per_run["seed"], tuple(res["grid"]), self.stored)
 
     def gallery(self, items: int) -> list[Group]:
         """Per experiment, maps spread from the fittest to the least fit."""

@@ -34,7 +34,7 @@ from epcg.games.fling.domain import evaluate
 from epcg.games.fling.domain.rules import Board, Move
 from epcg.games.fling.domain.symmetry import _image, canonical_words, orbit_size, symmetry_maps
 from epcg.report.found import Found
-from epcg.runtime.store import RunDir
+from epcg.runtime.store import Vouched
 
 
 @dataclass(frozen=True, eq=False)
@@ -139,48 +139,50 @@ def _ranks_in(words: np.ndarray, first_word: int) -> np.ndarray:
     return np.flatnonzero(bits) + first_word * 64
 
 
-def _layer(run: RunDir, pieces: int, kind: str):
-    """Layer ``pieces``'s ``kind`` bits: the whole layer, or, where a symmetric run kept only one board
-    per orbit (its deepest layer), the orbit representatives."""
+def _layer(stored: Vouched, pieces: int, kind: str) -> str:
+    """The array holding layer ``pieces``'s ``kind`` bits: the whole layer, or, where a symmetric run kept only
+    one board per orbit (its deepest layer), the orbit representatives."""
     name = f"{kind}/{pieces}"
-    return run.group[name] if run.has_array(name) else run.group[f"orbits/{name}"]
+    return name if stored.has(name) or not stored.has(f"orbits/{name}") else f"orbits/{name}"
 
 
-def orbits_only(run: RunDir, pieces: int) -> bool:
+def orbits_only(stored: Vouched, pieces: int) -> bool:
     """Whether layer ``pieces`` is stored as one canonical board per orbit (a symmetric run's deepest layer)."""
-    return not run.has_array(f"solvable/{pieces}")
+    return not stored.has(f"solvable/{pieces}")
 
 
-def _words(run: RunDir, pieces: int, unique: bool | None, start: int, stop: int) -> np.ndarray:
-    solvable, only = _layer(run, pieces, "solvable"), _layer(run, pieces, "unique")
+def _words(stored: Vouched, pieces: int, unique: bool | None, start: int, stop: int) -> Iterator[tuple[int, np.ndarray]]:
+    """``(first word, words)`` of ``[start, stop)`` of the layer, as the records vouch for them."""
+    solvable, only = _layer(stored, pieces, "solvable"), _layer(stored, pieces, "unique")
     if unique:
-        return np.asarray(only[start:stop])
-    if unique is None:
-        return np.asarray(solvable[start:stop])
-    return np.asarray(solvable[start:stop]) & ~np.asarray(only[start:stop])
+        yield from stored.blocks(only, start, stop)
+    elif unique is None:
+        yield from stored.blocks(solvable, start, stop)
+    else:
+        for (at, s), (_, u) in zip(stored.blocks(solvable, start, stop), stored.blocks(only, start, stop)):
+            yield at, s[:len(u)] & ~u[:len(s)]
 
 
-def set_ranks(run: RunDir, pieces: int, unique: bool | None, orbits: tuple[int, int] | None = None) -> Iterator[int]:
+def set_ranks(stored: Vouched, pieces: int, unique: bool | None, orbits: tuple[int, int] | None = None
+              ) -> Iterator[int]:
     """Ranks of layer ``pieces`` boards as stored: uniquely solvable (True), solvable but not uniquely
-    (False) or solvable (None); in rank order, one Zarr chunk in memory at a time. With ``orbits`` (the
-    board's width and height) only the canonical board of each orbit, also in a layer stored whole."""
-    array = _layer(run, pieces, "solvable")
-    step = max(1, array.chunks[0])
-    reduced = orbits_only(run, pieces)
-    for start in range(0, array.shape[0], step):
-        words = _words(run, pieces, unique, start, start + step)
+    (False) or solvable (None); in rank order, one chunk's words in memory at a time (an unfinished
+    layer is refused when the reading reaches its first missing chunk). With ``orbits`` (the board's width
+    and height) only the canonical board of each orbit, also in a layer stored whole."""
+    reduced = orbits_only(stored, pieces)
+    for at, words in _words(stored, pieces, unique, 0, None):
         if orbits and not reduced:
-            words = words & canonical_words(*orbits, pieces, start, start + len(words))[0]
-        yield from _ranks_in(words, start).tolist()
+            words = words & canonical_words(*orbits, pieces, at, at + len(words))[0]
+        yield from _ranks_in(words, at).tolist()
 
 
-def sample_ranks(run: RunDir, pieces: int, unique: bool | None, n: int, chunks: int = 4) -> list[int]:
+def sample_ranks(stored: Vouched, pieces: int, unique: bool | None, n: int, chunks: int = 4) -> list[int]:
     """About ``n`` ranks spread over the layer: evenly spaced picks from ``chunks`` evenly spaced
     Zarr chunks (a sample of a huge layer without reading all of it), ascending."""
-    array = _layer(run, pieces, "solvable")
-    step = max(1, array.chunks[0])
-    starts = sorted({int(s) for s in np.linspace(0, (array.shape[0] - 1) // step, chunks).round()})
-    found = [_ranks_in(_words(run, pieces, unique, s * step, (s + 1) * step), s * step) for s in starts]
+    size, step = stored.size(_layer(stored, pieces, "solvable")), stored.chunk(_layer(stored, pieces, "solvable"))
+    starts = sorted({int(s) for s in np.linspace(0, max(size - 1, 0) // step, chunks).round()})
+    found = [np.concatenate([_ranks_in(w, at) for at, w in _words(stored, pieces, unique, s * step, (s + 1) * step)]
+                            or [np.zeros(0, np.int64)]) for s in starts]
     found = [f for f in found if len(f)]
     out: list[int] = []
     for f in found:

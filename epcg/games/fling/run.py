@@ -73,8 +73,8 @@ class FlingRun(Run):
                 orbits: bool) -> Iterator[FlingBoard]:
         c = self.config
         for k in layers:
-            whole = orbits or not orbits_only(self.dir, k)
-            for rank in set_ranks(self.dir, k, unique, (c.width, c.height) if orbits else None):
+            whole = orbits or not orbits_only(self.stored, k)
+            for rank in set_ranks(self.stored, k, unique, (c.width, c.height) if orbits else None):
                 board = FlingBoard(c.width, c.height, k, rank)
                 if min_ratio is not None and (board.ratio is None or board.ratio < min_ratio):
                     continue
@@ -142,8 +142,8 @@ class FlingRun(Run):
         for row in layers:
             k = row["pieces"]
             several = row["solvable"] - row["unique"]
-            ranks = [(r, True) for r in sample_ranks(self.dir, k, True, n - n // 3)]
-            ranks += [(r, False) for r in sample_ranks(self.dir, k, False, n // 3)] if several else []
+            ranks = [(r, True) for r in sample_ranks(self.stored, k, True, n - n // 3)]
+            ranks += [(r, False) for r in sample_ranks(self.stored, k, False, n // 3)] if several else []
             boards = [FlingBoard(c.width, c.height, k, r) for r, _ in ranks]
             out.append(Group(f"{k} pieces: solvable boards, mirror images included", row["solvable"],
                              [_item(b, f"{k} pieces") for b in boards]))

@@ -31,7 +31,7 @@ from epcg.games.witness.domain import scan
 from epcg.games.witness.domain.must_cross import crossing_bitsets, must_cross_figure  # noqa: F401 - the deprecated epcg.api.witness path has them
 from epcg.games.witness.domain.paths import paths_for
 from epcg.report.found import Found
-from epcg.runtime.store import RunDir
+from epcg.runtime.store import Vouched
 
 DRAWN_SOLUTIONS = 4
 """A puzzle with at most this many solutions is drawn, and exported, with every one of them."""
@@ -123,16 +123,12 @@ class WitnessPuzzle(Found):
                              caption=self.caption(), more_paths=more)
 
 
-def stored(run: RunDir, row: Any) -> Iterator[tuple[int, int]]:
-    """``(rank, longest)`` of every puzzle stored at the row's minimum, in rank order, chunk by chunk."""
+def stored(data: Vouched, row: Any) -> Iterator[tuple[int, int]]:
+    """``(rank, longest)`` of every puzzle stored at the row's minimum, in rank order, as the reduction's record
+    vouches for them (a run not reduced yet has none: refused in one line)."""
     name = f"{row.name}/at_min"
-    if not run.has_array(f"{name}/ranks"):
-        return
-    ranks, longest = run.group[f"{name}/ranks"], run.group[f"{name}/longest"]
-    step = max(1, ranks.chunks[0])
-    for start in range(0, ranks.shape[0], step):
-        chunk_r = np.asarray(ranks[start:start + step])
-        chunk_l = np.asarray(longest[start:start + step])
+    ranks, longest = data.blocks(f"{name}/ranks"), data.blocks(f"{name}/longest")
+    for (_, chunk_r), (_, chunk_l) in zip(ranks, longest):
         yield from zip(chunk_r.tolist(), chunk_l.tolist())
 
 

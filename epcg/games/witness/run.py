@@ -16,7 +16,7 @@ from epcg.games.witness.found import TripleSet, WitnessPuzzle, stored, walked
 from epcg.report.gallery import Group, Item, plot_axes, share, spread
 from epcg.report.pictures import png_bytes
 from epcg.runtime.errors import InvalidValue, UserError
-from epcg.runtime.store import RunDir
+from epcg.runtime.store import Vouched
 
 TRIPLES_SHOWN = 6
 """Triples per variant in the gallery at most (each is six panels, slow to draw)."""
@@ -108,7 +108,7 @@ class WitnessRun(Run):
             want = res["longest_solution"] if length == "longest" else length
             at_min = solutions is None or solutions == res["min_solutions"]
             if at_min:
-                items = ((rank, res["min_solutions"], longest) for rank, longest in stored(self.dir, row_))
+                items = ((rank, res["min_solutions"], longest) for rank, longest in stored(self.stored, row_))
             else:
                 items = walked(kind, row_)
             for rank, count, longest in items:
@@ -163,7 +163,7 @@ class WitnessRun(Run):
         n = share(items, len(rows))
         out = []
         for row, res in rows:
-            ranks, longest = _longest_and_spread(self.dir, row.name, n)
+            ranks, longest = _longest_and_spread(self.stored, row.name, n)
             k = "+".join(map(str, res["k"])) if isinstance(res["k"], list) else str(res["k"])
             group = f"{res['width']}x{res['height']} k={k}"
             puzzles = [WitnessPuzzle(self.config.kind, row.width, row.height, row.k, rank, row=row.name,
@@ -200,23 +200,13 @@ class WitnessRun(Run):
         return out
 
 
-def _longest_and_spread(run: RunDir, row: str, n: int) -> tuple[list[int], list[int]]:
+def _longest_and_spread(data: Vouched, row: str, n: int) -> tuple[list[int], list[int]]:
     """About ``n`` stored puzzles of a row: half with the longest solutions, half spread over the
-    ranks; read one Zarr chunk at a time, longest first."""
-    ranks, longest = run.group[f"{row}/at_min/ranks"], run.group[f"{row}/at_min/longest"]
-    total, step = ranks.shape[0], max(1, ranks.chunks[0])
-    spread_over = spread(total, n - n // 2)
-    best_r, best_l = np.zeros(0, np.uint64), np.zeros(0, np.int64)
-    picked: dict[int, int] = {}
-    for start in range(0, total, step):
-        r = np.asarray(ranks[start:start + step])
-        lengths = np.asarray(longest[start:start + step]).astype(np.int64)
-        best_r, best_l = np.concatenate([best_r, r]), np.concatenate([best_l, lengths])
-        keep = np.lexsort((best_r, -best_l))[: n // 2]
-        best_r, best_l = best_r[keep], best_l[keep]
-        for i in (j for j in spread_over if start <= j < start + len(r)):
-            picked[int(r[i - start])] = int(lengths[i - start])
-    picked.update(zip(best_r.tolist(), best_l.tolist()))
+    ranks, as the reduction's record vouches for them."""
+    ranks, longest = data.read(f"{row}/at_min/ranks"), data.read(f"{row}/at_min/longest").astype(np.int64)
+    picked = {int(ranks[i]): int(longest[i]) for i in spread(len(ranks), n - n // 2)}
+    keep = np.lexsort((ranks, -longest))[: n // 2]
+    picked.update(zip(ranks[keep].tolist(), longest[keep].tolist()))
     chosen = sorted(picked.items(), key=lambda kv: (-kv[1], kv[0]))
     return [int(r) for r, _ in chosen], [length for _, length in chosen]
 

@@ -80,6 +80,10 @@ class Location(ABC):
     def is_locked(self) -> bool:
         """True while some client holds the lock; never takes it."""
 
+    def holder(self) -> str | None:
+        """Who holds the lock, as the clause after "in use by another epcg client" (None while nobody does)."""
+        return "(unknown)" if self.is_locked() else None
+
     @abstractmethod
     def check(self) -> None:
         """Raise UserError in one line if the location cannot be reached (missing bucket, credentials, endpoint)."""

@@ -37,7 +37,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from epcg.runtime.errors import UserError
+from epcg.runtime.errors import Conflict, MissingBucket, PermissionDenied, StorageFault, Unreachable, UserError
 from epcg.runtime.rundir.base import LOCK_KEY, Location
 
 SCHEMES = ("s3", "gs", "az", "abfs", "abfss")
@@ -80,19 +80,25 @@ def _error_text(exc: BaseException) -> str:
 
 def _reason(exc: BaseException) -> str:
     """What went wrong reaching ``url``, in the words a user can act on."""
+    return _cause(exc)[1]
+
+
+def _cause(exc: BaseException) -> tuple[type[StorageFault] | None, str]:
+    """The fault class of an obstore error and its words (None: not one the user must act on; a retry may help)."""
     raw = " ".join(str(exc).split())
     if "NoSuchBucket" in raw:
-        return "its bucket does not exist"
+        return MissingBucket, "its bucket does not exist"
     if any(s in raw for s in ("InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "403 Forbidden",
                               "InvalidClientTokenId", "ExpiredToken")):
-        return "access denied (check the credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY or AWS_PROFILE)"
+        return PermissionDenied, ("access denied (check the credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY "
+                                  "or AWS_PROFILE)")
     if any(s in raw for s in ("Connection refused", "error sending request", "dns error", "client error (Connect)",
-                              "timed out", "Operation timed out")):
+                              "timed out", "Operation timed out", "connection closed", "Connection reset")):
         endpoint = os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT") or "the default endpoint"
-        return f"cannot reach {endpoint}"
+        return Unreachable, f"cannot reach {endpoint}"
     if "credential" in raw.lower():
-        return "no credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE)"
-    return _error_text(exc)
+        return PermissionDenied, "no credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE)"
+    return None, _error_text(exc)
 
 
 def _store(url: str) -> Any:
@@ -140,10 +146,11 @@ class ObjectLocation(Location):
     # -- errors ---------------------------------------------------------------
 
     def _fail(self, exc: BaseException, key: str) -> BaseException:
-        """An obstore error as a UserError (the user must act) or an OSError (a retry may help)."""
-        reason = _reason(exc)
-        if "bucket does not exist" in reason or "access denied" in reason or "credentials" in reason:
-            return UserError(f"{self.where}: {reason}")
+        """An obstore error as the StorageFault of its cause (the user must act: one line, its own exit status) or
+        an OSError (a retry may help)."""
+        fault, reason = _cause(exc)
+        if fault is not None:
+            return fault(f"{self.where}: {reason}")
         return OSError(f"{self.describe(key)}: {reason}")
 
     # -- Location ------------------------------------------------------------
@@ -243,7 +250,7 @@ class ObjectLocation(Location):
     def zarr_store(self, key: str) -> Any:
         from zarr.storage import ObjectStore
 
-        return CountingStore(ObjectStore(_store(f"{self.where}/{key}")))
+        return CountingStore(ObjectStore(_store(f"{self.where}/{key}")), self.where)
 
     @contextlib.contextmanager
     def lock(self, owner: str) -> Iterator[None]:
@@ -284,16 +291,18 @@ class ObjectLocation(Location):
         if current is not None:
             lease = _parse_lease(current[0])
             if lease["expires"] > time.time():
-                left = lease["expires"] - time.time()
-                raise UserError(
-                    f"run {self.where} is in use by another epcg client ({lease['owner']}); wait for it to finish "
-                    f"or stop it; if it was killed, its lease expires in {left:.0f} s"
-                )
+                raise Conflict(f"run {self.where} is in use by another epcg client {describe_lease(current[0])}")
             if self.replace(LOCK_KEY, body, current[1]):
                 return self.read_versioned(LOCK_KEY)[1]
         elif self.create(LOCK_KEY, body):
             return self.read_versioned(LOCK_KEY)[1]
-        raise UserError(f"run {self.where} is in use by another epcg client (it took the lease just now)")
+        raise Conflict(f"run {self.where} is in use by another epcg client (it took the lease just now)")
+
+    def holder(self) -> str | None:
+        current = self.read(LOCK_KEY)
+        if current is None or _parse_lease(current)["expires"] <= time.time():
+            return None
+        return describe_lease(current)
 
     def is_locked(self) -> bool:
         current = self.read(LOCK_KEY)
@@ -309,7 +318,8 @@ class ObjectLocation(Location):
         except StopIteration:
             pass
         except Exception as exc:  # noqa: BLE001 - translated to one line
-            raise UserError(f"{self.where}: {_reason(exc)}") from None
+            fault, reason = _cause(exc)
+            raise (fault or StorageFault)(f"{self.where}: {reason}") from None
 
     def check_conditional(self) -> None:
         """Refuse a store that does not honour ``If-None-Match: *``: records could then be overwritten."""
@@ -352,6 +362,16 @@ class ObjectLocation(Location):
         return None
 
 
+def describe_lease(data: bytes) -> str:
+    """Who holds a lease and until when: a client killed with SIGKILL cannot release its lease, so the next one
+    is told when it lapses (``EPCG_LEASE_SECONDS`` after its last renewal)."""
+    lease = _parse_lease(data)
+    left = max(0.0, lease["expires"] - time.time())
+    until = time.strftime("%H:%M:%S UTC", time.gmtime(lease["expires"]))
+    return (f"({lease['owner']}); wait for it to finish or stop it; if it was killed, its lease expires in "
+            f"{left:.0f} s (at {until}, unless a live client renews it)")
+
+
 def _parse_lease(data: bytes) -> dict[str, Any]:
     try:
         lease = json.loads(data)
@@ -364,39 +384,72 @@ def _counting_store_class() -> type:
     from zarr.storage import WrapperStore
 
     class _CountingStore(WrapperStore):
-        """A Zarr store that counts its requests and bytes in :data:`IO` (what plans and benchmarks report)."""
+        """A Zarr store that counts its requests and bytes in :data:`IO` (what plans and benchmarks report), and
+        names a failed request for its cause (the StorageFault of :func:`_cause`), as every other request does."""
+
+        _where = ""
+
+        def _fault(self, exc: BaseException) -> BaseException:
+            fault, reason = _cause(exc)
+            return exc if fault is None else fault(f"{self._where}: {reason}")
+
+        def _check_missing(self, key: str) -> None:
+            """Zarr reads a missing object as an absent key: where that is an array's metadata, ask whether the
+            bucket itself is gone or the store unreachable (one more request, only on this path)."""
+            if key.endswith("zarr.json") and self._where:
+                ObjectLocation(self._where).check()
 
         async def get(self, key, prototype, byte_range=None):
-            buffer = await self._store.get(key, prototype, byte_range)
+            try:
+                buffer = await self._store.get(key, prototype, byte_range)
+            except Exception as exc:  # noqa: BLE001 - named for its cause
+                raise self._fault(exc) from None
+            if buffer is None:
+                self._check_missing(key)
             IO.add(read=len(buffer) if buffer is not None else 0)
             return buffer
 
         async def get_partial_values(self, prototype, key_ranges):
             key_ranges = list(key_ranges)
-            out = await self._store.get_partial_values(prototype, key_ranges)
+            try:
+                out = await self._store.get_partial_values(prototype, key_ranges)
+            except Exception as exc:  # noqa: BLE001 - named for its cause
+                raise self._fault(exc) from None
             IO.add(len(key_ranges), read=sum(len(b) for b in out if b is not None))
             return out
 
         async def set(self, key, value):
             IO.add(written=len(value))
-            await self._store.set(key, value)
+            try:
+                await self._store.set(key, value)
+            except Exception as exc:  # noqa: BLE001 - named for its cause
+                raise self._fault(exc) from None
 
         async def delete(self, key):
             IO.add()
-            await self._store.delete(key)
+            try:
+                await self._store.delete(key)
+            except Exception as exc:  # noqa: BLE001 - named for its cause
+                raise self._fault(exc) from None
 
         async def exists(self, key):
             IO.add()
-            return await self._store.exists(key)
+            try:
+                return await self._store.exists(key)
+            except Exception as exc:  # noqa: BLE001 - named for its cause
+                raise self._fault(exc) from None
 
     return _CountingStore
 
 
-def CountingStore(store: Any) -> Any:  # noqa: N802 - a class built on first use (Zarr is imported lazily)
+def CountingStore(store: Any, where: str = "") -> Any:  # noqa: N802 - a class built on first use (Zarr is lazy)
+    """``store`` counted in :data:`IO`; ``where``: the run's URL, named in a fault's message."""
     global _COUNTING
     if _COUNTING is None:
         _COUNTING = _counting_store_class()
-    return _COUNTING(store)
+    wrapped = _COUNTING(store)
+    wrapped._where = where
+    return wrapped
 
 
 _COUNTING: type | None = None

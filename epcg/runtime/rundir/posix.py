@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import errno
 import fcntl
 import hashlib
@@ -10,12 +11,12 @@ import os
 import shutil
 import struct
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from epcg.runtime.errors import UserError
+from epcg.runtime.errors import Conflict, MissingBucket, PermissionDenied, Unreachable, UserError
 from epcg.runtime.rundir.base import LOCK_KEY, Location
 
 SCAFFOLD_LOGS = "logs"
@@ -97,6 +98,28 @@ def _version(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+FAILED_ERRNOS = {errno.EIO, errno.ESTALE, errno.ENOTCONN, errno.ETIMEDOUT, errno.EHOSTDOWN, errno.ENXIO}
+"""Errors of a failing disk or a network filesystem whose server is gone: the storage is unreachable, the run is
+not damaged (nothing is forgotten or recomputed for them)."""
+
+
+def _named(method: Callable[..., Any]) -> Callable[..., Any]:
+    """A Location method whose OSError of a failing device is the Unreachable fault it is, with the path."""
+
+    @functools.wraps(method)
+    def call(self: PosixLocation, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except OSError as exc:
+            if exc.errno not in FAILED_ERRNOS:
+                raise
+            where = exc.filename or self.describe(str(args[0]) if args and isinstance(args[0], str) else "")
+            raise Unreachable(f"{where}: {exc.strerror} (the disk or network filesystem failed; nothing in the "
+                              "run was changed: try again once it is back)") from None
+
+    return call
+
+
 class PosixLocation(Location):
     """Keys are files below ``root``; the lock is an open-file-description lock the kernel drops with its process."""
 
@@ -112,19 +135,23 @@ class PosixLocation(Location):
     def _path(self, key: str) -> Path:
         return self.root / key if key else self.root
 
+    @_named
     def read(self, key: str) -> bytes | None:
         try:
             return self._path(key).read_bytes()
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
 
+    @_named
     def read_versioned(self, key: str) -> tuple[bytes, str] | None:
         data = self.read(key)
         return None if data is None else (data, _version(data))
 
+    @_named
     def write(self, key: str, data: bytes) -> None:
         write_atomic(self._path(key), data)
 
+    @_named
     def create(self, key: str, data: bytes) -> bool:
         """``link(2)`` a synced temporary file to ``key``: the kernel refuses if the name exists."""
         path = self._path(key)
@@ -138,6 +165,7 @@ class PosixLocation(Location):
         fsync_dir(path.parent)
         return True
 
+    @_named
     def replace(self, key: str, data: bytes, version: str) -> bool:
         self.root.mkdir(parents=True, exist_ok=True)
         with open(self.root / CAS_LOCK, "a") as guard:
@@ -148,9 +176,11 @@ class PosixLocation(Location):
             write_atomic(self._path(key), data)
             return True
 
+    @_named
     def delete(self, key: str) -> None:
         self._path(key).unlink(missing_ok=True)
 
+    @_named
     def list(self, prefix: str = "") -> list[str]:
         base = self._path(prefix.rstrip("/"))
         if not base.is_dir():
@@ -158,6 +188,7 @@ class PosixLocation(Location):
         out = [str(p.relative_to(self.root)) for p in base.rglob("*") if p.is_file() and not p.name.endswith(".tmp")]
         return sorted(k for k in out if k != CAS_LOCK)
 
+    @_named
     def sync(self, keys: Iterable[str]) -> None:
         paths: set[Path] = set()
         for key in keys:
@@ -184,7 +215,7 @@ class PosixLocation(Location):
             handle.seek(0)
             holder = handle.read().strip() or "unknown"
             handle.close()
-            raise UserError(
+            raise Conflict(
                 f"run directory {self.where} is in use by another epcg process ({holder}); "
                 "wait for it to finish or stop it first"
             ) from None
@@ -197,6 +228,7 @@ class PosixLocation(Location):
         finally:
             handle.close()
 
+    @_named
     def is_locked(self) -> bool:
         try:
             fd = os.open(self.root / LOCK_KEY, os.O_RDONLY)
@@ -207,8 +239,21 @@ class PosixLocation(Location):
         finally:
             os.close(fd)
 
+    def holder(self) -> str | None:
+        if not self.is_locked():
+            return None
+        text = (self.read(LOCK_KEY) or b"").decode(errors="replace").strip() or "unknown"
+        return f"({text}); wait for it to finish or stop it first (the kernel releases its lock when it exits)"
+
     def check(self) -> None:
-        """Nothing to reach: path problems are found by ``session.run_directory``."""
+        """Raise the StorageFault of the run directory's cause: gone (MissingBucket) or not readable
+        (PermissionDenied); other path problems are found by ``session.run_directory``."""
+        if not self.root.exists():
+            if self.root.parent.is_dir():
+                return  # a new run's directory, made when it starts
+            raise MissingBucket(f"{self.where}: the directory holding it does not exist")
+        if not os.access(self.root, os.R_OK | os.X_OK):
+            raise PermissionDenied(f"{self.where}: permission denied (this user cannot read the run directory)")
 
     def scratch(self, name: str) -> Path:
         return self._path(name)

@@ -1,0 +1,110 @@
+"""Faults named for their cause (issue 34, items 3 and 6): a cluster file's addresses, quoted dotted keys in
+``--set``, a killed client's lease on an object store, each storage fault's exit status, as real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import JOBS, epcg
+
+
+def one_line(result: subprocess.CompletedProcess) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("epcg: error: "), result.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("line, said", [
+    ('host = "nohost.invalid"', "host: 'nohost.invalid' does not resolve to an address"),
+    ('host = "198.18.0.7"', "host: '198.18.0.7' is not an address of this machine"),
+    ('dashboard_address = "127.0.0.1:99999"', "dashboard_address: '127.0.0.1:99999' is not HOST:PORT"),
+    ('dashboard_address = "nohost.invalid:8787"', "dashboard_address: 'nohost.invalid' does not resolve"),
+    ('dashboard_address = "8787"', "dashboard_address: '8787' is not HOST:PORT"),
+])
+@pytest.mark.parametrize("command", ["plan", "run"])
+def test_a_cluster_file_with_a_bad_address_is_named_before_anything_starts(tmp_path: Path, line: str, said: str,
+                                                                            command: str) -> None:
+    cluster = tmp_path / "c.toml"
+    cluster.write_text(f'kind = "local"\n{line}\n')
+    args = [command, str(JOBS / "witness-paths.toml"), "--cluster", str(cluster)]
+    result = epcg(*args, *(["--out", str(tmp_path / "run")] if command == "run" else []))
+    assert result.returncode == 2 and said in one_line(result), result.stderr
+    assert "memory_limit" not in result.stderr and not (tmp_path / "run").exists()
+
+
+def test_a_good_local_address_is_accepted(tmp_path: Path) -> None:
+    cluster = tmp_path / "c.toml"
+    cluster.write_text('kind = "local"\nhost = "127.0.0.1"\ndashboard_address = ":0"\n')
+    result = epcg("plan", str(JOBS / "witness-paths.toml"), "--cluster", str(cluster))
+    assert result.returncode == 0, result.stderr
+
+
+def test_a_quoted_dotted_key_in_set(tmp_path: Path) -> None:
+    job = tmp_path / "j.toml"
+    job.write_text('name = "q"\ndomain = "witness"\nkind = "must-cross"\nrows = ["3x3:3"]\n')
+    result = epcg("run", str(job), "--out", str(tmp_path / "run"), "--serial", "--set", 'solution_counts."3x3"=5')
+    assert result.returncode == 0, result.stderr
+    assert "[solution_counts]\n3x3 = 5" in (tmp_path / "run" / "job.toml").read_text()
+    assert "malformed --set" in one_line(epcg("plan", str(job), "--set", '"3x3=5'))
+
+
+def test_a_killed_clients_lease_says_who_held_it_and_when_it_expires(s3_server, s3_env, tmp_path: Path) -> None:
+    from epcg.runtime.errors import Conflict
+    from epcg.runtime.rundir import open_location
+
+    s3_server.create_bucket("leases")
+    url = "s3://leases/killed"
+    code = ("import os, sys\nfrom epcg.runtime.rundir import open_location\n"
+            f"held = open_location({url!r}).lock('pid %d on the dead host' % os.getpid())\nheld.__enter__()\n"
+            "os.kill(os.getpid(), 9)\n")
+    killed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "EPCG_LEASE_SECONDS": "600"})
+    assert killed.returncode == -9, killed.stderr
+    location = open_location(url)
+    with pytest.raises(Conflict) as refused:
+        with location.lock("me"):
+            pass
+    said = str(refused.value)
+    assert "on the dead host" in said and "its lease expires in" in said and "UTC" in said, said
+    expires = json.loads(location.read(".lock"))["expires"]
+    assert time.strftime("%H:%M:%S UTC", time.gmtime(expires)) in said
+    assert refused.value.exit_status == 75
+    assert "on the dead host" in location.holder()
+
+
+def test_an_unreachable_store_is_named_so_by_every_command(s3_server, s3_env, tmp_path: Path) -> None:
+    from tests.s3server import free_port
+
+    os.environ["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{free_port()}"  # s3_env restores it afterwards
+    for args in (["status", "s3://b/r"], ["resume", "s3://b/r", "--serial"], ["export", "s3://b/r"],
+                 ["report", "s3://b/r"], ["verify", "s3://b/r", "--serial"]):
+        result = epcg(*args, cwd=tmp_path)
+        assert result.returncode == 69 and "cannot reach" in one_line(result), (args, result.stderr)
+
+
+def test_a_bucket_deleted_under_an_open_run_is_named_so(s3_server, s3_env) -> None:
+    """Zarr reads a missing object as an absent key: the run's store asks why, and names the missing bucket."""
+    import urllib.request
+
+    import epcg as api
+    from epcg.runtime.errors import MissingBucket
+    from epcg.runtime.rundir import open_location
+
+    name = s3_server.create_bucket()
+    job = {"name": "w", "domain": "witness", "kind": "must-cross", "rows": ["2x2:2"], "figures_per_row": 1}
+    api.run(job, f"s3://{name}/r", progress=False)
+    opened = api.open(f"s3://{name}/r")
+    assert opened.results and opened.stored.has("2x2-k2/at_min/ranks")  # records read; the arrays not yet
+    bucket = open_location(f"s3://{name}")
+    for key in bucket.list():
+        bucket.delete(key)
+    urllib.request.urlopen(urllib.request.Request(f"{s3_server.endpoint}/{name}", method="DELETE"), timeout=10)
+    with pytest.raises(MissingBucket, match="its bucket does not exist"):
+        list(opened.puzzles())
