@@ -21,11 +21,15 @@ bit for bit the unreduced layer, from the whole orbit layer, for stage
 evaluation reads its orbit layer, so it evaluates and reports one board per
 orbit.
 
-Peak memory per worker, layer ``k``: the previous layer, ``2·C(n,k-1)/8`` bytes,
-plus twice the task's output, ``2·8·chunk_words`` bytes, plus one Zarr chunk
-being compressed. For 7×8 and k = 10: 2·C(56,9)/8 = 1.9 GB + 2·8·2^18 = 4 MB.
-A fill task (stage ``fNN``) holds the whole orbit layer ``k`` instead,
-``2·C(n,k)/8`` bytes. With ``shared_previous = true`` the layer a task reads
+Peak memory per worker, layer ``k``: the previous layer, its ``solvable`` bits,
+``C(n,k-1)/8`` bytes, and its ``unique`` bits as a compact index
+(:mod:`~epcg.games.fling.domain.sparse`: the ranks of the few unique boards, read
+chunk by chunk by :func:`read_unique`), plus twice the task's output,
+``2·8·chunk_words`` bytes, plus one Zarr chunk being compressed. For 7×8 and
+k = 10: C(56,9)/8 = 0.95 GB + 12.0 M unique boards' index 0.12 GB + 2·8·2^18 = 4 MB
+(the plan counts the index at ``UNIQUE_FRACTION`` of the boards). A fill task
+(stage ``fNN``) holds the orbit layer ``k`` instead. On disk ``unique`` stays one
+bit per board, in compressed chunks (3 % of its raw size on deep layers). With ``shared_previous = true`` the layer a task reads
 is a read-only map of a raw file, so the processes of one machine share one
 copy in the page cache. With ``partitions = P`` a layer task reads the previous
 layer (a fill task the orbit layer) in P word ranges, one at a time, and holds
@@ -52,10 +56,11 @@ from epcg.combinatorics.binomial import binomial
 from epcg.combinatorics.bits import check_board
 from epcg.combinatorics.bits import popcount_words as popcount
 from epcg.games.fling import evaluation as fling_evaluate
-from epcg.games.fling.domain import evaluate, symmetry
+from epcg.games.fling.domain import evaluate, sparse, symmetry
 from epcg.games.fling.domain import layers as kernels
 from epcg.games.fling.domain.moves import LINE_TABLE_MAX
 from epcg.games.fling.domain.rules import Board
+from epcg.games.fling.domain.sparse import BitIndex, IndexBuilder
 from epcg.kinds import retrograde
 from epcg.kinds.base import JobConfig, stage_records
 from epcg.runtime.plan import Plan, Task
@@ -273,6 +278,19 @@ def parts_cost(config: Config, k: int) -> float:
     return 1.0 + PART_COST * (min(config.parts, config.words(k - 1)) - 1) if k > 1 else 1.0
 
 
+UNIQUE_FRACTION = 0.002
+"""Uniquely solvable boards of a layer, as a fraction of its boards, that the plan counts memory for (7×8 layers
+9, 10 and 11: 0.16 %, 0.043 % and 0.0092 %; smaller layers are small): an index of fewer is smaller."""
+
+
+def held_bytes(config: Config, k: int) -> int:
+    """Bytes a task holds of layer ``k`` (full, or its orbit layer for a fill) that it reads: ``solvable``'s words
+    and ``unique``'s index (at ``UNIQUE_FRACTION``), of one of ``config.parts`` parts."""
+    words = -(-config.words(k) // config.parts)
+    boards = kernels.layer_size(config.width, config.height, k)
+    return 8 * words + sparse.index_bytes(words, min(64 * words, -(-round(boards * UNIQUE_FRACTION) // config.parts)))
+
+
 def estimate(config: Config) -> dict:
     """Per stage: bytes written, memory per worker beyond its base, compute (see the module docstring)."""
     from epcg.runtime.estimate import StageCost
@@ -282,7 +300,7 @@ def estimate(config: Config) -> dict:
     for k in range(1, config.max_pieces + 1):
         words = config.words(k)
         chunk = min(config.chunk_words, words)
-        previous = -(-2 * 8 * config.words(k - 1) // config.parts) if k > 1 else 0
+        previous = held_bytes(config, k - 1) if k > 1 else 0
         before = config.words(k - 1) if k > 1 else 0
         out[layer_name(k)] = StageCost(
             bytes_written=2 * 8 * words,
@@ -294,7 +312,7 @@ def estimate(config: Config) -> dict:
         )
         if config.symmetry and 1 < k < config.max_pieces:
             out[fill_name(k)] = StageCost(bytes_written=2 * 8 * words, disk_bytes=round(8 * words * sum(COMPRESSED)),
-                                          peak_memory=-(-2 * 8 * words // config.parts) + 4 * 8 * chunk,
+                                          peak_memory=held_bytes(config, k) + 4 * 8 * chunk,
                                           cpu_seconds=kernels.layer_size(config.width, config.height, k) / FILL_PER_SECOND
                                           * parts_cost(config, k + 1),
                                           read_bytes=round(8 * words * sum(COMPRESSED)),
@@ -409,11 +427,38 @@ def _map_shared(run: RunDir, names: tuple[str, ...], span: tuple[int, int] | Non
     return tuple(maps)
 
 
+LOAD_WORDS = 1 << 22
+"""Words of ``unique`` read at a time while its index is built (32 MiB raw)."""
+
+
+def read_unique(run: RunDir, name: str, span: tuple[int, int] | None = None) -> BitIndex:
+    """The ``unique`` array ``name`` (or its words ``[a, b)``) as a :class:`~epcg.games.fling.domain.sparse.BitIndex`,
+    read a few chunks at a time, so the process never holds its dense words (few boards are unique)."""
+    array = run.group[name]
+    a, b = span if span is not None else (0, array.shape[0])
+    step = max(LOAD_WORDS // array.chunks[0], 1) * array.chunks[0]
+    builder = IndexBuilder(b - a)
+    bounds = [a, *range(a - a % step + step, b, step), b]  # whole chunks, but for the span's ends
+    for lo, hi in zip(bounds, bounds[1:]):
+        builder.add(np.asarray(array[lo:hi]))
+    return builder.finish()
+
+
+def load_layer(config: Config) -> retrograde.Loader:
+    """The loader of a layer a task reads (``solvable``, ``unique``): ``solvable`` as dense words (a map of one copy
+    per machine with ``shared_previous``), ``unique`` as the index the kernels look it up in."""
+    def load(run: RunDir, names: tuple[str, ...], span: tuple[int, int] | None) -> Words:
+        solvable, unique = names
+        (words,) = (_map_shared if config.shared_previous else retrograde.read_layer)(run, (solvable,), span)
+        return words, read_unique(run, unique, span)
+
+    return load
+
+
 def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
     if fling_evaluate.owns(task.stage):
         return fling_evaluate.run_task(config, task, run, lambda k: _layer_arrays(config, k))
-    return retrograde.solve_task(config.space, task, run, partitions=config.parts,
-                                 load=_map_shared if config.shared_previous else retrograde.read_layer)
+    return retrograde.solve_task(config.space, task, run, partitions=config.parts, load=load_layer(config))
 
 
 def _best_puzzles(config: Config, records: list[dict]) -> list[dict[str, Any]]:
