@@ -42,7 +42,8 @@ def build(kmax: int) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, n
     filled = orbits = first_layer_symmetric(WIDTH, HEIGHT)[:2]
     for k in range(2, kmax + 1):
         index = sparse.bit_index(filled[1])
-        parts = on_threads(k, lambda a, b, k=k, s=filled[0], u=index: solve_words_symmetric(WIDTH, HEIGHT, k, s, u, a, b))
+        parts = on_threads(k, lambda a, b, k=k, s=filled[0], u=index:
+                           solve_words_symmetric(WIDTH, HEIGHT, k, s, u, a, b))
         orbits = tuple(np.concatenate([p[i] for p in parts]) for i in range(2))
         index = sparse.bit_index(orbits[1])
         parts = on_threads(k, lambda a, b, k=k, s=orbits[0], u=index: expand_words(WIDTH, HEIGHT, k, s, u, a, b))

@@ -29,9 +29,10 @@ chunk by chunk by :func:`read_unique`), plus twice the task's output,
 k = 10: C(56,9)/8 = 0.95 GB + 12.0 M unique boards' index 0.12 GB + 2·8·2^18 = 4 MB
 (the plan counts the index at ``UNIQUE_FRACTION`` of the boards). A fill task
 (stage ``fNN``) holds the orbit layer ``k`` instead. On disk ``unique`` stays one
-bit per board, in compressed chunks (3 % of its raw size on deep layers). With ``shared_previous = true`` the layer a task reads
-is a read-only map of a raw file, so the processes of one machine share one
-copy in the page cache. With ``partitions = P`` a layer task reads the previous
+bit per board, in compressed chunks (3 % of its raw size on deep layers).
+With ``shared_previous = true`` the ``solvable`` bits a task reads are a
+read-only map of a raw file, so the processes of one machine share one copy in
+the page cache (each holds its own small index of ``unique``). With ``partitions = P`` a layer task reads the previous
 layer (a fill task the orbit layer) in P word ranges, one at a time, and holds
 1/P of it; every task then reads all of it (from the store) and ranks every
 successor (a fill task every board's canonical image) P times
@@ -45,6 +46,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import weakref
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -85,16 +87,30 @@ def fling_space(width: int, height: int, max_pieces: int, symmetric: bool = Fals
     ([3, 3, 1], ('solvable', 'unique'), False, True)
     """
 
+    last: list = [None, None]  # the unique words last indexed here (a weak reference) and their index
+
+    def indexed(layer: Words) -> Words:
+        """``layer`` with its unique bits as an index: as given by the job's loader, or indexed once here for
+        every range of a layer handed over as words (``solve_layers``, plan-time checks)."""
+        solvable, unique = layer
+        if isinstance(unique, np.ndarray):
+            ref, index = last
+            if ref is None or ref() is not unique:
+                index = sparse.bit_index(unique)
+                last[:] = weakref.ref(unique), index
+            unique = index
+        return solvable, unique
+
     def solve(k: int, previous: Words, start: int, stop: int) -> Words:
-        return kernels.solve_words(width, height, k, previous[0], previous[1], start, stop, kernel=kernel)
+        return kernels.solve_words(width, height, k, *indexed(previous), start, stop, kernel=kernel)
 
     def solve_reduced(k: int, previous: Words, start: int, stop: int) -> tuple[Words, tuple[int, int]]:
-        s, u, solvable, unique = symmetry.solve_words_symmetric(width, height, k, *previous, start, stop,
+        s, u, solvable, unique = symmetry.solve_words_symmetric(width, height, k, *indexed(previous), start, stop,
                                                                 kernel=kernel)
         return (s, u), (solvable, unique)
 
     def expand(k: int, orbits: Words, start: int, stop: int) -> Words:
-        return symmetry.expand_words(width, height, k, *orbits, start, stop)
+        return symmetry.expand_words(width, height, k, *indexed(orbits), start, stop)
 
     def expand_partial(k: int, part: Words, part_start: int, start: int, stop: int) -> Words:
         return symmetry.expand_words(width, height, k, *part, start, stop, part_start=part_start)
@@ -161,8 +177,8 @@ class Config(JobConfig):
     layer that differ only in their highest piece (``auto`` on boards with lines of at most 16 cells); ``fast``,
     one board at a time, is the baseline the benchmarks compare with."""
     shared_previous: bool = False
-    """Workers map one read-only copy per machine of the layer their tasks read (a raw file under the
-    run directory's ``shared/``, so the page cache holds it once) instead of each loading its own."""
+    """Workers map one read-only copy per machine of the ``solvable`` bits of the layer their tasks read (a raw file
+    under the run directory's ``shared/``, so the page cache holds it once) instead of each loading its own."""
     partitions: int | None = pydantic.Field(None, ge=1, le=1 << 16)
     """A layer (or fill) task reads the layer it needs in this many parts, one at a time, so it holds 1/partitions
     of it (every task reads all of it, and ranks every successor once per part). Unset: ``epcg run`` and ``epcg
@@ -240,6 +256,7 @@ def seconds_per_board(config: Config) -> float:
         for _ in range(density - 1):
             words &= rng.integers(0, 1 << 64, config.words(top - 1), dtype=np.uint64, endpoint=False)
         prev.append(words)
+    prev[1] = sparse.bit_index(prev[1])
 
     def measure() -> tuple[float, float]:
         total, width = config.words(top), max(1, min(config.words(top) // 4, 512))
