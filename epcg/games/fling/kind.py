@@ -32,8 +32,9 @@ k = 10: C(56,9)/8 = 0.95 GB + 12.0 M unique boards' index 0.12 GB + 2·8·2^18 =
 bit per board, in compressed chunks (3 % of its raw size on deep layers).
 With ``shared_previous = true`` the ``solvable`` bits a task reads are a
 read-only map of a raw file, so the processes of one machine share one copy in
-the page cache (each holds its own small index of ``unique``). With ``partitions = P`` a layer task reads the previous
-layer (a fill task the orbit layer) in P word ranges, one at a time, and holds
+the page cache (each holds its own small index of ``unique``; the estimate
+says so in ``StageCost.shared_memory``). With ``partitions = P`` a layer task
+reads the previous layer (a fill task the orbit layer) in P word ranges, one at a time, and holds
 1/P of it; every task then reads all of it (from the store) and ranks every
 successor (a fill task every board's canonical image) P times
 (:mod:`epcg.search.retrograde`, solving in parts). When a job leaves
@@ -308,6 +309,12 @@ def held_bytes(config: Config, k: int) -> int:
     return 8 * words + sparse.index_bytes(words, min(64 * words, -(-round(boards * UNIQUE_FRACTION) // config.parts)))
 
 
+def shared_bytes(config: Config, k: int) -> int:
+    """Of :func:`held_bytes`, what one machine holds once for all its workers: ``solvable``'s words (of one part)
+    with ``shared_previous`` (a mapped file), else nothing."""
+    return 8 * -(-config.words(k) // config.parts) if config.shared_previous else 0
+
+
 def estimate(config: Config) -> dict:
     """Per stage: bytes written, memory per worker beyond its base, compute (see the module docstring)."""
     from epcg.runtime.estimate import StageCost
@@ -322,7 +329,7 @@ def estimate(config: Config) -> dict:
         out[layer_name(k)] = StageCost(
             bytes_written=2 * 8 * words,
             disk_bytes=round(8 * words * sum(COMPRESSED)),
-            peak_memory=previous + 4 * 8 * chunk,
+            peak_memory=previous + 4 * 8 * chunk, shared_memory=shared_bytes(config, k - 1) if k > 1 else 0,
             cpu_seconds=kernels.layer_size(config.width, config.height, k) * per_board * parts_cost(config, k),
             read_bytes=round(8 * before * sum(COMPRESSED)), read_objects=2 * -(-before // config.chunk_words),
             read_per_task=config.parts > 1 and k > 1, objects_per_task=2,
@@ -330,6 +337,7 @@ def estimate(config: Config) -> dict:
         if config.symmetry and 1 < k < config.max_pieces:
             out[fill_name(k)] = StageCost(bytes_written=2 * 8 * words, disk_bytes=round(8 * words * sum(COMPRESSED)),
                                           peak_memory=held_bytes(config, k) + 4 * 8 * chunk,
+                                          shared_memory=shared_bytes(config, k),
                                           cpu_seconds=kernels.layer_size(config.width, config.height, k) / FILL_PER_SECOND
                                           * parts_cost(config, k + 1),
                                           read_bytes=round(8 * words * sum(COMPRESSED)),

@@ -171,3 +171,22 @@ def test_read_unique_chunk_by_chunk_equals_the_index_of_the_words(tmp_path, monk
     a, b = span or (0, 1000)
     index = kind.read_unique(_Run(group), "unique/9", span)
     assert (index.sparse or b - a < 10) and np.array_equal(index.array, bit_index(words[a:b]).array)
+
+
+@pytest.mark.parametrize("parts", [None, 4])
+def test_the_estimate_counts_solvable_and_the_index_and_what_a_machine_shares(monkeypatch, parts) -> None:
+    """12 pieces: a layer-12 task holds layer 11's solvable words and an index of its unique boards (at
+    ``UNIQUE_FRACTION``), not two bit arrays; with ``shared_previous`` the solvable words are the machine's."""
+    from epcg.games.fling import kind
+
+    monkeypatch.setattr(kind, "seconds_per_board", lambda config: 1e-8)
+    words = layer_words(7, 8, 11)
+    held = {}
+    for shared in (False, True):
+        config = kind.Config(domain="fling", name="x", max_pieces=12, shared_previous=shared, partitions=parts)
+        cost = kind.estimate(config)["k12"]
+        part = -(-words // (parts or 1))
+        held[shared] = cost.peak_memory
+        assert 8 * part < cost.peak_memory < 8 * part * 1.25  # 16 * part before the index
+        assert cost.shared_memory == (8 * part if shared else 0)
+    assert held[False] == held[True]
