@@ -18,23 +18,13 @@ from __future__ import annotations
 import argparse
 import random
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from fling_symmetry import HEIGHT, WIDTH, on_threads, sample  # this directory is the script's first import path
 
 from epcg.games.fling.domain import sparse
-from epcg.games.fling.domain.layers import layer_size, layer_words
+from epcg.games.fling.domain.layers import layer_size
 from epcg.games.fling.domain.symmetry import expand_words, first_layer_symmetric, solve_words_symmetric
-
-WIDTH, HEIGHT = 7, 8
-CHUNK = 1 << 15
-
-
-def on_threads(k: int, solve) -> list:
-    """``solve(a, b)`` over the word ranges of layer ``k`` on two threads, in order."""
-    total = layer_words(WIDTH, HEIGHT, k)
-    with ThreadPoolExecutor(2) as pool:
-        return list(pool.map(lambda a: solve(a, min(a + CHUNK, total)), range(0, total, CHUNK)))
 
 
 def build(kmax: int) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
@@ -60,11 +50,6 @@ def cpu_rate(k: int, ranges: list[tuple[int, int]], solve) -> tuple[float, list]
     seconds = time.thread_time() - t
     size = layer_size(WIDTH, HEIGHT, k)
     return sum(min(64 * b, size) - 64 * a for a, b in ranges) / seconds, outs
-
-
-def sample(k: int, count: int, words: int, rng: random.Random) -> list[tuple[int, int]]:
-    total = layer_words(WIDTH, HEIGHT, k)
-    return [(a, min(a + words, total)) for a in (rng.randrange(total) for _ in range(count))]
 
 
 def forms(words: np.ndarray, buckets: list[float]) -> dict[str, sparse.BitIndex]:
