@@ -137,11 +137,11 @@ def main() -> None:
     for target in (10, 11):
         boards = layer_size(WIDTH, HEIGHT, target)
         upto = sum(layer_size(WIDTH, HEIGHT, j) for j in range(2, target + 1))
-        prev_bytes = 2 * 8 * layer_words(WIDTH, HEIGHT, target - 1)
+        prev_bytes = 8 * layer_words(WIDTH, HEIGHT, target - 1)  # solvable; unique is a small index
         print(f"projection k={target}: {boards:,} boards ({upto:,} for layers 2..{target}); at the k={k} rates: "
               f"{boards / two / 3600:.2f} h ({upto / two / 3600:.2f} h) two threads as measured ({two / 1e6:.1f} M/s), "
               f"{boards / (2 * per_cpu) / 3600:.2f} h ({upto / (2 * per_cpu) / 3600:.2f} h) on two free cores "
-              f"({2 * per_cpu / 1e6:.1f} M/s); previous layer {prev_bytes / 2**30:.2f} GiB")
+              f"({2 * per_cpu / 1e6:.1f} M/s); previous layer's solvable bits {prev_bytes / 2**30:.2f} GiB")
 
 
 if __name__ == "__main__":
