@@ -11,8 +11,10 @@ default compares ``unreduced:fast``, the code before the block kernel and the
 baseline, with ``symmetric``, the default job.
 
 It prints per layer boards represented per wall second (a symmetric layer's
-wall time runs from the fill of the layer before it to its last task), the
-workers' peak memory, the deepest layer's ratio of each path to the first one
+wall time runs from the fill of the layer before it to its last task), each
+worker's peak RSS, proportional set size at the end (a page of a shared map
+counts once per machine, not once per process) and CPU seconds, their ratios
+to the first path, the deepest layer's ratio of each path to the first one
 for each worker count, the scaling from the first worker count to the last,
 and projections for 10 and 11 pieces from the deepest layer's rate per worker.
 
@@ -40,12 +42,23 @@ from epcg.runtime.engine import claimed, prepare_new, run_plan
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
 
 
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def worker_figures() -> tuple[float, float, float]:
+    """This process's peak RSS (MB; mapped pages of a shared layer count in full in every process that read them),
+    its proportional set size now (MB; a page shared by n processes counts 1/n; the worker still holds the last
+    layer it read) and its CPU seconds."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    pss = 0.0
+    try:
+        for line in Path("/proc/self/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                pss = int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return usage.ru_maxrss / 1024, pss, usage.ru_utime + usage.ru_stime
 
 
-def run_once(max_pieces: int, chunk_words: int, workers: int, path: str) -> tuple[dict, list[float]]:
-    """Results of one whole job and each worker's peak RSS (MB); the run directory is removed.
+def run_once(max_pieces: int, chunk_words: int, workers: int, path: str) -> tuple[dict, list[tuple[float, ...]]]:
+    """Results of one whole job and each worker's :func:`worker_figures`; the run directory is removed.
 
     ``path``: ``unreduced`` or ``symmetric``, then ``:kernel`` and ``+shared`` (the module docstring)."""
     mode, _, shared = path.partition("+")
@@ -60,7 +73,7 @@ def run_once(max_pieces: int, chunk_words: int, workers: int, path: str) -> tupl
             prepared = prepare_new(job, tmp / "fling")
             with claimed(prepared, new=True):
                 results = run_plan(prepared, DaskExecutor(client))
-            peaks = list(client.run(peak_rss_mb).values())
+            peaks = list(client.run(worker_figures).values())
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return results, peaks
@@ -80,13 +93,18 @@ def main() -> None:
 
     rates: dict[tuple[str, int], float] = {}
     per_worker: dict[tuple[str, int], float] = {}
+    wall: dict[tuple[str, int], float] = {}
+    figures: dict[tuple[str, int], list[tuple[float, ...]]] = {}
     for workers in counts:
         for path in paths:
             began = time.perf_counter()
             results, peaks = run_once(args.max_pieces, args.chunk_words, workers, path)
-            print(f"\n== {path}, {workers} worker(s): wall {time.perf_counter() - began:.1f} s "
-                  f"(warm-up {results['warm_up_seconds']:.1f} s); peak RSS per worker "
-                  f"{', '.join(f'{v:.0f} MB' for v in peaks)}")
+            wall[path, workers] = time.perf_counter() - began
+            figures[path, workers] = peaks
+            print(f"\n== {path}, {workers} worker(s): wall {wall[path, workers]:.1f} s "
+                  f"(warm-up {results['warm_up_seconds']:.1f} s); per worker: peak RSS "
+                  f"{', '.join(f'{v[0]:.0f} MB' for v in peaks)}; PSS at the end "
+                  f"{', '.join(f'{v[1]:.0f} MB' for v in peaks)}; CPU {', '.join(f'{v[2]:.1f} s' for v in peaks)}")
             print(f"{'pieces':>6} {'boards':>16} {'solvable':>14} {'unique':>12} {'tasks':>6} {'fill s':>7} "
                   f"{'wall s':>8} {'M boards/s wall':>16} {'M/s per worker':>15}")
             for row in results["rows"]:
@@ -104,6 +122,15 @@ def main() -> None:
         ratio = "".join(f"; {path} / {paths[0]} x{rates[path, workers] / rates[paths[0], workers]:.2f}"
                         for path in paths[1:])
         print(f"  {workers} worker(s): {line}{ratio}")
+    print("\nwhole job, ratio to the first path: wall, CPU of the workers, their peak RSS and PSS at the end (summed):")
+    for workers in counts:
+        base = paths[0], workers
+        for path in paths:
+            key = path, workers
+            sums = [sum(v[i] for v in figures[key]) / sum(v[i] for v in figures[base]) if sum(
+                v[i] for v in figures[base]) else float("nan") for i in range(3)]
+            print(f"  {workers} worker(s), {path}: wall x{wall[key] / wall[base]:.2f}, CPU x{sums[2]:.2f}, "
+                  f"peak RSS x{sums[0]:.2f}, PSS x{sums[1]:.2f}")
     if len(counts) > 1:
         lo, hi = counts[0], counts[-1]
         print("  scaling " + ", ".join(f"{path} x{rates[path, hi] / rates[path, lo]:.2f} from {lo} to {hi} workers"

@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from epcg.games.fling.domain.layers import first_layer, layer_size, layer_words, solve_words
+from epcg.games.fling.domain.sparse import bit_index
 from epcg.games.fling.domain.symmetry import expand_words, first_layer_symmetric, solve_words_symmetric
 
 WIDTH, HEIGHT = 7, 8
@@ -42,11 +43,14 @@ def build(kmax: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     full = first_layer(WIDTH, HEIGHT)
     filled = orbits = first_layer_symmetric(WIDTH, HEIGHT)[:2]
     for k in range(2, kmax + 1):
-        parts = on_threads(k, lambda a, b, k=k, prev=full: solve_words(WIDTH, HEIGHT, k, *prev, a, b, kernel="fast"))
+        parts = on_threads(k, lambda a, b, k=k, prev=(full[0], bit_index(full[1])):
+                           solve_words(WIDTH, HEIGHT, k, *prev, a, b, kernel="fast"))
         full = tuple(np.concatenate([p[i] for p in parts]) for i in range(2))
-        parts = on_threads(k, lambda a, b, k=k, prev=filled: solve_words_symmetric(WIDTH, HEIGHT, k, *prev, a, b))
+        parts = on_threads(k, lambda a, b, k=k, prev=(filled[0], bit_index(filled[1])):
+                           solve_words_symmetric(WIDTH, HEIGHT, k, *prev, a, b))
         orbits = tuple(np.concatenate([p[i] for p in parts]) for i in range(2))
-        parts = on_threads(k, lambda a, b, k=k, o=orbits: expand_words(WIDTH, HEIGHT, k, *o, a, b))
+        parts = on_threads(k, lambda a, b, k=k, o=(orbits[0], bit_index(orbits[1])):
+                           expand_words(WIDTH, HEIGHT, k, *o, a, b))
         filled = tuple(np.concatenate([p[i] for p in parts]) for i in range(2))
         assert all((x == y).all() for x, y in zip(full, filled)), k
         print(f"  layer {k} built both ways, filled layer identical", flush=True)
@@ -79,7 +83,7 @@ def main() -> None:
     k = args.pieces
     rng = random.Random(1)
     began = time.perf_counter()
-    full, orbits, filled = build(k - 1)
+    full, orbits, filled = (layer[:1] + (bit_index(layer[1]),) for layer in build(k - 1))  # unique indexed once
     print(f"layers 1..{k - 1} built both ways in {time.perf_counter() - began:.1f} s wall")
     ranges = sample(k, args.ranges, args.range_words, rng)
     rates = {}

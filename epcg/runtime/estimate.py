@@ -82,6 +82,10 @@ class StageCost:
     """Bytes on disk after compression (default: ``bytes_written``, an upper bound)."""
     peak_memory: int = 0
     """Memory one worker process needs for the stage's data, beyond ``WORKER_BASE``."""
+    shared_memory: int = 0
+    """Of ``peak_memory``, the bytes a machine holds once for all its worker processes (a mapped file in the page
+    cache, e.g. Fling!'s ``shared_previous``): a machine of ``w`` workers needs ``shared_memory + w · (peak_memory
+    - shared_memory)``."""
     cpu_seconds: float | None = None
     """Compute of the whole stage on one core (None: unknown)."""
     setup_seconds: float = 0.0

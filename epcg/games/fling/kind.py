@@ -21,14 +21,20 @@ bit for bit the unreduced layer, from the whole orbit layer, for stage
 evaluation reads its orbit layer, so it evaluates and reports one board per
 orbit.
 
-Peak memory per worker, layer ``k``: the previous layer, ``2·C(n,k-1)/8`` bytes,
-plus twice the task's output, ``2·8·chunk_words`` bytes, plus one Zarr chunk
-being compressed. For 7×8 and k = 10: 2·C(56,9)/8 = 1.9 GB + 2·8·2^18 = 4 MB.
-A fill task (stage ``fNN``) holds the whole orbit layer ``k`` instead,
-``2·C(n,k)/8`` bytes. With ``shared_previous = true`` the layer a task reads
-is a read-only map of a raw file, so the processes of one machine share one
-copy in the page cache. With ``partitions = P`` a layer task reads the previous
-layer (a fill task the orbit layer) in P word ranges, one at a time, and holds
+Peak memory per worker, layer ``k``: the previous layer, its ``solvable`` bits,
+``C(n,k-1)/8`` bytes, and its ``unique`` bits as a compact index
+(:mod:`~epcg.games.fling.domain.sparse`: the ranks of the few unique boards, read
+chunk by chunk by :func:`read_unique`), plus twice the task's output,
+``2·8·chunk_words`` bytes, plus one Zarr chunk being compressed. For 7×8 and
+k = 10: C(56,9)/8 = 0.95 GB + 12.0 M unique boards' index 0.12 GB + 2·8·2^18 = 4 MB
+(the plan counts the index at ``UNIQUE_FRACTION`` of the boards). A fill task
+(stage ``fNN``) holds the orbit layer ``k`` instead. On disk ``unique`` stays one
+bit per board, in compressed chunks (3 % of its raw size on deep layers).
+With ``shared_previous = true`` the ``solvable`` bits a task reads are a
+read-only map of a raw file, so the processes of one machine share one copy in
+the page cache (each holds its own small index of ``unique``; the estimate
+says so in ``StageCost.shared_memory``). With ``partitions = P`` a layer task
+reads the previous layer (a fill task the orbit layer) in P word ranges, one at a time, and holds
 1/P of it; every task then reads all of it (from the store) and ranks every
 successor (a fill task every board's canonical image) P times
 (:mod:`epcg.search.retrograde`, solving in parts). When a job leaves
@@ -41,6 +47,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import weakref
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -52,10 +59,11 @@ from epcg.combinatorics.binomial import binomial
 from epcg.combinatorics.bits import check_board
 from epcg.combinatorics.bits import popcount_words as popcount
 from epcg.games.fling import evaluation as fling_evaluate
-from epcg.games.fling.domain import evaluate, symmetry
+from epcg.games.fling.domain import evaluate, sparse, symmetry
 from epcg.games.fling.domain import layers as kernels
 from epcg.games.fling.domain.moves import LINE_TABLE_MAX
 from epcg.games.fling.domain.rules import Board
+from epcg.games.fling.domain.sparse import BitIndex, IndexBuilder
 from epcg.kinds import retrograde
 from epcg.kinds.base import JobConfig, stage_records
 from epcg.runtime.plan import Plan, Task
@@ -80,16 +88,30 @@ def fling_space(width: int, height: int, max_pieces: int, symmetric: bool = Fals
     ([3, 3, 1], ('solvable', 'unique'), False, True)
     """
 
+    last: list = [None, None]  # the unique words last indexed here (a weak reference) and their index
+
+    def indexed(layer: Words) -> Words:
+        """``layer`` with its unique bits as an index: as given by the job's loader, or indexed once here for
+        every range of a layer handed over as words (``solve_layers``, plan-time checks)."""
+        solvable, unique = layer
+        if isinstance(unique, np.ndarray):
+            ref, index = last
+            if ref is None or ref() is not unique:
+                index = sparse.bit_index(unique)
+                last[:] = weakref.ref(unique), index
+            unique = index
+        return solvable, unique
+
     def solve(k: int, previous: Words, start: int, stop: int) -> Words:
-        return kernels.solve_words(width, height, k, previous[0], previous[1], start, stop, kernel=kernel)
+        return kernels.solve_words(width, height, k, *indexed(previous), start, stop, kernel=kernel)
 
     def solve_reduced(k: int, previous: Words, start: int, stop: int) -> tuple[Words, tuple[int, int]]:
-        s, u, solvable, unique = symmetry.solve_words_symmetric(width, height, k, *previous, start, stop,
+        s, u, solvable, unique = symmetry.solve_words_symmetric(width, height, k, *indexed(previous), start, stop,
                                                                 kernel=kernel)
         return (s, u), (solvable, unique)
 
     def expand(k: int, orbits: Words, start: int, stop: int) -> Words:
-        return symmetry.expand_words(width, height, k, *orbits, start, stop)
+        return symmetry.expand_words(width, height, k, *indexed(orbits), start, stop)
 
     def expand_partial(k: int, part: Words, part_start: int, start: int, stop: int) -> Words:
         return symmetry.expand_words(width, height, k, *part, start, stop, part_start=part_start)
@@ -156,8 +178,8 @@ class Config(JobConfig):
     layer that differ only in their highest piece (``auto`` on boards with lines of at most 16 cells); ``fast``,
     one board at a time, is the baseline the benchmarks compare with."""
     shared_previous: bool = False
-    """Workers map one read-only copy per machine of the layer their tasks read (a raw file under the
-    run directory's ``shared/``, so the page cache holds it once) instead of each loading its own."""
+    """Workers map one read-only copy per machine of the ``solvable`` bits of the layer their tasks read (a raw file
+    under the run directory's ``shared/``, so the page cache holds it once) instead of each loading its own."""
     partitions: int | None = pydantic.Field(None, ge=1, le=1 << 16)
     """A layer (or fill) task reads the layer it needs in this many parts, one at a time, so it holds 1/partitions
     of it (every task reads all of it, and ranks every successor once per part). Unset: ``epcg run`` and ``epcg
@@ -235,6 +257,7 @@ def seconds_per_board(config: Config) -> float:
         for _ in range(density - 1):
             words &= rng.integers(0, 1 << 64, config.words(top - 1), dtype=np.uint64, endpoint=False)
         prev.append(words)
+    prev[1] = sparse.bit_index(prev[1])
 
     def measure() -> tuple[float, float]:
         total, width = config.words(top), max(1, min(config.words(top) // 4, 512))
@@ -273,6 +296,25 @@ def parts_cost(config: Config, k: int) -> float:
     return 1.0 + PART_COST * (min(config.parts, config.words(k - 1)) - 1) if k > 1 else 1.0
 
 
+UNIQUE_FRACTION = 0.002
+"""Uniquely solvable boards of a layer, as a fraction of its boards, that the plan counts memory for (7×8 layers
+9, 10 and 11: 0.16 %, 0.043 % and 0.0092 %; smaller layers are small): an index of fewer is smaller."""
+
+
+def held_bytes(config: Config, k: int) -> int:
+    """Bytes a task holds of layer ``k`` (full, or its orbit layer for a fill) that it reads: ``solvable``'s words
+    and ``unique``'s index (at ``UNIQUE_FRACTION``), of one of ``config.parts`` parts."""
+    words = -(-config.words(k) // config.parts)
+    boards = kernels.layer_size(config.width, config.height, k)
+    return 8 * words + sparse.index_bytes(words, min(64 * words, -(-round(boards * UNIQUE_FRACTION) // config.parts)))
+
+
+def shared_bytes(config: Config, k: int) -> int:
+    """Of :func:`held_bytes`, what one machine holds once for all its workers: ``solvable``'s words (of one part)
+    with ``shared_previous`` (a mapped file), else nothing."""
+    return 8 * -(-config.words(k) // config.parts) if config.shared_previous else 0
+
+
 def estimate(config: Config) -> dict:
     """Per stage: bytes written, memory per worker beyond its base, compute (see the module docstring)."""
     from epcg.runtime.estimate import StageCost
@@ -282,19 +324,20 @@ def estimate(config: Config) -> dict:
     for k in range(1, config.max_pieces + 1):
         words = config.words(k)
         chunk = min(config.chunk_words, words)
-        previous = -(-2 * 8 * config.words(k - 1) // config.parts) if k > 1 else 0
+        previous = held_bytes(config, k - 1) if k > 1 else 0
         before = config.words(k - 1) if k > 1 else 0
         out[layer_name(k)] = StageCost(
             bytes_written=2 * 8 * words,
             disk_bytes=round(8 * words * sum(COMPRESSED)),
-            peak_memory=previous + 4 * 8 * chunk,
+            peak_memory=previous + 4 * 8 * chunk, shared_memory=shared_bytes(config, k - 1) if k > 1 else 0,
             cpu_seconds=kernels.layer_size(config.width, config.height, k) * per_board * parts_cost(config, k),
             read_bytes=round(8 * before * sum(COMPRESSED)), read_objects=2 * -(-before // config.chunk_words),
             read_per_task=config.parts > 1 and k > 1, objects_per_task=2,
         )
         if config.symmetry and 1 < k < config.max_pieces:
             out[fill_name(k)] = StageCost(bytes_written=2 * 8 * words, disk_bytes=round(8 * words * sum(COMPRESSED)),
-                                          peak_memory=-(-2 * 8 * words // config.parts) + 4 * 8 * chunk,
+                                          peak_memory=held_bytes(config, k) + 4 * 8 * chunk,
+                                          shared_memory=shared_bytes(config, k),
                                           cpu_seconds=kernels.layer_size(config.width, config.height, k) / FILL_PER_SECOND
                                           * parts_cost(config, k + 1),
                                           read_bytes=round(8 * words * sum(COMPRESSED)),
@@ -409,11 +452,38 @@ def _map_shared(run: RunDir, names: tuple[str, ...], span: tuple[int, int] | Non
     return tuple(maps)
 
 
+LOAD_WORDS = 1 << 22
+"""Words of ``unique`` read at a time while its index is built (32 MiB raw)."""
+
+
+def read_unique(run: RunDir, name: str, span: tuple[int, int] | None = None) -> BitIndex:
+    """The ``unique`` array ``name`` (or its words ``[a, b)``) as a :class:`~epcg.games.fling.domain.sparse.BitIndex`,
+    read a few chunks at a time, so the process never holds its dense words (few boards are unique)."""
+    array = run.group[name]
+    a, b = span if span is not None else (0, array.shape[0])
+    step = max(LOAD_WORDS // array.chunks[0], 1) * array.chunks[0]
+    builder = IndexBuilder(b - a)
+    bounds = [a, *range(a - a % step + step, b, step), b]  # whole chunks, but for the span's ends
+    for lo, hi in zip(bounds, bounds[1:]):
+        builder.add(np.asarray(array[lo:hi]))
+    return builder.finish()
+
+
+def load_layer(config: Config) -> retrograde.Loader:
+    """The loader of a layer a task reads (``solvable``, ``unique``): ``solvable`` as dense words (a map of one copy
+    per machine with ``shared_previous``), ``unique`` as the index the kernels look it up in."""
+    def load(run: RunDir, names: tuple[str, ...], span: tuple[int, int] | None) -> Words:
+        solvable, unique = names
+        (words,) = (_map_shared if config.shared_previous else retrograde.read_layer)(run, (solvable,), span)
+        return words, read_unique(run, unique, span)
+
+    return load
+
+
 def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
     if fling_evaluate.owns(task.stage):
         return fling_evaluate.run_task(config, task, run, lambda k: _layer_arrays(config, k))
-    return retrograde.solve_task(config.space, task, run, partitions=config.parts,
-                                 load=_map_shared if config.shared_previous else retrograde.read_layer)
+    return retrograde.solve_task(config.space, task, run, partitions=config.parts, load=load_layer(config))
 
 
 def _best_puzzles(config: Config, records: list[dict]) -> list[dict[str, Any]]:

@@ -45,7 +45,9 @@ kernel does the same per block of boards):
   chunk inside it;
 * successors are looked up in ``prev_solvable`` without data-dependent
   branches (so lookups overlap) until two are solvable; ``prev_unique`` is
-  read at most once per board, for the only solvable successor.
+  read at most once per board, for the only solvable successor, from its
+  compact index (:mod:`~epcg.games.fling.domain.sparse`: few boards are unique,
+  so it holds their ranks, not a bit per board).
 
 On random word ranges of 7×8 layer 8 the block kernel solves about 2× the
 boards per CPU second of the fast one (``benchmarks/fling_symmetry.py``).
@@ -63,6 +65,7 @@ from epcg.combinatorics.binomial import BINOMIAL
 from epcg.combinatorics.bitboard import _rank_lex_bb, _unrank_lex_bb
 from epcg.combinatorics.bits import ctz, msb, popcount
 from epcg.games.fling.domain.moves import LINE_TABLE_MAX, _fling, line_table
+from epcg.games.fling.domain.sparse import BitIndex, _index_bit, as_index
 
 __all__ = ["check_previous", "choose_kernel", "finish_parts", "first_layer", "layer_size", "layer_words", "merge_parts",
            "solve_words"]
@@ -318,7 +321,7 @@ def _solve_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
         if sc > 0:
             bit = _ONE << np.uint64(r & 63)
             out_s[(r >> 6) - w0] |= bit
-            if sc == 1 and (prev_u[first >> 6] >> np.uint64(first & 63)) & _ONE:
+            if sc == 1 and _index_bit(prev_u, first):
                 out_u[(r >> 6) - w0] |= bit
         nxt = _increment(board, full, n)
         changed = board ^ nxt
@@ -382,8 +385,11 @@ def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
     it). Per board are left only the moves towards higher cells on ``c``'s row
     and column (``c`` leaves the board) and ``c``'s own, for boards with fewer
     than two solvable results from the rest. Counts per board are kept bitwise
-    (``ones``: one solvable result so far, ``twos``: two, ``first``: the first
-    one was unique). ``part`` as in ``_solve_fast``.
+    (``ones``: one solvable result so far, ``twos``: two) with the rank of
+    each board's first solvable result (``firsts``); ``prev_u`` is read once
+    per board left with exactly one, at the end of its block (few boards are
+    unique, so it is an index, not a bit per board). ``part`` as in
+    ``_solve_fast``.
 
     ``maps`` None: every board. Otherwise the symmetries (``symmetry.symmetry_maps``):
     only canonical boards get bits, each adding its orbit size to ``counts[0]``
@@ -404,6 +410,7 @@ def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
     lo = np.zeros(nchunks, dtype=np.int64)
     diffs = np.empty(4 * k, dtype=np.uint64)
     lines = np.empty(4 * k, dtype=np.uint64)  # cells of a move's line if it moves towards higher cells
+    firsts = np.empty(64, dtype=np.int64)  # board j's first solvable result (relative to prev_s's word 0)
     column_cells = scatter[col_mask]
     board = _unrank_lex_bb(r0, n, k)
     top = msb(board)
@@ -439,7 +446,6 @@ def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
             total_hi = _chunk_sums(anchor, tc, rank_t, above, c_hi, c_lo, p_hi, lo)
             ones = np.uint64(0)
             twos = np.uint64(0)
-            first = np.uint64(0)
             # the prefix's moves: rows, then columns
             mv = 0
             for y in range((m // width) + 1):
@@ -460,7 +466,11 @@ def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                 hit = _window(prev_s, cr, length, part) & valid & ~(lines[i] >> np.uint64(m + 1))
                 new = hit & ~ones
                 if new:
-                    first |= new & _window(prev_u, cr, length, part)
+                    at = cr if part is None else cr - (part << 6)
+                    while new:
+                        j = ctz(new)
+                        firsts[j] = at + j
+                        new &= new - _ONE
                 twos |= ones & hit
                 ones |= hit
                 if twos == valid:
@@ -473,7 +483,6 @@ def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                 c = m + 1 + j
                 here = prefix | (_ONE << np.uint64(c))
                 sc = np.int64((ones >> np.uint64(j)) & _ONE)
-                unique_first = (first >> np.uint64(j)) & _ONE
                 cy = c // width
                 cx = c - cy * width
                 for phase in range(2):
@@ -501,7 +510,7 @@ def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                             ok, cr = _bit_in_part(prev_s, cr, part)
                         if ok:
                             if sc == 0:
-                                unique_first = (prev_u[cr >> 6] >> np.uint64(cr & 63)) & _ONE
+                                firsts[j] = cr
                             sc += 1
                             if sc > 1:
                                 break
@@ -512,8 +521,15 @@ def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                     ones |= bit
                 if sc > 1:
                     twos |= bit
-                first = (first & ~bit) | (unique_first << np.uint64(j))
-            unique = ones if k == 2 and part is None else first & ones & ~twos
+            if k == 2 and part is None:
+                unique = ones
+            else:
+                unique = np.uint64(0)
+                x = ones & ~twos
+                while x:
+                    j = ctz(x)
+                    unique |= _index_bit(prev_u, firsts[j]) << np.uint64(j)
+                    x &= x - _ONE
             if maps is not None:
                 x = ones
                 while x:
@@ -572,7 +588,7 @@ def _solve_plain(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0, par
         if sc > 0:
             bit = _ONE << np.uint64(r & 63)
             out_s[(r >> 6) - w0] |= bit
-            if sc == 1 and _bit(prev_u, first):
+            if sc == 1 and _index_bit(prev_u, first):
                 out_u[(r >> 6) - w0] |= bit
         if r + 1 < r1:
             board = _increment(board, (_ONE << np.uint64(n)) - _ONE if n < 64 else ~np.uint64(0), n)
@@ -588,16 +604,18 @@ def _check_words(name: str, words: np.ndarray, expected: int) -> np.ndarray:
     return words
 
 
-def check_previous(width: int, height: int, k: int, solvable: np.ndarray, unique: np.ndarray,
+def check_previous(width: int, height: int, k: int, solvable: np.ndarray, unique: BitIndex | np.ndarray,
                    part_start: int | None) -> tuple[np.ndarray, np.ndarray]:
-    """The previous layer's words checked: all of layer ``k - 1``, or one part of it from ``part_start``."""
+    """The previous layer checked: all of layer ``k - 1``, or one part of it from ``part_start``; ``solvable`` as
+    words, ``unique`` as the array of its :class:`~epcg.games.fling.domain.sparse.BitIndex` (dense words are
+    indexed here)."""
     total = layer_words(width, height, k - 1)
     if part_start is None:
-        return _check_words("prev_solvable", solvable, total), _check_words("prev_unique", unique, total)
+        return _check_words("prev_solvable", solvable, total), as_index("prev_unique", unique, total)
     words = np.shape(solvable)[0] if np.ndim(solvable) == 1 else -1
     if not isinstance(part_start, int) or part_start < 0 or words < 0 or part_start + words > total:
         raise ValueError(f"a part of layer {k - 1} must lie within its {total} words, got {words} from {part_start!r}")
-    return _check_words("prev_solvable", solvable, words), _check_words("prev_unique", unique, words)
+    return _check_words("prev_solvable", solvable, words), as_index("prev_unique", unique, words)
 
 
 def choose_kernel(kernel: str, width: int, height: int) -> str:
@@ -621,7 +639,7 @@ def solve_words(
     height: int,
     k: int,
     prev_solvable: np.ndarray,
-    prev_unique: np.ndarray,
+    prev_unique: BitIndex | np.ndarray,
     word_start: int,
     word_stop: int,
     *,
@@ -631,8 +649,9 @@ def solve_words(
     """Words ``[word_start, word_stop)`` of layer ``k`` (``solvable``, ``unique``).
 
     ``prev_solvable``/``prev_unique`` are the whole layer ``k - 1`` (uint64,
-    ``layer_words(width, height, k - 1)`` words each). Any split of a layer
-    into word ranges gives the same words.
+    ``layer_words(width, height, k - 1)`` words each; ``prev_unique`` also as
+    a :class:`~epcg.games.fling.domain.sparse.BitIndex` of them, which is how
+    a job holds it). Any split of a layer into word ranges gives the same words.
 
     With ``part_start``, ``prev_*`` are only the words from ``part_start`` on
     of layer ``k - 1``, and the result is a *partial*: only moves to boards

@@ -62,6 +62,7 @@ from epcg.games.fling.domain.layers import (
     layer_words,
 )
 from epcg.games.fling.domain.moves import _fling, line_table
+from epcg.games.fling.domain.sparse import BitIndex, _index_bit, _index_prefetch
 
 __all__ = [
     "canonical",
@@ -216,7 +217,7 @@ def _read_bits(src_s, src_u, ranks, where, count, out_s, out_u, part):
     for i in range(count):
         if where[i] >= 0:
             cr = ranks[i]
-            out_u[where[i] >> 6] |= ((src_u[cr >> 6] >> np.uint64(cr & 63)) & _ONE) << np.uint64(where[i] & 63)
+            out_u[where[i] >> 6] |= _index_bit(src_u, cr) << np.uint64(where[i] & 63)
 
 
 @njit(cache=True, nogil=True)
@@ -279,7 +280,7 @@ def _expand(n, k, r0, r1, src_s, src_u, out_s, out_u, w0, maps, part):
             q = ranks[count] >> 6 if part is None else (ranks[count] >> 6) - part
             if 0 <= q < src_s.shape[0]:
                 prefetch(src_s, q)
-                prefetch(src_u, q)
+                _index_prefetch(src_u, ranks[count] - ((part << 6) if part is not None else 0))
             count += 1
         if count > batch - 64:
             _read_bits(src_s, src_u, ranks, where, count, out_s, out_u, part)
@@ -380,7 +381,7 @@ def _solve_sym_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                 bit = _ONE << np.uint64(r & 63)
                 out_s[(r >> 6) - w0] |= bit
                 n_s += weight
-                if k == 2 or (sc == 1 and (prev_u[first >> 6] >> np.uint64(first & 63)) & _ONE):
+                if k == 2 or (sc == 1 and _index_bit(prev_u, first)):
                     out_u[(r >> 6) - w0] |= bit
                     n_u += weight
         nxt = _increment(board, full, n)
@@ -423,7 +424,7 @@ def _solve_sym_plain(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                 bit = _ONE << np.uint64(r & 63)
                 out_s[(r >> 6) - w0] |= bit
                 counts[0] += weight
-                if k == 2 or (sc == 1 and (prev_u[first >> 6] >> np.uint64(first & 63)) & _ONE):
+                if k == 2 or (sc == 1 and _index_bit(prev_u, first)):
                     out_u[(r >> 6) - w0] |= bit
                     counts[1] += weight
         board = _increment(board, full, n)
@@ -455,7 +456,7 @@ def first_layer_symmetric(width: int, height: int) -> tuple[np.ndarray, np.ndarr
     return words, words.copy(), boards, boards
 
 
-def expand_words(width: int, height: int, k: int, solvable: np.ndarray, unique: np.ndarray,
+def expand_words(width: int, height: int, k: int, solvable: np.ndarray, unique: BitIndex | np.ndarray,
                  word_start: int, word_stop: int, *, part_start: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Words ``[word_start, word_stop)`` of the unreduced layer ``k`` from the whole symmetric one:
     each board gets its canonical image's bits. Any split into word ranges gives the same words.
@@ -493,7 +494,7 @@ def solve_words_symmetric(
     height: int,
     k: int,
     prev_solvable: np.ndarray,
-    prev_unique: np.ndarray,
+    prev_unique: BitIndex | np.ndarray,
     word_start: int,
     word_stop: int,
     *,
