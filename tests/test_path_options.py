@@ -1,5 +1,5 @@
-"""Every path option of every command, given a path that cannot serve: one line, exit 2 (or success where the
-path is only read and can be), no traceback, nothing created.
+"""Every path option of every command, given a path that cannot serve: one line, exit 2 or the exit status of the
+storage fault named (or success where the path is only read and can be), no traceback, nothing created.
 
 The options are found in the click commands themselves, so a new path option is covered (or this test says
 it has no case). The commands run as an unprivileged user (root reads and writes past file modes), all in
@@ -20,6 +20,7 @@ import click
 import pytest
 
 from epcg.cli import main
+from epcg.runtime.errors import Conflict, Damaged, MissingBucket, PermissionDenied, Unreachable
 
 FILE_OPTIONS = {"job_file", "cluster_file", "scheduler_file"}
 """Options naming a file epcg reads."""
@@ -39,6 +40,8 @@ BASE = {
     "drive": ["drive", "{run}"],
 }
 """A working invocation of each command, into which one path option at a time is given a bad path."""
+REFUSED = {2} | {cls.exit_status for cls in (Unreachable, PermissionDenied, MissingBucket, Damaged, Conflict)}
+"""Exit statuses of a refusal: bad input, or a storage fault named by its cause."""
 POSITIONAL = {"plan": "{job}", "run": "{job}", "submit": "{job}"}
 
 
@@ -91,6 +94,7 @@ RUNNER = """
 import json, sys, traceback
 from click.testing import CliRunner
 from epcg.cli import main
+from epcg.runtime.errors import Conflict, Damaged, MissingBucket, PermissionDenied, Unreachable
 out = []
 for args in json.loads(sys.stdin.read()):
     result = CliRunner().invoke(main, args, catch_exceptions=True)
@@ -147,8 +151,8 @@ def check_every_path_option(tmp_path: Path) -> None:
     failures = []
     for result in results:
         lines = [line for line in result["stderr"].splitlines() if line.strip()]
-        fine = not result["traceback"] and (
-            result["code"] == 0 or (result["code"] == 2 and len(lines) == 1 and lines[0].startswith("epcg: error:")))
+        fine = not result["traceback"] and (result["code"] == 0 or (
+            result["code"] in REFUSED and len(lines) == 1 and lines[0].startswith("epcg: error:")))
         if not fine:
             failures.append(f"{' '.join(result['args'])}\n  -> exit {result['code']}: "
                             f"{(result['traceback'] or result['stderr'])[-600:]}")

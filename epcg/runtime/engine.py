@@ -510,7 +510,8 @@ def writing_outputs(run: RunDir) -> Iterator[None]:
     try:
         yield
     except OSError as exc:
-        raise OutputFailed(f"cannot write {describe_os_error(exc)}; every chunk is done and kept: free space (or "
+        where = exc.filename or f"the outputs in {run.path}"
+        raise OutputFailed(f"cannot write {where}: {exc.strerror or exc}; every chunk is done and kept: free space (or "
                            f"fix the permissions), then 'epcg report {run.path}' writes the results and the report"
                            ) from None
 

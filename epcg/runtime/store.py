@@ -311,12 +311,10 @@ class RunDir:
         """``(record, "done")``, or ``(None, why)``: ``"missing"``, ``"damaged"`` (torn, corrupt, not sealed),
         ``"misplaced"`` (another chunk's record under this one's name) or ``"foreign"`` (fenced by another run).
 
-        The one definition of a finished chunk that resume, status, verify and every reader share.
+        The one definition of a finished chunk that resume, status, verify and every reader share. A record
+        that cannot be read (the store failing, not the record) raises that fault: it says nothing of the chunk.
         """
-        try:
-            data = self.location.read(self.record_key(task))
-        except OSError:
-            return None, "damaged"
+        data = self.location.read(self.record_key(task))
         if data is None:
             return None, "missing"
         try:

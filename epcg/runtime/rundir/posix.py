@@ -247,11 +247,13 @@ class PosixLocation(Location):
 
     def check(self) -> None:
         """Raise the StorageFault of the run directory's cause: gone (MissingBucket) or not readable
-        (PermissionDenied); other path problems are found by ``session.run_directory``."""
+        (PermissionDenied), or a file (UserError); other path problems are found by ``outdir.run_directory``."""
         if not self.root.exists():
             if self.root.parent.is_dir():
                 return  # a new run's directory, made when it starts
             raise MissingBucket(f"{self.where}: the directory holding it does not exist")
+        if not self.root.is_dir():
+            raise UserError(f"{self.where} is a file, not a run directory")
         if not os.access(self.root, os.R_OK | os.X_OK):
             raise PermissionDenied(f"{self.where}: permission denied (this user cannot read the run directory)")
 
