@@ -241,7 +241,8 @@ def status(run_dir: str) -> None:
     """Say what is done in a run directory: chunks per stage, throughput, ETA, dashboard (read-only, no lock)."""
     import json
 
-    from epcg.runtime.batch import continue_command, describe, read_batch, read_history, tunnel
+    from epcg.runtime.batch import continue_command, describe, read_batch, tunnel
+    from epcg.runtime.history import load
     from epcg.runtime.engine import prepare_resume
     from epcg.runtime.store import LIVE, REPORT, RESULTS, SUMMARY
 
@@ -252,7 +253,7 @@ def status(run_dir: str) -> None:
     written = all(run.has(key) for key in (RESULTS, SUMMARY, REPORT))
     state = "running" if live else ("finished" if written else "stopped")
     submitted = read_batch(run)
-    if submitted and state == "stopped" and read_history(run)["next"]:
+    if submitted and state == "stopped" and load(run).next:
         state = "waiting for its next allocation"
     click.echo(f"{run.path}: job {job.name} ({job.domain}), {state}")
     for line in describe(run, submitted, done, written) if submitted else []:

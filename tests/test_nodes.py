@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import JOBS, epcg, load_results
+from .conftest import JOBS, load_results
 from .nodes import SHARED, Network, Node, unavailable, wait_port, wait_workers
 
 WHY = unavailable()

@@ -44,7 +44,8 @@ def run(job: dict, out: Path) -> None:
     api.run(job, out, progress=False)
 
 
-@pytest.fixture(scope="module", params=list(JOBS))
+@pytest.fixture(scope="module", params=[pytest.param(name, marks=[pytest.mark.slow] if name == "fling" else [])
+                                        for name in JOBS])
 def reference(request, tmp_path_factory) -> tuple[str, Any, int]:
     """The job's name, its uninterrupted results and how many storage calls it makes."""
     out = tmp_path_factory.mktemp("reference") / "run"

@@ -11,7 +11,6 @@ import itertools
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
 
 from epcg.api.runs import Run, is_int
 from epcg.kinds.designs import ROLES, Design, State, decoded_text, set_bits

@@ -43,7 +43,6 @@ import sys
 import time
 import warnings
 from collections.abc import Iterator
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -296,11 +295,6 @@ def read_batch(run: RunDir) -> dict[str, Any] | None:
         return json.loads(run.read_text(BATCH_FILE) or "")
     except (FileNotFoundError, ValueError):
         return None
-
-
-def read_history(run: RunDir) -> dict[str, Any]:
-    """The history as plain data (``epcg status`` asks for ``["next"]``); writers use :func:`history.update`."""
-    return asdict(history.load(run))
 
 
 def write_scheduler_file(run: RunDir, address: str) -> Path:

@@ -219,7 +219,7 @@ class Engine:
 
     def _on_dask(self, prepared: Prepared, new: bool, target: Target, options: Options, done: dict, log: Any,
                  callbacks: Sequence[Callback]) -> tuple[Prepared, dict[str, Any]]:
-        from epcg.runtime.cluster import JobqueueSpec, LocalSpec, connect, dashboard_url
+        from epcg.runtime.cluster import JobqueueSpec, LocalSpec, dashboard_url
         from epcg.runtime.dask_executor import PATIENCE, DaskExecutor
         from epcg.runtime.logs import to_run_directory
 

@@ -83,18 +83,6 @@ class Callback:
         """Every task is done (also called when the run stops on an error)."""
 
 
-class TaskCounter(Callback):
-    """Counts the tasks a run actually executed (tests check resume with it)."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.ids: list[str] = []
-
-    def on_task_end(self, event: TaskEndEvent) -> None:
-        self.count += 1
-        self.ids.append(event.task.id)
-
-
 class TqdmProgress(Callback):
     """One progress bar of finished chunks over the whole run."""
 

@@ -27,7 +27,6 @@ import difflib
 import importlib
 from functools import cache
 from importlib.metadata import entry_points
-from pathlib import Path
 from typing import Any
 
 from epcg.runtime.errors import UserError

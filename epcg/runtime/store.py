@@ -373,10 +373,11 @@ class RunDir:
         return {task.id: why for task, (_, why) in zip(listed, states) if why not in ("done", "missing")}
 
     def reduced_record(self) -> dict[str, Any] | None:
-        """The reduction's record (what ``finish`` wrote), if it is intact and this run's."""
+        """The reduction's record (what ``finish`` wrote), if it is intact and this run's (a store that fails to
+        read it raises its fault)."""
         try:
             record = unseal(self.read_text(REDUCED_FILE) or "")
-        except (OSError, UnicodeDecodeError):
+        except UnicodeDecodeError:
             return None
         return record if record is not None and record.get("task") == REDUCE and self._fenced_here(record) else None
 

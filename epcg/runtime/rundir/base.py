@@ -114,7 +114,3 @@ class Location(ABC):
     def describe(self, key: str = "") -> str:
         """``key`` as a person reads it: a path or a URL."""
         return f"{self.where.rstrip('/')}/{key}" if key else self.where
-
-    def delete_prefix(self, prefix: str) -> None:
-        for key in self.list(prefix):
-            self.delete(key)

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 
 from epcg.combinatorics.bitboard import BitboardCombinations
 from epcg.combinatorics.bits import check_board
@@ -197,9 +196,4 @@ class Board:
         if not 0 <= pieces <= n:
             raise ValueError(f"pieces must be in [0, {n}], got {pieces}")
         return cls(width, height, BitboardCombinations(n, pieces).unrank(rank))
-
-    def to_array(self) -> np.ndarray:
-        """Occupancy as a ``(height, width)`` bool array (row ``y``, column ``x``)."""
-        return np.array([[self.bits >> (y * self.width + x) & 1 for x in range(self.width)]
-                         for y in range(self.height)], dtype=bool)
 
