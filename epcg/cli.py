@@ -7,6 +7,7 @@ running commands share (the engine as the command line builds it, what a run pri
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from pathlib import Path
@@ -76,6 +77,9 @@ class EpcgGroup(click.Group):
             _fail(str(exc), 1)
         except StaleTask as exc:
             _fail(f"this client no longer owns the run: {exc}", 2)
+        except BrokenPipeError:  # the reader went away (`epcg status | head`): stop quietly, as `cat` does
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
+            sys.exit(1)
         except OSError as exc:  # a path the user gave, read outside the engine (status, export): the input
             from epcg.runtime.engine import describe_os_error
 

@@ -72,3 +72,20 @@ def test_unreachable_scheduler(tmp_path: Path, small_job: Path) -> None:
     result = epcg("run", str(small_job), "--out", str(out), "--scheduler", "tcp://127.0.0.1:9")
     assert_refused(result, "cannot reach scheduler")
     assert not out.exists()
+
+
+def test_a_reader_that_goes_away_ends_the_output_quietly(small_job: Path, tmp_path: Path) -> None:
+    """`epcg status RUN | head`: the pipe closes before the command has printed; no error line, no traceback."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "run"
+    assert epcg("run", str(small_job), "--out", str(out), "--serial").returncode == 0
+    for args in (["status", str(out)], ["plan", str(small_job)]):
+        read, write = os.pipe()
+        os.close(read)  # the reader is gone before the first line
+        with os.fdopen(write, "w") as closed:
+            result = subprocess.run([sys.executable, "-m", "epcg", *args], stdout=closed, stderr=subprocess.PIPE,
+                                    text=True, timeout=120)
+        assert result.returncode == 1 and result.stderr == "", (args, result.stderr)

@@ -24,8 +24,11 @@ from typing import Any
 
 from epcg.runtime.errors import UserError
 
-WORKER_BASE = 210 * 2**20
-"""Resident memory of a Dask worker process with numpy, numba, zarr and a job kind imported, before any data."""
+WORKER_BASE = 270 * 2**20
+"""Peak resident memory of a Dask worker process with numpy, numba, zarr and a job kind imported, before any data.
+
+It includes compiling the kind's kernels on the worker's first task, as on a fresh install (numba's cache cold);
+with the cache warm a worker peaks about 60 MiB lower."""
 TASK_OVERHEAD = 0.01
 """Seconds a core idles per task: scheduling, the Zarr write, fsyncing its chunks and its record (measured 4–14 ms)."""
 RECORD_BYTES = 2048
