@@ -2,15 +2,15 @@
 
 Figures are built with :class:`matplotlib.figure.Figure` on an Agg canvas: no
 pyplot, no display. A map is drawn cell by cell from its int8 grid (start room
-red, rooms grey, corridors blue, obstacles light blue, empty white); when the
-room list is given, each room and corridor also gets a thin outline, so rooms
-that touch stay distinguishable.
+red, rooms grey, corridors blue, obstacles light blue, empty white, with a
+legend of the kinds the map has); when the room list is given, each room and
+corridor also gets a thin outline, so rooms that touch stay distinguishable.
 
 >>> import numpy as np
 >>> g = np.zeros((6, 6), np.int8); g[1:3, 1:3] = 3; g[3, 1:4] = 2; g[0, 5] = 4
 >>> fig = map_figure(g, np.array([[1, 1, 2, 2, 3], [3, 1, 1, 3, 2]]), title="tiny")
->>> len(fig.axes)
-1
+>>> len(fig.axes), [t.get_text() for t in fig.legends[0].get_texts()]
+(1, ['start room', 'corridor', 'obstacle'])
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PatchCollection
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
+from matplotlib.patches import Patch, Rectangle
 
 from epcg.report.figures import save_figure
 
@@ -31,6 +31,8 @@ __all__ = ["box_plot", "draw_map", "map_figure", "save_figure"]
 
 # Colours by cell value: empty, room, corridor, start room, obstacle.
 CELL_COLOURS = ("#ffffff", "#9a9a9a", "#2f5fd0", "#d62728", "#b3dcf2")
+LEGEND = ((3, "start room"), (1, "room"), (2, "corridor"), (4, "obstacle"))
+"""The legend's entries, as cell value and name, in the order they are listed."""
 OUTLINE = "#303030"
 FRAME = "#606060"
 
@@ -60,9 +62,15 @@ def map_figure(grid: np.ndarray, rooms: np.ndarray | None = None, *, title: str 
     """A figure holding one map, ``size`` inches on its longer side."""
     rows, cols = np.shape(grid)
     scale = size / max(rows, cols)
-    fig = Figure(figsize=(cols * scale, rows * scale + (0.3 if title else 0.0)), layout="constrained")
+    fig = Figure(figsize=(cols * scale, rows * scale + (0.3 if title else 0.0) + 0.35), layout="constrained")
     FigureCanvasAgg(fig)
     draw_map(fig.add_subplot(), grid, rooms, title)
+    present = set(np.unique(grid).tolist())
+    handles = [Patch(facecolor=CELL_COLOURS[value], edgecolor=FRAME, linewidth=0.4, label=name)
+               for value, name in LEGEND if value in present]
+    if handles:
+        fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=7, frameon=False,
+                   handlelength=1.0, columnspacing=1.0)
     return fig
 
 
