@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -219,3 +220,30 @@ def test_api_defaults_are_bounded_and_typed(fling: Path, tmp_path: Path) -> None
     import inspect
 
     assert inspect.signature(Run.export).parameters["limit"].default == 1000
+
+
+@pytest.mark.parametrize("arguments, words", [
+    ({"out": 5}, "a run directory is a path or a URL"),
+    ({"out": b"runs/x"}, "a run directory is a path or a URL"),
+    ({"workers": "2"}, "--workers must be a whole number >= 1, got '2'"),
+    ({"workers": 0}, "--workers must be a whole number >= 1, got 0"),
+    ({"workers": True}, "--workers must be a whole number >= 1, got True"),
+    ({"workers": 2.5}, "--workers must be a whole number >= 1"),
+    ({"serial": "yes"}, "--serial must be True or False"),
+    ({"serial": 1}, "--serial must be True or False"),
+    ({"cluster": 5}, "--cluster must be a file's path, got 5"),
+    ({"client": 5}, "client must be a distributed.Client or a scheduler address"),
+    ({"progress": "no"}, "progress must be True or False"),
+])
+def test_api_run_refuses_a_wrongly_typed_argument_in_the_cli_words(tmp_path: Path, monkeypatch,
+                                                                  arguments: dict, words: str) -> None:
+    """Every keyword of ``epcg.run`` has the CLI's rule (click types the CLI's): one UserError, nothing written."""
+    import epcg as api
+    from epcg.runtime.errors import UserError
+
+    from .conftest import JOBS
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UserError, match=re.escape(words)):
+        api.run(JOBS / "witness-paths.toml", **{"progress": False, **arguments})
+    assert list(tmp_path.iterdir()) == []

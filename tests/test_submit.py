@@ -245,6 +245,35 @@ def test_detach_cancel_and_resume(tmp_path: Path) -> None:
     assert load_results(run) == load_results(reference)
 
 
+@pytest.mark.slow
+def test_a_killed_detached_driver_is_said_gone_and_the_printed_command_continues(tmp_path: Path) -> None:
+    """The driver SIGKILLed (as the OOM killer would): status says it is gone and prints the command that
+    continues; that command, run as printed, finishes the run with the uninterrupted run's results."""
+    import re
+    import shlex
+
+    job = ["--set", "max_pieces=7", "--set", "chunk_words=16384"]
+    run = tmp_path / "detached"
+    _detach(tmp_path, run, job)
+    _wait_chunks(run, 1, 5, timeout=120)
+    driver = json.loads((run / "allocations.json").read_text())["allocations"][0]["pid"]
+    assert os.getpgid(driver) != os.getpgid(0)  # a daemon in a session of its own, not this test's group
+    os.killpg(os.getpgid(driver), signal.SIGKILL)  # the driver and its embedded cluster, at once
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{driver}").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    status = epcg("status", str(run)).stdout
+    gone = [line for line in status.splitlines() if f"its driver (pid {driver}) is gone" in line]
+    assert gone and "running" not in gone[0] and "ETA" not in status, status
+    command = shlex.split(re.search(r"'(epcg submit [^']+)'", gone[0]).group(1))
+    assert command == ["epcg", "submit", "--resume", str(run), "--detach"], gone[0]
+    assert epcg(*command[1:]).returncode == 0
+    _wait_detached(run, timeout=300)
+    reference = tmp_path / "reference"
+    assert epcg("run", str(JOBS / "fling.toml"), "--out", str(reference), "--serial", *job).returncode == 0
+    assert load_results(run) == load_results(reference)
+
+
 def test_run_treats_sighup_like_sigterm(tmp_path: Path, small_reference: Path) -> None:
     """`epcg run` whose terminal closes: whole chunks kept, the resume command printed, exit status 129."""
     job = SMALL

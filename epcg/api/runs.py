@@ -139,8 +139,6 @@ class Run:
 
     def __new__(cls, path: str | os.PathLike[str]) -> Run:
         """Open ``path`` once, reading its job, and make the run an instance of the class its kind registers."""
-        if not isinstance(path, (str, os.PathLike)):
-            raise InvalidValue(f"a run directory is a path or a URL such as s3://bucket/prefix, got {path!r}")
         run_dir = open_run(path)
         job = run_dir.read_job()
         if cls is Run:

@@ -559,6 +559,8 @@ def target(cluster_file: str | os.PathLike[str] | None = None, scheduler: str | 
 
     from epcg.runtime.cluster import LocalSpec, SchedulerSpec, load_cluster
 
+    _typed_options({"--cluster": cluster_file, "--scheduler": scheduler, "--scheduler-file": scheduler_file,
+                    "--workers": workers, "--threads-per-worker": threads_per_worker, "--serial": serial})
     given = [name for name, value in (("--scheduler", scheduler), ("--scheduler-file", scheduler_file),
                                       ("--cluster", cluster_file), ("client", client)) if value is not None]
     if serial:
@@ -586,6 +588,29 @@ def target(cluster_file: str | os.PathLike[str] | None = None, scheduler: str | 
     if overrides and not isinstance(spec, LocalSpec):
         raise UserError("--workers and --threads-per-worker apply to the local cluster only")
     return Target(spec.model_copy(update=overrides), named=bool(cluster_file or overrides))
+
+
+def _typed_options(options: dict[str, Any]) -> None:
+    """Refuse an option of the wrong type in the command line's words, whoever passed it (the API takes them
+    as Python values, unchecked by click): counts are whole numbers >= 1, flags booleans, files paths."""
+    import numbers
+
+    from epcg.runtime.errors import InvalidValue
+
+    for flag, value in options.items():
+        if flag == "--serial":
+            ok, what = isinstance(value, bool), "True or False"
+        elif value is None:
+            continue
+        elif flag in ("--workers", "--threads-per-worker"):
+            ok = isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
+            what = "a whole number >= 1"
+        elif flag == "--scheduler":
+            ok, what = isinstance(value, str), "an address like 'tcp://host:8786'"
+        else:
+            ok, what = isinstance(value, (str, os.PathLike)), "a file's path"
+        if not ok:
+            raise InvalidValue(f"{flag} must be {what}, got {value!r}")
 
 
 def _client_target(client: Any) -> Target:

@@ -24,8 +24,8 @@ def run_directory(out: str | os.PathLike[str]) -> Path | str:
     A URL is never taken for a path: ``s3://bucket/prefix`` is checked by
     reaching the store (bucket, credentials, endpoint), ``file://`` is a path.
     """
+    location = open_location(out)
     if is_url(out):
-        location = open_location(out)
         location.check()
         if location.is_local:
             out = location.where

@@ -20,7 +20,7 @@ import os
 import re
 from urllib.parse import unquote, urlsplit
 
-from epcg.runtime.errors import UserError
+from epcg.runtime.errors import InvalidValue, UserError
 from epcg.runtime.rundir.base import LOCK_KEY, Location
 from epcg.runtime.rundir.objects import IO, SCHEMES, ObjectLocation
 from epcg.runtime.rundir.posix import PosixLocation, write_atomic
@@ -37,9 +37,12 @@ def is_url(where: str | os.PathLike[str]) -> bool:
 
 
 def open_location(where: str | os.PathLike[str] | Location) -> Location:
-    """The location ``where`` names; UserError for a URL scheme epcg does not keep runs at."""
+    """The location ``where`` names; UserError for what is neither a path nor a URL, or a URL scheme epcg does
+    not keep runs at."""
     if isinstance(where, Location):
         return where
+    if not isinstance(where, (str, os.PathLike)) or not isinstance(os.fspath(where), str):
+        raise InvalidValue(f"a run directory is a path or a URL such as s3://bucket/prefix, got {where!r}")
     if not is_url(where):
         return PosixLocation(where)
     parts = urlsplit(str(where))
