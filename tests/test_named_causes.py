@@ -108,3 +108,41 @@ def test_a_bucket_deleted_under_an_open_run_is_named_so(s3_server, s3_env) -> No
     urllib.request.urlopen(urllib.request.Request(f"{s3_server.endpoint}/{name}", method="DELETE"), timeout=10)
     with pytest.raises(MissingBucket, match="its bucket does not exist"):
         list(opened.puzzles())
+
+
+@pytest.mark.parametrize("where", [["--workers", "2"], ["--serial"]])
+def test_the_store_gone_mid_run_is_one_line_naming_it(tmp_path: Path, where: list[str]) -> None:
+    """The S3 server SIGKILLed while chunks are written (by Dask workers, or in this process): the run ends in
+    one line naming the store as unreachable (exit 69), not a node as blind; the cleanup after it (live.json,
+    the lock) adds nothing and hides nothing."""
+    from tests.s3server import S3Server
+
+    pytest.importorskip("moto")
+    server = S3Server(tmp_path / "moto.log")
+    try:
+        bucket = server.create_bucket()
+        proc = subprocess.Popen([sys.executable, "-m", "epcg", "run", str(JOBS / "fling.toml"), *where,
+                                 "--out", f"s3://{bucket}/r", "--set", "max_pieces=7", "--set", "chunk_words=4096"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env={**os.environ, **server.env, "PYTHONUNBUFFERED": "1"})
+        from epcg.runtime.rundir import open_location
+
+        os.environ.update(server.env)
+        try:
+            records = open_location(f"s3://{bucket}/r")
+            deadline = time.monotonic() + 120
+            while sum(1 for key in records.list("manifest/")) < 5:
+                assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+                time.sleep(0.3)
+        finally:
+            for key in server.env:
+                os.environ.pop(key, None)
+        server.process.kill()
+        server.process.wait()
+        _out, err = proc.communicate(timeout=300)
+    finally:
+        server.stop()
+    lines = [line for line in err.splitlines() if line.startswith("epcg: error:") or "Traceback" in line]
+    assert proc.returncode == 69, err[-3000:]
+    assert len(lines) == 1 and "cannot reach" in lines[0], err[-3000:]
+    assert "Traceback" not in err, err[-3000:]

@@ -171,16 +171,18 @@ class DaskExecutor:
 
     def check_sight(self, run_path: str, workers: set[str] | None = None) -> None:
         """Raise the one line of :func:`blind` for the first of ``workers`` (default: all) that cannot see
-        ``run_path``; a worker that dies meanwhile is not a finding."""
+        ``run_path`` while this client can; a worker that dies meanwhile is not a finding, and neither is a run
+        directory nobody sees (the store is down or gone: the fault itself says so)."""
         if workers is not None and not workers:
             return
         try:
             seen = self.client.run(can_see, run_path, workers=sorted(workers) if workers else None, on_error="return")
         except (OSError, TimeoutError):
             return
-        for address, why in sorted(seen.items()):
-            if isinstance(why, str):
-                raise blind(address, run_path, why)
+        blinded = [(address, why) for address, why in sorted(seen.items()) if isinstance(why, str)]
+        if blinded and can_see(run_path) is None:
+            address, why = blinded[0]
+            raise blind(address, run_path, why)
 
     def check(self, run_path: str, records: list[dict]) -> list[bool]:
         """Verify chunks on the workers (they read the store where it lives), one task per record.
