@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -55,18 +56,30 @@ def test_a_quoted_dotted_key_in_set(tmp_path: Path) -> None:
     assert "malformed --set" in one_line(epcg("plan", str(job), "--set", '"3x3=5'))
 
 
+def _killed_holding_a_lease(url: str, hostname: str | None) -> None:
+    """A client that takes the run's lease and is SIGKILLed, on this machine or (in a UTS namespace of its own
+    with another host name) as if on another."""
+    code = ("import os, sys\nfrom epcg.runtime.rundir import open_location\n"
+            f"held = open_location({url!r}).lock('pid %d on the dead host' % os.getpid())\nheld.__enter__()\n"
+            "os.kill(os.getpid(), 9)\n")
+    command = [sys.executable, "-c", code]
+    if hostname is not None:
+        if os.geteuid() != 0 or not shutil.which("unshare"):
+            pytest.skip("another host name needs root and util-linux's unshare")
+        command = ["unshare", "--uts", "sh", "-c", f'hostname {hostname} && exec "$0" "$@"', *command]
+    killed = subprocess.run(command, capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "EPCG_LEASE_SECONDS": "600"})
+    assert killed.returncode in (-9, 137), killed.stderr
+
+
 def test_a_killed_clients_lease_says_who_held_it_and_when_it_expires(s3_server, s3_env, tmp_path: Path) -> None:
+    """A lease of another machine's client: only its expiry tells that it is dead."""
     from epcg.runtime.errors import Conflict
     from epcg.runtime.rundir import open_location
 
     s3_server.create_bucket("leases")
     url = "s3://leases/killed"
-    code = ("import os, sys\nfrom epcg.runtime.rundir import open_location\n"
-            f"held = open_location({url!r}).lock('pid %d on the dead host' % os.getpid())\nheld.__enter__()\n"
-            "os.kill(os.getpid(), 9)\n")
-    killed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                            env={**os.environ, "EPCG_LEASE_SECONDS": "600"})
-    assert killed.returncode == -9, killed.stderr
+    _killed_holding_a_lease(url, "elsewhere")
     location = open_location(url)
     with pytest.raises(Conflict) as refused:
         with location.lock("me"):
@@ -77,6 +90,23 @@ def test_a_killed_clients_lease_says_who_held_it_and_when_it_expires(s3_server, 
     assert time.strftime("%H:%M:%S UTC", time.gmtime(expires)) in said
     assert refused.value.exit_status == 75
     assert "on the dead host" in location.holder()
+
+
+def test_a_lease_of_a_dead_process_of_this_machine_is_taken_over_at_once(s3_server, s3_env, tmp_path: Path) -> None:
+    """The client SIGKILLed on this machine (or a release that failed in this very process): `epcg resume`
+    goes on at once, not after the lease's life."""
+    import epcg as api
+    from epcg.runtime.rundir import open_location
+
+    url = f"s3://{s3_server.create_bucket()}/r"
+    api.run(JOBS / "witness-paths.toml", url, progress=False, rows=["3x3"])
+    _killed_holding_a_lease(url, None)
+    assert open_location(url).is_locked() is False and open_location(url).holder() is None
+    began = time.monotonic()
+    result = epcg("resume", url, "--serial")
+    assert result.returncode == 0 and time.monotonic() - began < 60, result.stderr
+    with open_location(url).lock("this process"):
+        assert open_location(url).is_locked()  # held here: the same process does not take it over from itself
 
 
 def test_an_unreachable_store_is_named_so_by_every_command(s3_server, s3_env, tmp_path: Path) -> None:

@@ -34,8 +34,10 @@ ONE_LINE = (UserError, TaskFailed, OutputFailed, OSError)
 traceback."""
 
 
-def results(out: Path) -> Any:
-    return without_timings(json.loads((out / "results.json").read_text()))
+def results(out: Path | str) -> Any:
+    from epcg.runtime.rundir import open_location
+
+    return without_timings(json.loads(open_location(out).read("results.json")))
 
 
 def run(job: dict, out: Path) -> None:
@@ -56,12 +58,20 @@ def reference(request, tmp_path_factory) -> tuple[str, Any, int]:
     return request.param, results(out), counted.calls
 
 
-def test_a_fault_at_every_storage_call(reference, tmp_path: Path, capsys) -> None:
+@pytest.mark.parametrize("store", ["posix", pytest.param("s3", marks=pytest.mark.slow)])
+def test_a_fault_at_every_storage_call(reference, store: str, tmp_path: Path, request, capsys) -> None:
+    """On a POSIX directory and on the S3 server (whose calls are fewer or more: the count is per store)."""
     name, expected, calls = reference
+    where: Path | str = tmp_path
+    if store == "s3":
+        where = request.getfixturevalue("bucket")
+        with injected(0, "") as counted:
+            run(JOBS[name], f"{where}/count")
+        calls = counted.calls
     wrong = []
     for n in range(1, calls + 1):
         kind = KINDS[n % len(KINDS)]
-        out = tmp_path / f"{n}"
+        out = tmp_path / f"{n}" if store == "posix" else f"{where}/{n}"
         with injected(n, kind) as state:
             try:
                 run(JOBS[name], out)
@@ -86,7 +96,7 @@ def test_a_fault_at_every_storage_call(reference, tmp_path: Path, capsys) -> Non
         if results(out) != expected:
             wrong.append(f"call {n} ({kind}, {state.log}): the later run gave other results")
     with capsys.disabled():
-        print(f"\n{name}: a fault at each of {calls} storage calls ({', '.join(KINDS)} in turn)")
+        print(f"\n{name} on {store}: a fault at each of {calls} storage calls ({', '.join(KINDS)} in turn)")
     assert not wrong, "\n".join(wrong)
 
 

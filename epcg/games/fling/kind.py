@@ -59,7 +59,7 @@ from epcg.combinatorics.binomial import binomial
 from epcg.combinatorics.bits import check_board
 from epcg.combinatorics.bits import popcount_words as popcount
 from epcg.games.fling import evaluation as fling_evaluate
-from epcg.games.fling.domain import evaluate, sparse, symmetry
+from epcg.games.fling.domain import distribution, evaluate, sparse, symmetry
 from epcg.games.fling.domain import layers as kernels
 from epcg.games.fling.domain.moves import LINE_TABLE_MAX
 from epcg.games.fling.domain.rules import Board
@@ -404,12 +404,14 @@ def prepare(config: Config, run: RunDir) -> None:
 
 
 def warm_up(config: Config) -> None:
-    """Compile the layer kernels on a 3×3 board (for read-only inputs too, as memory maps are)."""
+    """Compile the layer kernels on a 3×3 board (for read-only inputs too, as memory maps are), and the
+    evaluation's: a worker with a cold kernel cache (a new node) compiles them all here, not halfway through."""
     def read_only(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
         for a in arrays:
             a.setflags(write=not config.shared_previous)
         return arrays
 
+    evaluated = {stage.name for stage in fling_evaluate.stages(config)}
     s, u = read_only(*kernels.first_layer(3, 3))
     for k in (2, 3):
         if config.symmetry:
@@ -417,6 +419,11 @@ def warm_up(config: Config) -> None:
                                                     kernel=config.kernel)[:2]
             symmetry.expand_words(3, 3, k, *read_only(*orbits), 0, 1)
         s, u = read_only(*kernels.solve_words(3, 3, k, s, u, 0, kernels.layer_words(3, 3, k), kernel=config.kernel))
+        if EVALUATE in evaluated:
+            distribution.trees_of_words(3, 3, k, u, 0, symmetric=config.symmetry)
+        if "c02" in evaluated:
+            ranks, _ = distribution.ranks_of_words(3, 3, k, s, 0, symmetric=config.symmetry)
+            distribution.counts_of_ranks(3, 3, k, ranks)
     layer_checksum(s, 0)
 
 

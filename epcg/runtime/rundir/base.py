@@ -26,6 +26,8 @@ from typing import Any
 
 LOCK_KEY = ".lock"
 """The lock's own key: not part of the run, ignored when asking whether a location is empty."""
+PROBE_KEY = ".epcg-probe"
+"""Prefix of the objects a store's conditional writes are tried with: one left by a failed delete is ignored too."""
 
 
 class Location(ABC):
@@ -108,8 +110,8 @@ class Location(ABC):
         return self.read(key) is not None
 
     def is_empty(self) -> bool:
-        """True if nothing but the lock is stored here."""
-        return not any(key != LOCK_KEY for key in self.list())
+        """True if nothing but the lock (or a left-over probe object) is stored here."""
+        return not any(key != LOCK_KEY and not key.startswith(PROBE_KEY) for key in self.list())
 
     def describe(self, key: str = "") -> str:
         """``key`` as a person reads it: a path or a URL."""

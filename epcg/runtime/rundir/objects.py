@@ -18,17 +18,21 @@ The primitives and what they stand on:
 - ``lock``: a lease object, created conditionally and renewed every third of
   its life by a thread of the client (``EPCG_LEASE_SECONDS``, default 30). A
   client killed with SIGKILL cannot release it: the next client waits until it
-  expires (the message says when). Expiry is judged by wall clocks, so clients
+  expires (the message says when), unless the lease names a process of the
+  next client's own machine that is gone (or the next client's own process,
+  whose release failed), which is taken over at once. Expiry is judged by wall clocks, so clients
   whose clocks disagree by more than a lease could both believe they hold it;
   the epoch fence still keeps a stale client's tasks from writing records.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import hashlib
 import json
 import os
+import socket
 import tempfile
 import threading
 import time
@@ -38,13 +42,12 @@ from pathlib import Path
 from typing import Any
 
 from epcg.runtime.errors import Conflict, MissingBucket, PermissionDenied, StorageFault, Unreachable, UserError
-from epcg.runtime.rundir.base import LOCK_KEY, Location
+from epcg.runtime.rundir.base import LOCK_KEY, PROBE_KEY, Location
 
 SCHEMES = ("s3", "gs", "az", "abfs", "abfss")
 """URL schemes that are object stores (``file://`` is a POSIX path)."""
 LEASE_SECONDS = float(os.environ.get("EPCG_LEASE_SECONDS", "30"))
 """Life of the run's lease on an object store; the holder renews it every third of that."""
-PROBE_KEY = ".epcg-probe"
 
 
 class Counters:
@@ -275,38 +278,45 @@ class ObjectLocation(Location):
         finally:
             stop.set()
             thread.join()
+            with _HELD_LOCK:
+                _HELD[self.where] -= 1
             with contextlib.suppress(OSError, UserError):  # unreachable now: the lease expires by itself
                 current = self.read_versioned(LOCK_KEY)
                 if current is not None and current[1] == state["version"]:
                     self.delete(LOCK_KEY)
 
     def _lease_body(self, owner: str) -> bytes:
-        return json.dumps({"owner": owner, "expires": round(time.time() + LEASE_SECONDS, 3)}).encode()
+        return json.dumps({"owner": owner, "expires": round(time.time() + LEASE_SECONDS, 3),
+                           "host": socket.gethostname(), "pid": os.getpid()}).encode()
 
     def _take_lease(self, owner: str) -> str:
         body = self._lease_body(owner)
         if self.create(LOCK_KEY, body):
-            return self.read_versioned(LOCK_KEY)[1]
+            return self._held(self.read_versioned(LOCK_KEY)[1])
         current = self.read_versioned(LOCK_KEY)
         if current is not None:
-            lease = _parse_lease(current[0])
-            if lease["expires"] > time.time():
+            if _held_by_a_live_client(current[0], self.where):
                 raise Conflict(f"run {self.where} is in use by another epcg client {describe_lease(current[0])}")
             if self.replace(LOCK_KEY, body, current[1]):
-                return self.read_versioned(LOCK_KEY)[1]
+                return self._held(self.read_versioned(LOCK_KEY)[1])
         elif self.create(LOCK_KEY, body):
-            return self.read_versioned(LOCK_KEY)[1]
+            return self._held(self.read_versioned(LOCK_KEY)[1])
         raise Conflict(f"run {self.where} is in use by another epcg client (it took the lease just now)")
+
+    def _held(self, version: str) -> str:
+        with _HELD_LOCK:
+            _HELD[self.where] += 1
+        return version
 
     def holder(self) -> str | None:
         current = self.read(LOCK_KEY)
-        if current is None or _parse_lease(current)["expires"] <= time.time():
+        if current is None or not _held_by_a_live_client(current, self.where):
             return None
         return describe_lease(current)
 
     def is_locked(self) -> bool:
         current = self.read(LOCK_KEY)
-        return current is not None and _parse_lease(current)["expires"] > time.time()
+        return current is not None and _held_by_a_live_client(current, self.where)
 
     def check(self) -> None:
         """List one key under the prefix: a missing bucket, bad credentials or a dead endpoint end here."""
@@ -375,9 +385,36 @@ def describe_lease(data: bytes) -> str:
 def _parse_lease(data: bytes) -> dict[str, Any]:
     try:
         lease = json.loads(data)
-        return {"owner": str(lease.get("owner", "unknown")), "expires": float(lease.get("expires", 0))}
+        return {"owner": str(lease.get("owner", "unknown")), "expires": float(lease.get("expires", 0)),
+                "host": lease.get("host"), "pid": lease.get("pid")}
     except (ValueError, AttributeError):
-        return {"owner": "unknown", "expires": 0.0}
+        return {"owner": "unknown", "expires": 0.0, "host": None, "pid": None}
+
+
+_HELD: collections.Counter[str] = collections.Counter()
+"""Run locations whose lease this process holds now (a lease naming this process and not here was left by a
+release that failed)."""
+_HELD_LOCK = threading.Lock()
+
+
+def _held_by_a_live_client(data: bytes, where: str) -> bool:
+    """A lease that has not expired, unless it names a process of this machine that is gone, or this process
+    while it does not hold the lease (both can only have failed to release it)."""
+    lease = _parse_lease(data)
+    if lease["expires"] <= time.time():
+        return False
+    if lease["host"] != socket.gethostname() or not isinstance(lease["pid"], int):
+        return True  # another machine's process: only its expiry tells
+    if lease["pid"] == os.getpid():
+        with _HELD_LOCK:
+            return _HELD[where] > 0
+    try:
+        os.kill(lease["pid"], 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 def _counting_store_class() -> type:
