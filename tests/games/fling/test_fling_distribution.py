@@ -173,3 +173,19 @@ def test_api_and_report(symmetric_run: epcg.Run) -> None:
     assert "## Solution counts per piece count" in symmetric_run.summary
     text = symmetric_run.report().read_text()
     assert "distribution-solutions" in text
+
+
+def test_warm_up_compiles_the_kernels_the_evaluation_stages_run() -> None:
+    """A worker with a cold kernel cache compiles in its warm-up, not halfway through a run; a job without
+    evaluation stages compiles none of their kernels."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom epcg.games.fling.kind import Config, warm_up\nfrom epcg.games.fling.domain import "
+            "distribution as d\nwarm_up(Config(name='f', domain='fling', width=4, height=4, max_pieces=4, "
+            "top_puzzles=int(sys.argv[1]), distributions=sys.argv[2] == 'yes'))\n"
+            "print([bool(f.signatures) for f in (d._trees, d._ranks_of_words, d._counts)])\n")
+    seen = {args: subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                                 timeout=600).stdout.strip() for args in (("5", "yes"), ("5", "no"), ("0", "no"))}
+    assert seen == {("5", "yes"): "[True, True, True]", ("5", "no"): "[True, False, False]",
+                    ("0", "no"): "[False, False, False]"}, seen
