@@ -66,6 +66,7 @@ def flip_byte(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
+@pytest.mark.slow
 def test_verify_finds_damage_to_the_arrays_the_reduction_wrote(copy: Path) -> None:
     import epcg as api
 
@@ -155,6 +156,7 @@ def test_full_disk_while_the_report_is_written(finished: Path, free: str, failin
     assert "finished" not in result.stdout and "stopped" in result.stdout
 
 
+@pytest.mark.slow
 def test_a_run_that_lost_its_identity_says_so_and_is_repaired(copy: Path) -> None:
     (copy / "manifest" / "job.sha256").unlink()
     for result in epcg_all(["status", str(copy)], ["resume", str(copy), "--serial"]):

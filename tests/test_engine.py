@@ -49,7 +49,8 @@ BAD_JOBS = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(BAD_JOBS))
+@pytest.mark.parametrize("case", [pytest.param(case, marks=[pytest.mark.slow] if case == "14 pieces (disk)" else [])
+                                  for case in sorted(BAD_JOBS)])  # 14 pieces: a plan of 1.7 M tasks, 40 s
 def test_a_bad_job_is_refused_alike_by_the_cli_the_api_and_the_driver(tmp_path: Path, case: str) -> None:
     job, overrides, cluster = BAD_JOBS[case]
     sets = [arg for key, value in overrides.items() for arg in ("--set", f"{key}={json.dumps(value)}")]

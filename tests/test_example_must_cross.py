@@ -51,6 +51,7 @@ def builtin_small(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_example_rows_on_the_embedded_cluster(example_on_path: None, builtin_small: Path, tmp_path: Path) -> None:
     out = tmp_path / "example"
     result = epcg("run", str(EXAMPLE / "job.toml"), "--out", str(out), "--workers", "2",

@@ -105,6 +105,7 @@ def test_run_on_s3_matches_local_with_every_command(jobs, bucket, tmp_path, monk
     assert again.results["rows"] == opened.results["rows"]
 
 
+@pytest.mark.slow
 def test_sigkill_then_resume_against_the_bucket(jobs, bucket):
     """The killed client's lease holds the run until it expires (one line naming when), then resume finishes it."""
     from epcg.runtime.errors import UserError
@@ -132,6 +133,7 @@ def test_sigkill_then_resume_against_the_bucket(jobs, bucket):
     assert s3_rows(url) == local_rows(jobs["local"])
 
 
+@pytest.mark.slow
 def test_two_clients_on_one_new_prefix(jobs, bucket):
     url = f"{bucket}/twice"
     procs = [subprocess.Popen([sys.executable, "-m", "epcg", "run", str(jobs["few"]), "--out", url, "--serial"],
@@ -147,6 +149,7 @@ def test_two_clients_on_one_new_prefix(jobs, bucket):
 FLING = 'name = "f55"\ndomain = "fling"\nwidth = 5\nheight = 5\nmax_pieces = 5\nchunk_words = 512\ntop_puzzles = 0\n'
 
 
+@pytest.mark.slow
 def test_damaged_records_and_chunks_are_recomputed(bucket, tmp_path):
     """Deleted and torn records, then a damaged chunk object found by `epcg verify`: each next resume recomputes
     exactly those chunks (every other record keeps its bytes); a store gone is exit 2 with nothing deleted."""
@@ -270,6 +273,7 @@ def test_paper_jobs_on_s3_match_local(job, sets, bucket, tmp_path):
     assert drop(s3_rows(url)) == drop(local_rows(local))
 
 
+@pytest.mark.slow
 def test_features_of_main_on_s3_reduce_record_repair_and_submit_refused(jobs, bucket, tmp_path):
     """The reduction's record and live outputs are objects in the bucket; a damaged run.json is named and
     `verify --repair` rebuilds it there; `epcg submit` (a batch script, scheduler file and logs beside the

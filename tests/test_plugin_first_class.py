@@ -66,6 +66,7 @@ def _run_export_and_look(out: Path, job: Path, *sets: str) -> list[dict]:
     return lines
 
 
+@pytest.mark.slow
 def test_scan_example_report_and_export(examples_on_path: None, tmp_path: Path) -> None:
     out = tmp_path / "must-cross"
     lines = _run_export_and_look(out, MUST_CROSS / "job.toml", "--set", "rows=[{width=3,height=3,k=3}]",

@@ -79,6 +79,7 @@ def count(result: subprocess.CompletedProcess) -> int:
     return int(result.stdout.split()[0].replace(",", ""))
 
 
+@pytest.mark.slow
 def test_a_deleted_chunk_file_is_damage_not_fewer_boards(fling: Path, copy: Path) -> None:
     whole = count(exported(fling, "pieces=4", "unique=false"))
     chunk_files(copy, "solvable/4")[1].unlink()
@@ -113,6 +114,7 @@ def test_random_bytes_over_a_chunk_are_one_line_and_no_partial_output(fling: Pat
     assert (copy / "export" / "found.jsonl").read_text() == previous  # the previous export, whole
 
 
+@pytest.mark.slow
 def test_a_foreign_record_is_not_done_and_resume_replaces_it(fling: Path, fling_other: Path, copy: Path) -> None:
     shutil.copy(fling_other / "manifest" / "k05" / "00003.json", copy / "manifest" / "k05" / "00003.json")
     status = epcg("status", str(copy))
@@ -147,6 +149,7 @@ def test_status_of_a_run_whose_store_is_a_plain_file(copy: Path) -> None:
     assert result.returncode == 2 and "store.zarr is missing or unreadable" in one_line(result)
 
 
+@pytest.mark.slow
 def test_witness_truncated_and_misplaced_records_are_redone(witness: Path, tmp_path: Path) -> None:
     copy = tmp_path / "w"
     shutil.copytree(witness, copy)

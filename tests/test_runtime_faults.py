@@ -213,6 +213,7 @@ def test_straggler_of_an_older_session_writes_nothing(reference: Path, tmp_path:
     assert not record.exists()
 
 
+@pytest.mark.slow
 def test_full_disk_then_resume(fling_job: Path, reference: Path, tmp_path: Path) -> None:
     mnt = tmp_path / "small"
     mnt.mkdir()

@@ -54,6 +54,7 @@ def _occupied_port() -> socket.socket:
     return sock
 
 
+@pytest.mark.slow
 def test_a_run_into_a_file_prints_status_lines_and_keeps_daskes_logs(tmp_path: Path) -> None:
     """Output to a file: no bar redraws, a status line per interval, a summary; Dask's warnings (here its
     dashboard port taken) in DIR/logs/, not in the output."""

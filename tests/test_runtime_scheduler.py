@@ -149,6 +149,7 @@ def test_worker_killed_in_the_middle_of_branch_and_bound(tmp_path: Path) -> None
     assert strip(load_results(out)["rows"]) == strip(load_results(reference)["rows"])
 
 
+@pytest.mark.slow
 def test_verify_runs_its_checks_on_the_schedulers_workers(cluster: Cluster, tmp_path: Path) -> None:
     from distributed import Client
 

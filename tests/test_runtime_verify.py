@@ -42,6 +42,7 @@ def damage(run: Path) -> str:
     return f"k05/{int(victim.name):05d}"
 
 
+@pytest.mark.slow
 def test_verify_on_the_cluster_then_resume_recomputes_only_the_damage(reference: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
     shutil.copytree(reference, out)

@@ -91,12 +91,16 @@ def _wait_chunks(run: Path, allocation: int, at_least: int, timeout: float) -> N
     raise AssertionError(f"allocation {allocation} recorded fewer than {at_least} chunks in {timeout} s")
 
 
-def test_submit_requeues_until_finished(slurm, tmp_path: Path) -> None:
+@pytest.mark.parametrize("sized", [False, pytest.param(True, marks=pytest.mark.slow)])
+def test_submit_requeues_until_finished(slurm, tmp_path: Path, sized: bool) -> None:
     """One `epcg submit`, no further command: 1-minute allocations, each signalled, each followed by the next.
 
-    One worker per allocation, so that the 8-piece job needs at least 3 of them on a quiet machine too."""
+    One worker per allocation: the 7-piece job without symmetry needs at least 2 of them (the default run, about
+    2 minutes), the
+    job :func:`_sized_job` picks at least 3 on a quiet machine too (-m slow, about 6 minutes)."""
     env, _ = slurm
-    job, reference = _sized_job(tmp_path)
+    job, reference = _sized_job(tmp_path) if sized else _seven_pieces(tmp_path)
+    at_least = 3 if sized else 2
     run = tmp_path / "submitted"
     began = time.monotonic()
     cluster = _cluster_file(tmp_path / "s.toml", tasks_per_node="1")
@@ -107,14 +111,15 @@ def test_submit_requeues_until_finished(slurm, tmp_path: Path) -> None:
     seen: list[str] = []
     history = _wait_finished(env, run, timeout=2400, watch=seen)
     allocations = history["allocations"]
-    assert len(allocations) >= 3, allocations
+    assert len(allocations) >= at_least, allocations
     assert load_results(run) == load_results(reference)
     assert all(a["chunks"] > 0 for a in json.loads((run / "results.json").read_text())["allocations"])
     assert history["next"] is None and _queue_empty(env)  # the spare continuation is gone
     logs = "".join(p.read_text() for p in sorted((run / "logs").glob("slurm-*.out")))
     assert "epcg: SIGUSR1 " in logs  # SLURM's own signal reached the driver
-    assert sum("before the time limit" in a["why"] for a in allocations) >= 2
-    assert logs.count("before the time limit") >= 2 and logs.count("epcg: continuation: job") >= 2
+    assert sum("before the time limit" in a["why"] for a in allocations) >= at_least - 1
+    assert logs.count("before the time limit") >= at_least - 1
+    assert logs.count("epcg: continuation: job") >= at_least - 1
     status = _epcg(env, "status", str(run)).stdout
     for n in range(1, len(allocations) + 1):
         assert f"allocation {n}: job {allocations[n - 1]['job']}" in status
@@ -129,6 +134,15 @@ def test_submit_requeues_until_finished(slurm, tmp_path: Path) -> None:
     print(f"{len(allocations)} allocations; seconds from signal to the next allocation's first chunk: "
           f"{[round(x, 1) for x in lost]}; chunks: {[a['chunks'] for a in allocations]}; "
           f"ended: {[a['why'] for a in allocations]}")
+
+
+def _seven_pieces(tmp_path: Path) -> tuple[list[str], Path]:
+    """The 7-piece Fling! job without symmetry (about 30 s of compute, more than the 10-15 s an allocation
+    computes here), and its uninterrupted run."""
+    job = ["--set", "max_pieces=7", "--set", "symmetry=false"]
+    reference = tmp_path / "reference-7"
+    assert epcg("run", str(JOBS / "fling.toml"), "--out", str(reference), *job).returncode == 0
+    return job, reference
 
 
 def _sized_job(tmp_path: Path) -> tuple[list[str], Path]:

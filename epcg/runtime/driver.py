@@ -230,8 +230,15 @@ class Driver:
             if signum == signal.SIGUSR1:
                 _note(f"SIGUSR1 at {time.strftime('%H:%M:%S')}: already stopping")
             return
+        if not self.computing:
+            # the main thread may be anywhere (halfway through importing a module): only note the signal, with
+            # no reading or importing here; _compute decides before it starts (a cancel it reads from the run)
+            if signum == signal.SIGUSR1 and self._early(time.time()):
+                return
+            self.caught.update(signal=signum, at=time.time())
+            return
         signum = self.caught.pop("deferred", signum)
-        if self.computing and _in_finalizer(frame):  # an exception raised there would be swallowed
+        if _in_finalizer(frame):  # an exception raised there would be swallowed
             self.caught["deferred"] = signum
             signal.setitimer(signal.ITIMER_REAL, 0.5)
             return
@@ -241,15 +248,18 @@ class Driver:
             _note(f"{signal.Signals(signum).name} at {time.strftime('%H:%M:%S')}: every chunk is done, "
                   "finishing the results")
             return
-        if signum == signal.SIGUSR1 and self.drain_at is not None and now < self.drain_at - EARLY and not cancelled:
-            # the batch system checks time limits every so often and signals up to a minute early
-            _note(f"SIGUSR1 from {self.kind.name} at {time.strftime('%H:%M:%S')}, {self.end - now:.0f} s before "
-                  f"the time limit: stopping at {time.strftime('%H:%M:%S', time.localtime(self.drain_at))} "
-                  "(walltime - signal_lead)")
+        if signum == signal.SIGUSR1 and not cancelled and self._early(now):
             return
-        if self.computing:
-            self._obey(signum)
-        self.caught.update(signal=signum, at=now)  # noted; _compute obeys it before it starts
+        self._obey(signum)
+
+    def _early(self, now: float) -> bool:
+        """Whether a SIGUSR1 came before ``walltime - signal_lead`` (the batch system checks time limits every so
+        often and signals up to a minute early): then it is noted, and the driver's timer stops the allocation."""
+        if self.drain_at is None or now >= self.drain_at - EARLY:
+            return False
+        _note(f"SIGUSR1 at {time.strftime('%H:%M:%S')}, {self.end - now:.0f} s before the time limit: stopping at "
+              f"{time.strftime('%H:%M:%S', time.localtime(self.drain_at))} (walltime - signal_lead)")
+        return True
 
     def _obey(self, signum: int) -> None:
         self.caught.update(signal=signum, at=self.caught.get("at", time.time()), drain=Drain(signum, self.grace))

@@ -94,6 +94,7 @@ def test_unreduced_run_and_other_chunks_give_the_same_distributions(symmetric_ru
         assert other.results[key] == symmetric_run.results[key]
 
 
+@pytest.mark.slow
 def test_sampled_counts_are_the_draws_counted_and_do_not_depend_on_chunks(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     job = {**JOB, "exact_counts_up_to": 1000, "count_sample": 150, "seed": 7}
@@ -116,6 +117,7 @@ def test_sampled_counts_are_the_draws_counted_and_do_not_depend_on_chunks(tmp_pa
     assert other_seed.results["solution_counts"][-1] != first.results["solution_counts"][-1]
 
 
+@pytest.mark.slow
 def test_a_layer_beyond_ratio_sample_is_evaluated_on_its_sampled_blocks(tmp_path: Path) -> None:
     from epcg.combinatorics.bitboard import BitboardCombinations
     from epcg.games.fling.domain.evaluate import tree_sizes

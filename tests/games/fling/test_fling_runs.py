@@ -107,6 +107,7 @@ def test_distributions_count_boards_not_orbits(reference: Path) -> None:
             assert not c["exact"] and c["boards"] == sum(c["counts"].values()) < c["drawn"] == 50_000
 
 
+@pytest.mark.slow
 def test_resume_after_sigkill_mid_layer(reference: Path, tmp_path: Path) -> None:
     out = tmp_path / "killed"
     args = [sys.executable, "-m", "epcg", "run", FLING, "--out", str(out), "--workers", "1",
@@ -176,6 +177,7 @@ def test_bad_parameters(tmp_path: Path, override: str, message: str) -> None:
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_corrupted_chunk_detected_and_recomputed(reference: Path, tmp_path: Path) -> None:
     out = tmp_path / "damaged"
     shutil.copytree(reference, out)
