@@ -142,7 +142,7 @@ def test_full_disk_while_chunks_are_written_shows_no_worker_tracebacks(job: Path
     assert "rc=1" in result.stdout, result.stdout + result.stderr
 
 
-@pytest.mark.parametrize("free, failing", [("40K", ""), ("250K", "report.html")])
+@pytest.mark.parametrize("free, failing", [("40K", ""), pytest.param("250K", "report.html", marks=pytest.mark.slow)])
 def test_full_disk_while_the_report_is_written(finished: Path, free: str, failing: str, tmp_path: Path) -> None:
     result = in_small_filesystem(
         f'cp -a {finished} "$MNT/run"; cd "$MNT/run" && rm -rf results.json summary.md report.html figures\n'

@@ -77,6 +77,7 @@ def test_a_bad_job_is_refused_alike_by_the_cli_the_api_and_the_driver(tmp_path: 
     assert sorted(p.name for p in tmp_path.iterdir()) == (["cluster.toml"] if cluster else [])
 
 
+@pytest.mark.slow  # 50 s; the refusals alike stay in the default run
 def test_a_small_job_runs_alike_from_the_cli_the_api_and_the_driver(tmp_path: Path) -> None:
     job = ROOT / "jobs" / "fling.toml"
     sets = {"max_pieces": 5, "width": 6, "height": 6}

@@ -140,7 +140,7 @@ def test_a_bucket_deleted_under_an_open_run_is_named_so(s3_server, s3_env) -> No
         list(opened.puzzles())
 
 
-@pytest.mark.parametrize("where", [["--workers", "2"], ["--serial"]])
+@pytest.mark.parametrize("where", [["--workers", "2"], pytest.param(["--serial"], marks=pytest.mark.slow)])
 def test_the_store_gone_mid_run_is_one_line_naming_it(tmp_path: Path, where: list[str]) -> None:
     """The S3 server SIGKILLed while chunks are written (by Dask workers, or in this process): the run ends in
     one line naming the store as unreachable (exit 69), not a node as blind; the cleanup after it (live.json,

@@ -263,6 +263,7 @@ def test_client_link_down_20_s(cluster: Cluster, tmp_path: Path) -> None:
 
 
 @needs_nodes
+@pytest.mark.slow  # (d): 14-31 s; the default run keeps (a) and (b)
 def test_worker_node_without_the_run_directory(tmp_path: Path) -> None:
     """(d) A worker node that does not mount the shared directory: one line naming its host and the path, exit 2,
     at once (no retries, no hang)."""

@@ -34,9 +34,9 @@ def measured(run: Path) -> dict[str, dict]:
     pytest.param('name = "f"\ndomain = "fling"\nwidth = 7\nheight = 8\nmax_pieces = 7\nchunk_words = 4194304\n'
                  'top_puzzles = 0\n', 1, marks=pytest.mark.slow),  # layer 7: 110 MB of data beyond the base
 ])
-def test_plan_matches_a_measured_run(tmp_path: Path, job_text: str, workers: int,
-                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))  # the workers compile, as on a fresh install
+def test_plan_matches_a_measured_run(tmp_path: Path, job_text: str, workers: int) -> None:
+    """Holds with numba's cache warm or cold (a fresh clone): a worker's base peaks at 225 or 266-272 MiB here,
+    both within 25 % of ``WORKER_BASE``."""
     job_file = tmp_path / "job.toml"
     job_file.write_text(job_text)
     out = tmp_path / "run"

@@ -24,7 +24,7 @@ from .conftest import ROOT, epcg, without_timings
 from .faulty import KINDS, injected
 
 JOBS = {
-    "witness": {"name": "w", "domain": "witness", "kind": "must-cross", "rows": ["2x2:2", "3x3:2"], "chunk_size": 300,
+    "witness": {"name": "w", "domain": "witness", "kind": "must-cross", "rows": ["3x3:2"], "chunk_size": 300,
                 "figures_per_row": 1},
     "fling": {"name": "f", "domain": "fling", "width": 3, "height": 3, "max_pieces": 3, "chunk_words": 1,
               "top_puzzles": 0, "distributions": False},

@@ -212,7 +212,7 @@ def _wait_detached(run: Path, timeout: float) -> None:
         time.sleep(0.5)
 
 
-SMALL = ["--set", "max_pieces=6", "--set", "chunk_words=2048"]
+SMALL = ["--set", "max_pieces=6", "--set", "chunk_words=8192"]
 """A Fling! job of many small chunks: a few seconds of work."""
 
 
