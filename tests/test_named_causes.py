@@ -176,3 +176,28 @@ def test_the_store_gone_mid_run_is_one_line_naming_it(tmp_path: Path, where: lis
     assert proc.returncode == 69, err[-3000:]
     assert len(lines) == 1 and "cannot reach" in lines[0], err[-3000:]
     assert "Traceback" not in err, err[-3000:]
+
+
+def test_an_endpoint_that_is_not_an_s3_server_is_named_so(tmp_path: Path) -> None:
+    """AWS_ENDPOINT_URL naming a plain web server: one line with the HTTP status it answered, and the question."""
+    from tests.s3server import free_port
+
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+                              cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while subprocess.run(["python3", "-c", f"import socket; socket.create_connection(('127.0.0.1', {port}), 1)"],
+                             capture_output=True).returncode and time.monotonic() < deadline:
+            time.sleep(0.2)
+        env = {**os.environ, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "x",
+               "AWS_SECRET_ACCESS_KEY": "y", "AWS_REGION": "us-east-1"}
+        for args in (["status", "s3://b/r"], ["run", str(JOBS / "witness-paths.toml"), "--out", "s3://b/r"]):
+            result = subprocess.run([sys.executable, "-m", "epcg", *args], capture_output=True, text=True,
+                                    timeout=120, env=env, cwd=tmp_path)
+            said = one_line(result)
+            assert result.returncode == 2 and "the server answered HTTP 404" in said, (args, result.stderr)
+            assert f"is http://127.0.0.1:{port} an S3 endpoint?" in said
+    finally:
+        server.kill()
+        server.wait()

@@ -32,6 +32,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import socket
 import tempfile
 import threading
@@ -72,13 +73,20 @@ IO = Counters()
 
 
 def _error_text(exc: BaseException) -> str:
-    """One line of an obstore error, without the server's XML body."""
+    """One line of an obstore error, without the server's body, with the HTTP status it answered (a server that
+    is not an S3 endpoint answers with a web page)."""
     text = " ".join(str(exc).split())
+    status = re.search(r"non-2xx status code: (\d{3}[A-Za-z ]*)", text)
     for marker in ("<?xml", "Server returned", " - "):
         cut = text.find(marker)
         if cut > 0:
             text = text[:cut]
-    return text.strip(" :-") or type(exc).__name__
+    text = re.sub(r" in [\d.]+m?s$", "", text.strip(" :-")) or type(exc).__name__
+    if status:
+        text += f": the server answered HTTP {status.group(1).strip()}"
+        if "<?xml" not in str(exc) and os.environ.get("AWS_ENDPOINT_URL"):
+            text += f" and no S3 error (is {os.environ['AWS_ENDPOINT_URL']} an S3 endpoint?)"
+    return text
 
 
 def _reason(exc: BaseException) -> str:
