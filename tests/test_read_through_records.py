@@ -250,3 +250,9 @@ def test_api_run_refuses_a_wrongly_typed_argument_in_the_cli_words(tmp_path: Pat
     with pytest.raises(UserError, match=re.escape(words)):
         api.run(JOBS / "witness-paths.toml", **{"progress": False, **arguments})
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_export_that_cannot_be_written_names_the_destination_not_its_staging(fling: Path) -> None:
+    result = epcg("export", str(fling), "--out", "/proc/epcg-export", "--where", "pieces=2")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip() == "epcg: error: cannot write /proc/epcg-export: No such file or directory"

@@ -106,7 +106,7 @@ def export(run: Any, path: Path, *, limit: int | None = LIMIT, pictures: str | N
         cut = limit is not None and count == limit and next(chosen, None) is not None
         _swap(staging, path)
     except OSError as exc:
-        where = exc.filename or path
+        where = str(exc.filename or path).replace(str(staging), str(path))  # the staging directory is ours
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
             raise OutputFailed(f"cannot write {where}: {exc.strerror}; the previous export in {path} is kept"
                                ) from None
