@@ -54,6 +54,9 @@ def unavailable() -> str | None:
             return f"'{tool}' is not installed (Debian: iproute2, util-linux, mount)"
     if not Path(SHARED).is_dir():
         return f"{SHARED} does not exist to mount the shared directory on"
+    for path in (sys.prefix, str(Path(__file__).resolve().parents[1])):
+        if Path(path).resolve().is_relative_to("/tmp"):
+            return f"{path} is under /tmp, which each node replaces with a private one (clone elsewhere)"
     probe = f"epcgprobe{os.getpid()}"
     made = _ip("netns", "add", probe, check=False)
     if made.returncode != 0:

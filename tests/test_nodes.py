@@ -122,6 +122,7 @@ def same(run: Path, ref: subprocess.Popen, ref_dir: Path) -> None:
 
 
 @needs_nodes
+@pytest.mark.slow  # (a): 60-100 s; the default run keeps (b), which runs on the same three nodes
 def test_witness_and_fling_on_three_nodes(cluster: Cluster, tmp_path: Path) -> None:
     """(a) Table 2's small rows and Fling! to 6 pieces: the run directory on the shared mount, identical results."""
     (cluster.shared / "w.toml").write_text(WITNESS)

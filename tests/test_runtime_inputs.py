@@ -103,6 +103,7 @@ def check_refused(project: Path, cases: list) -> None:
     print(f"bad inputs tried: {len(cases)}")
 
 
+@pytest.mark.slow  # 27 s; the class of each of its inputs is tested in the default run
 def test_the_issues_bad_inputs(project: Path) -> None:
     check_refused(project, CASES)
 

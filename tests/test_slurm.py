@@ -6,12 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from .conftest import JOBS, epcg, load_results
 
 
-@pytest.mark.slow  # the default run submits to SLURM in tests/test_submit.py
 def test_jobs_on_slurm_workers(slurm, tmp_path: Path, small_job: Path) -> None:
     env, tmp = slurm
     cluster = tmp_path / "slurm.toml"

@@ -91,12 +91,12 @@ def _wait_chunks(run: Path, allocation: int, at_least: int, timeout: float) -> N
     raise AssertionError(f"allocation {allocation} recorded fewer than {at_least} chunks in {timeout} s")
 
 
-@pytest.mark.parametrize("sized", [False, pytest.param(True, marks=pytest.mark.slow)])
+@pytest.mark.slow  # 3-6 min of one-minute allocations: over the default run's budget
+@pytest.mark.parametrize("sized", [False, True])
 def test_submit_requeues_until_finished(slurm, tmp_path: Path, sized: bool) -> None:
     """One `epcg submit`, no further command: 1-minute allocations, each signalled, each followed by the next.
 
-    One worker per allocation: the 7-piece job without symmetry needs at least 2 of them (the default run, about
-    2 minutes), the
+    One worker per allocation: the 7-piece job without symmetry needs at least 2 of them (about 2.7 minutes), the
     job :func:`_sized_job` picks at least 3 on a quiet machine too (-m slow, about 6 minutes)."""
     env, _ = slurm
     job, reference = _sized_job(tmp_path) if sized else _seven_pieces(tmp_path)
