@@ -74,15 +74,17 @@ def test_unreachable_scheduler(tmp_path: Path, small_job: Path) -> None:
     assert not out.exists()
 
 
-def test_a_reader_that_goes_away_ends_the_output_quietly(small_job: Path, tmp_path: Path) -> None:
+def test_a_reader_that_goes_away_ends_the_output_quietly(tmp_path: Path) -> None:
     """`epcg status RUN | head`: the pipe closes before the command has printed; no error line, no traceback."""
     import os
     import subprocess
     import sys
 
+    job = tmp_path / "tiny.toml"
+    job.write_text('name = "tiny"\ndomain = "witness"\nkind = "must-cross"\nrows = ["2x2:2"]\nfigures_per_row = 0\n')
     out = tmp_path / "run"
-    assert epcg("run", str(small_job), "--out", str(out), "--serial").returncode == 0
-    for args in (["status", str(out)], ["plan", str(small_job)]):
+    assert epcg("run", str(job), "--out", str(out), "--serial").returncode == 0
+    for args in (["status", str(out)], ["plan", str(job)]):
         read, write = os.pipe()
         os.close(read)  # the reader is gone before the first line
         with os.fdopen(write, "w") as closed:

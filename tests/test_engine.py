@@ -101,6 +101,7 @@ def test_a_small_job_runs_alike_from_the_cli_the_api_and_the_driver(tmp_path: Pa
     assert said(cli.stdout) and said(cli.stdout) == said(driver), (cli.stdout, driver)
 
 
+@pytest.mark.slow  # 16 s; the small-job rule is tested on the plan in tests/test_runtime_plan.py too
 def test_plan_says_which_way_a_job_runs(tmp_path: Path) -> None:
     small = epcg_cli("plan", str(ROOT / "jobs" / "witness-paths.toml"), "--set", 'rows=["4x4"]', cwd=tmp_path)
     large = epcg_cli("plan", str(ROOT / "jobs" / "fling.toml"), cwd=tmp_path)

@@ -82,7 +82,8 @@ def test_a_run_into_a_file_prints_status_lines_and_keeps_daskes_logs(tmp_path: P
     assert results["exact"] and all(h["exact"] for h in results["ratio_histograms"])
 
 
-@pytest.mark.parametrize("sig, status", [(signal.SIGTERM, 143), pytest.param(signal.SIGINT, 130, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("sig, status", [pytest.param(signal.SIGTERM, 143, marks=pytest.mark.slow),
+                                         pytest.param(signal.SIGINT, 130, marks=pytest.mark.slow)])
 def test_a_stopped_run_prints_no_traceback(tmp_path: Path, sig: int, status: int) -> None:
     """A real run stopped by a real signal while its tasks run: the resume hint, nothing from Dask."""
     out, log = tmp_path / "run", tmp_path / "output.txt"

@@ -71,7 +71,7 @@ def test_boards_counts_every_board_and_orbits_one_per_orbit(symmetry: bool) -> N
         assert all(b.orbit_size == len(images(k, b.rank)) for b in orbits)
 
 
-@pytest.mark.parametrize("symmetry", [True, False])
+@pytest.mark.parametrize("symmetry", [True, pytest.param(False, marks=pytest.mark.slow)])
 def test_the_tie_at_the_top_is_the_same_everywhere(symmetry: bool, tmp_path: Path) -> None:
     run = counted(symmetry)
     ratios = {r: ratio(DEEPEST, r) for r in unique_ranks(DEEPEST)}

@@ -112,7 +112,8 @@ def rows(run_dir: Path) -> list[dict]:
     return [{k: r[k] for k in keep if k in r} for r in data["rows"]]
 
 
-@pytest.mark.parametrize("pieces, symmetric, shared", [(4, "true", "false"), (4, "false", "true")])
+@pytest.mark.parametrize("pieces, symmetric, shared", [pytest.param(4, "true", "false", marks=pytest.mark.slow),
+                                                      (4, "false", "true")])
 def test_fling_run_in_eight_parts(tmp_path: Path, pieces: int, symmetric: str, shared: str) -> None:
     """7x8 to 4 pieces (unreduced: shared) with every layer read in 8 parts: the same layers as in one."""
     runs = {}
