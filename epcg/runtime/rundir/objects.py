@@ -20,9 +20,10 @@ The primitives and what they stand on:
   client killed with SIGKILL cannot release it: the next client waits until it
   expires (the message says when), unless the lease names a process of the
   next client's own machine that is gone (or the next client's own process,
-  whose release failed), which is taken over at once. Expiry is judged by wall clocks, so clients
-  whose clocks disagree by more than a lease could both believe they hold it;
-  the epoch fence still keeps a stale client's tasks from writing records.
+  whose release failed), which is taken over at once. Expiry is judged by
+  wall clocks, so clients whose clocks disagree by more than a lease could
+  both believe they hold it; the epoch fence still keeps a stale client's
+  tasks from writing records.
 """
 
 from __future__ import annotations
