@@ -421,7 +421,7 @@ def warm_up(config: Config) -> None:
         s, u = read_only(*kernels.solve_words(3, 3, k, s, u, 0, kernels.layer_words(3, 3, k), kernel=config.kernel))
         if EVALUATE in evaluated:
             distribution.trees_of_words(3, 3, k, u, 0, symmetric=config.symmetry)
-        if "c02" in evaluated:
+        if fling_evaluate.count_name(2) in evaluated:
             ranks, _ = distribution.ranks_of_words(3, 3, k, s, 0, symmetric=config.symmetry)
             distribution.counts_of_ranks(3, 3, k, ranks)
     layer_checksum(s, 0)
