@@ -24,6 +24,7 @@ epcg.runtime.errors.UserError: run directory ... holds another job ...
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import itertools
 import json
@@ -51,7 +52,7 @@ __all__ = ["Run", "open", "run"]
 
 def run(job: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str] | None = None,
         client: Any = None, *, progress: bool = True, cluster: str | os.PathLike[str] | None = None,
-        workers: int | None = None, serial: bool = False, **overrides: Any) -> Run:
+        workers: int | None = None, serial: bool = False, report: bool = True, **overrides: Any) -> Run:
     """Run ``job`` (a job file or its data) in ``out`` (default ``runs/<name>``) and open the result.
 
     It is ``epcg run`` (the same engine): the same checks, refusals, notes, memory fit and outputs. Where the
@@ -61,7 +62,7 @@ def run(job: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str
     process and a larger one on the embedded Dask cluster. Keyword arguments override job keys, as ``--set``
     does (``**{"a.b": 1}`` for a nested key). If ``out`` already holds this job, only its unfinished chunks
     are computed (nothing at all when it is finished); if it holds another job, a UserError says so.
-    ``progress=False`` shows no progress bar and prints nothing.
+    ``progress=False`` shows no progress bar and prints nothing; ``report=False`` writes no report.html.
     """
     import sys
 
@@ -70,11 +71,12 @@ def run(job: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str
 
     if not isinstance(job, (str, os.PathLike, dict)):
         raise InvalidValue(f"job must be a job file's path or its data as a dict, got {type(job).__name__}")
-    if not isinstance(progress, bool):
-        raise InvalidValue(f"progress must be True or False, got {progress!r}")
+    for flag, value in (("progress", progress), ("report", report)):
+        if not isinstance(value, bool):
+            raise InvalidValue(f"{flag} must be True or False, got {value!r}")
     where = target(cluster_file=cluster, workers=workers, serial=serial, client=client)
     say = (lambda line: print(line, file=sys.stderr)) if progress else (lambda line: None)
-    runner = engine(say, [TqdmProgress()] if progress else [])
+    runner = engine(say, [TqdmProgress()] if progress else [], report)
     validated = runner.load(job, list(overrides.items()), where)
     path = out if out is not None else Path("runs") / validated.name
     existing = RunDir(path)
@@ -92,10 +94,13 @@ def run(job: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str
     return Run(path)
 
 
-def engine(say: Callable[[str], None] = lambda line: None, callbacks: Sequence[Callback] = ()) -> Engine:
-    """The run engine as ``epcg.run`` and the command line use it: it writes report.html at the end of a run and
-    shows the run's progress on the Dask dashboard (what only the layers above the runtime can do)."""
-    return Engine(say=say, callbacks=callbacks, hooks=Hooks(publish=_publish, dashboard_page=_dashboard_page))
+def engine(say: Callable[[str], None] = lambda line: None, callbacks: Sequence[Callback] = (),
+           report: bool = True) -> Engine:
+    """The run engine as ``epcg.run`` and the command line use it: it writes report.html at the end of a run
+    (unless ``report`` is False) and shows the run's progress on the Dask dashboard (what only the layers above
+    the runtime can do)."""
+    hooks = Hooks(publish=_publish if report else Hooks.publish, dashboard_page=_dashboard_page)
+    return Engine(say=say, callbacks=callbacks, hooks=hooks)
 
 
 def _publish(run_dir: RunDir) -> str:
@@ -242,6 +247,22 @@ class Run:
     def plots(self, groups: list[Group]) -> list[tuple[str, bytes]]:
         """report.html's plots of the run's distributions beyond its figures, as ``(title, PNG)`` (none here)."""
         return []
+
+    @contextlib.contextmanager
+    def recomputed(self, changes: dict[str, Any], what: str) -> Iterator[Run]:
+        """This run's job with ``changes`` (job keys), run anew in a temporary directory and opened: for a question
+        outside what the run kept (``what`` names it). It goes through the same engine as ``epcg run``, on the
+        embedded cluster unless the job is small, printing its plan's estimate and its progress on stderr; the
+        directory is removed when the block ends."""
+        import sys
+        import tempfile
+
+        job = {**self.job.to_dict(), **changes}
+        print(f"note: run {self.name} did not keep {what}: recomputing it as a new run of its job with "
+              f"{', '.join(f'{k} = {json.dumps(v)}' for k, v in changes.items())} (a job's keep = [...] keeps a "
+              "band for instant queries)", file=sys.stderr)
+        with tempfile.TemporaryDirectory(prefix="epcg-recompute-") as tmp:
+            yield run(job, Path(tmp) / self.name, report=False)
 
     # -- leaving epcg ---------------------------------------------------------
 

@@ -29,7 +29,8 @@ from matplotlib.figure import Figure
 from epcg.report.found import Found
 from epcg.report.pictures import data_uri, png_bytes, svg_text
 
-ROLES = {"min": "at the minimum", "top": "among the top scores", "max": "at the maximum"}
+ROLES = {"min": "at the minimum", "top": "among the top scores", "max": "at the maximum",
+         "kept": "in a band the job kept"}
 """The roles a scan design can have, and how a caption says them."""
 
 

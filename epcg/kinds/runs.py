@@ -8,12 +8,13 @@ report.html: the designs a scan kept, the states a retrograde analysis marked.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 
 from epcg.api.runs import Run, is_int
 from epcg.kinds.designs import ROLES, Design, State, decoded_text, set_bits
+from epcg.kinds.keep import MAX_KEPT, covering, read_kept
 from epcg.kinds.retrograde import array_prefix
 from epcg.kinds.scan import space_of
 from epcg.report.gallery import Group, Item, share, spread
@@ -41,14 +42,21 @@ class ScanRun(Run):
     found_types = (Design,)
     FILTERS = (("row", "row", "select"), ("role", "kept as", "select"), ("score", "score", "select"))
 
-    def designs(self, row: str | int | None = None, *, role: str | None = None) -> Iterator[Design]:
+    def designs(self, row: str | int | None = None, *, role: str | None = None,
+                score: int | None = None) -> Iterator[Design]:
         """Designs a scan of a user's space kept, row by row: every rank at the row's lowest score (read from the
-        store in rank order), its ``top`` ranks, and with ``max = true`` every rank at its highest score.
+        store in rank order), its ``top`` ranks, with ``max = true`` every rank at its highest score, and every
+        rank in a band the job keeps (``keep = [{score = [5, 7]}]``).
 
-        ``row``: a row's name (``"row-001"``) or index; ``role``: ``"min"``, ``"top"`` or ``"max"`` only.
+        ``row``: a row's name (``"row-001"``) or index; ``role``: ``"min"``, ``"top"``, ``"max"`` or ``"kept"``
+        only. ``score``: only designs with that score, each once: from the store when the run kept that score
+        (its minimum, maximum or a kept band), else recomputed: the row runs again as a new run keeping that
+        score, on the embedded cluster, its estimate and progress on stderr.
         """
         if role is not None and role not in ROLES:
             raise UserError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+        if score is not None and not is_int(score):
+            raise UserError(f"score must be a whole number, got {score!r}")
         pairs = list(zip(self.config.rows, self.results["rows"]))
         if row is not None:
             chosen = [pair for i, pair in enumerate(pairs) if row in (i, pair[1]["row"])]
@@ -56,19 +64,51 @@ class ScanRun(Run):
                 raise UserError(f"run {self.name} has no row {row!r}; its rows are row-000 .. row-{len(pairs) - 1:03d}")
             pairs = chosen
         for params, res in pairs:
-            space = space_of(self.config.space, params)
+            if score is None:
+                yield from self._row_designs(params, res, role)
+            else:
+                yield from self._scoring(params, res, score)
 
-            def design(rank: int, score: int | None, kind: str) -> Design:
-                text = decoded_text(space.decode(rank)) if space.decode is not None else ""
-                return Design(self.name, self.config.space, res["row"], params, int(rank), score, kind, text,
-                              space.render, space.decode)
+    def _row_designs(self, params: dict[str, Any], res: dict[str, Any], role: str | None) -> Iterator[Design]:
+        design = self._maker(params, res)
+        if role in (None, "min") and res.get("min") is not None:
+            yield from (design(r, res["min"], "min") for r in self._ranks(f"{res['row']}/at_min/ranks"))
+        if role in (None, "top"):
+            yield from (design(t["rank"], t["score"], "top") for t in res.get("top", []))
+        if role in (None, "max") and res.get("max") is not None:
+            yield from (design(r, res["max"], "max") for r in self._ranks(f"{res['row']}/at_max/ranks"))
+        if role in (None, "kept"):
+            for i, _ in enumerate(res.get("kept") or []):
+                ranks, scores, _payload = read_kept(self.stored, res["row"], i)
+                yield from (design(int(r), int(s), "kept") for r, s in zip(ranks, scores))
 
-            if role in (None, "min") and res.get("min") is not None:
-                yield from (design(r, res["min"], "min") for r in self._ranks(f"{res['row']}/at_min/ranks"))
-            if role in (None, "top"):
-                yield from (design(t["rank"], t["score"], "top") for t in res.get("top", []))
-            if role in (None, "max") and res.get("max") is not None:
-                yield from (design(r, res["max"], "max") for r in self._ranks(f"{res['row']}/at_max/ranks"))
+    def _scoring(self, params: dict[str, Any], res: dict[str, Any], score: int) -> Iterator[Design]:
+        """The row's designs with ``score``, each once, in rank order."""
+        design = self._maker(params, res)
+        for role in ("min", "max"):
+            if res.get(role) == score:
+                yield from (design(r, score, role) for r in self._ranks(f"{res['row']}/at_{role}/ranks"))
+                return
+        band = covering(res.get("kept"), score, score)
+        if band is not None:
+            ranks, scores, _payload = read_kept(self.stored, res["row"], band)
+            yield from (design(int(r), score, "kept") for r in ranks[scores == score])
+            return
+        with self.recomputed({"rows": [params], "keep": [{"score": score}], "keep_cap": MAX_KEPT},
+                             f"the designs of {res['row']} scoring {score}") as again:
+            ranks, _scores, _payload = read_kept(again.stored, "row-000", 0)
+            yield from (design(int(r), score, "kept") for r in ranks)
+
+    def _maker(self, params: dict[str, Any], res: dict[str, Any]) -> Callable[[int, int | None, str], Design]:
+        """A function making the row's :class:`Design` of a rank, score and role."""
+        space = space_of(self.config.space, params)
+
+        def design(rank: int, score: int | None, kind: str) -> Design:
+            text = decoded_text(space.decode(rank)) if space.decode is not None else ""
+            return Design(self.name, self.config.space, res["row"], params, int(rank), score, kind, text,
+                          space.render, space.decode)
+
+        return design
 
     def _ranks(self, name: str) -> Iterator[int]:
         """A stored rank array, one record's range at a time, as the records vouch for it."""
@@ -96,6 +136,8 @@ def _kept(res: dict[str, Any], role: str) -> int:
     """How many designs of a scan row's results have ``role``."""
     if role == "top":
         return len(res.get("top") or [])
+    if role == "kept":
+        return sum(band["kept"] for band in res.get("kept") or [])
     return int(res.get(f"at_{role}") or 0) if res.get(role) is not None else 0
 
 

@@ -9,6 +9,7 @@ parameters it is built from::
     chunk_size = 1_000_000
     ignore = 0                            # a score that is never the minimum
     top = 10                              # also keep the 10 highest scores
+    keep = [{score = [5, 7]}]             # and every rank scoring 5..7 (epcg.kinds.keep)
 
 One stage per row; its tasks are rank ranges. A task stores the ranks at its
 own minimum (and its top ranks) and returns the rest of its
@@ -32,6 +33,7 @@ import pydantic
 
 from epcg.kinds.base import JobConfig, named_space, stage_records
 from epcg.kinds.designs import decoded_text
+from epcg.kinds.keep import Keeps, kept_lines, kept_of_record, kept_record, store_kept
 from epcg.report.figures import save_figure
 from epcg.runtime.errors import UserError
 from epcg.runtime.plan import Plan, Stage, Task, split_range
@@ -55,7 +57,7 @@ MAX_LISTED = 100
 """Ranks at the minimum listed per row in results.json (all are stored in the run's Zarr store)."""
 
 
-class Config(JobConfig):
+class Config(JobConfig, Keeps):
     """A scan job: a space (by import path), rows of its parameters, and the reductions to keep."""
 
     domain: Literal["scan"] = "scan"
@@ -81,8 +83,8 @@ class Config(JobConfig):
     """Ranks at the minimum drawn per row, when the space has ``render``."""
 
     def reductions(self) -> Reductions:
-        return Reductions(min=self.min, ignore=self.ignore, top=self.top,
-                          histogram=self.histogram, cap=self.histogram_cap, max=self.max)
+        return Reductions(min=self.min, ignore=self.ignore, top=self.top, histogram=self.histogram,
+                          cap=self.histogram_cap, max=self.max, keep=self.bands(), keep_cap=self.keep_cap)
 
 
 def row_name(index: int) -> str:
@@ -255,6 +257,8 @@ def store_partial(run: RunDir, prefix: str, part: ScanPartial) -> dict[str, Any]
         record["histogram"] = [[score, n] for score, n in part.histogram.counts.items()]
         record["histogram_above"] = part.histogram.above
         record["histogram_cap"] = part.histogram.cap
+    if part.kept:
+        record["kept"] = kept_record(run, prefix, part.kept)
     return record
 
 
@@ -300,7 +304,9 @@ def _load_partial(run: RunDir, prefix: str, record: dict[str, Any], best: int | 
     if "histogram" in record:
         histogram = Histogram({s: n for s, n in record["histogram"]}, record["histogram_above"],
                               record["histogram_cap"])
-    return ScanPartial(record["count"], record["ignored"], argmin, top, histogram, record.get("top_k", 0), argmax)
+    kept = kept_of_record(run, prefix, record.get("kept", []))
+    return ScanPartial(record["count"], record["ignored"], argmin, top, histogram, record.get("top_k", 0), argmax,
+                       kept)
 
 
 def merge_stage(plan: Plan, stage: str, records: dict[str, dict], run: RunDir) -> ScanPartial:
@@ -341,6 +347,8 @@ def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) ->
         if merged.histogram is not None:
             row["histogram"] = histogram_json(merged.histogram)
             row["histogram_above"] = merged.histogram.above
+        if merged.kept:
+            row["kept"] = store_kept(run, name, merged.kept)
         row["seconds"] = round(sum(r["seconds"] for r in stage_records(plan, name, records)), 4)
         rows.append(row)
     return {"space": config.space, "rows": rows}
@@ -397,6 +405,9 @@ def _row_details(space: ScanSpace, row: dict[str, Any], ignore: int | None = Non
     if row.get("max") is not None:
         out += ["", f"{row['at_max']:,} designs at the maximum score {row['max']}; the first:", ""]
         out += [f"- {shown(r)}" for r in row["first_at_max"][:SUMMARY_LISTED]]
+    if row.get("kept"):
+        out += ["", "Kept in full (job key `keep`; `epcg export --where score=N` reads them):", ""]
+        out += kept_lines(row["kept"], "score", "designs")
     if row.get("histogram") is not None:
         pairs = list(row["histogram"].items())
         out += ["", "| score | designs |", "|---|---|"]

@@ -28,12 +28,12 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from epcg.runtime.errors import Conflict, Interrupted, OutputFailed, TaskFailed, UserError
-from epcg.runtime.estimate import MAX_TASKS, Limits, check, figures, machine_memory
+from epcg.runtime.estimate import MAX_TASKS, Limits, check, duration, figures, machine_memory
 from epcg.runtime.execute import Executor, SerialExecutor, execute
 from epcg.runtime.jobs import Job, apply_overrides, parse_override, read_toml, validate
 from epcg.runtime.outdir import created, run_directory
@@ -58,6 +58,8 @@ class Prepared:
     run: RunDir
     notes: tuple[str, ...] = ()
     """What the runtime changed and why (chunks coarsened, partitions), to print before the run."""
+    wall_seconds: float | None = None
+    """``epcg plan``'s estimate of the wall time of what is left, once fitted to the workers (None: unknown)."""
 
     def __iter__(self) -> Iterator[Any]:
         return iter((self.job, self.plan, self.run))
@@ -253,8 +255,10 @@ class Engine:
         with os_errors_are_input():
             limits = Limits(workers=workers, memory_per_worker=memory, free_disk=run.location.free_bytes(),
                             max_tasks=max(options.max_tasks, plan.num_tasks if not new else 0))
-        check(figures(job_kind(job.domain), job.config, plan, workers, set(done)), limits, options.force)
-        return prepared
+        figs = figures(job_kind(job.domain), job.config, plan, workers, set(done))
+        check(figs, limits, options.force)
+        walls = [f.wall_seconds for f in figs]
+        return replace(prepared, wall_seconds=sum(walls) if walls and None not in walls else None)
 
     def _announce(self, prepared: Prepared, done: dict, in_process: bool, named: bool) -> None:
         for note in prepared.notes:
@@ -262,6 +266,8 @@ class Engine:
         plan = prepared.plan
         self.say(f"{prepared.job.name}: {plan.num_tasks - len(done)} of {plan.num_tasks} chunks to do "
                  f"in {len(plan.stages)} stages -> {prepared.run.path}")
+        if prepared.wall_seconds is not None and not (in_process and not named):
+            self.say(f"epcg plan's estimate: about {duration(prepared.wall_seconds)} of wall time here")
         if in_process and not named:
             seconds = small_job(prepared.job, prepared.plan)
             self.say(f"a small job (about {seconds:.1f} s of compute): running it in this process, without Dask "

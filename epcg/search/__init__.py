@@ -1,7 +1,7 @@
 """The paper's algorithms, domain-free, one module each.
 
 - :mod:`epcg.search.scan`: Algorithm 1, a methodical scan of a :class:`ScanSpace`
-  with exact, mergeable reductions (min with every rank at it, top-k, histogram, count).
+  with exact, mergeable reductions (min with every rank at it, top-k, histogram, count, score bands kept).
 - :mod:`epcg.search.prefix`: a :class:`PrefixWalk`, a scan space of combinations built
   element by element, walked depth first with each prefix's state shared by the ranks below it.
 - :mod:`epcg.search.retrograde`: Algorithm 5, layer-by-layer retrograde analysis of a
@@ -30,6 +30,7 @@ from epcg.search.scan import (
     CompileError,
     EvaluationError,
     Histogram,
+    Kept,
     Reductions,
     ScanPartial,
     ScanSpace,
@@ -48,6 +49,7 @@ __all__ = [
     "Evolution",
     "Histogram",
     "Incumbent",
+    "Kept",
     "LocalIncumbent",
     "PrefixWalk",
     "Reductions",

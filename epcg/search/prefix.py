@@ -210,8 +210,9 @@ class PrefixWalk:
         )
 
     def _evaluate_range(self, start: int, stop: int, reductions: Reductions) -> ScanPartial | None:
-        """The walk, or None (the scan then scores rank by rank) for the reduction it does not compute: ``max``."""
-        return None if reductions.max else walk_range(self, start, stop, reductions)
+        """The walk, or None (the scan then scores rank by rank) for the reductions it does not compute: ``max``
+        and ``keep``."""
+        return None if reductions.max or reductions.keep else walk_range(self, start, stop, reductions)
 
 
 @njit(nogil=True)

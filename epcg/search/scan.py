@@ -10,7 +10,8 @@ one rank range ``[start, stop)`` (one task of a job) and returns a
   solution), and every rank reaching it (:class:`ArgMin`);
 - ``top``: the ``top`` highest scores, ties broken by the lower rank (:class:`TopK`);
 - ``max``: the highest score and every rank reaching it (:class:`ArgMax`);
-- ``histogram``: how many ranks have each score (:class:`Histogram`).
+- ``histogram``: how many ranks have each score (:class:`Histogram`);
+- ``keep``: every rank whose score lies in a band (:class:`Kept`), up to a cap of the lowest ranks.
 
 Every reduction is exact and independent of chunk size, chunk order and the
 number of workers: :meth:`ScanPartial.merge` is associative and commutative and
@@ -208,6 +209,61 @@ class Histogram:
         return sum(self.counts.values()) + self.above
 
 
+@dataclass(frozen=True, eq=False)
+class Kept:
+    """The ranks whose score lies in ``band`` (inclusive), the ``cap`` lowest of them, ranks ascending, with
+    their scores (and payloads); ``matched`` counts every rank in the band, so ``cut`` says when the cap cut.
+
+    Merging keeps the ``cap`` lowest ranks of the union, so any cut of a space merges to the same ranks.
+
+    >>> a = Kept((2, 3), 2, np.array([4, 9], np.uint64), np.array([2, 3]), matched=2)
+    >>> b = Kept((2, 3), 2, np.array([1], np.uint64), np.array([3]), matched=1)
+    >>> m = Kept.merge([a, b])
+    >>> m.ranks.tolist(), m.scores.tolist(), m.matched, m.cut
+    ([1, 4], [3, 2], 3, True)
+    """
+
+    band: tuple[int, int]
+    cap: int
+    ranks: np.ndarray
+    scores: np.ndarray
+    payload: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    matched: int = 0
+
+    @classmethod
+    def of(cls, band: tuple[int, int], cap: int, ranks: np.ndarray, scores: np.ndarray,
+           payload: np.ndarray | None = None) -> Kept:
+        """The kept part of candidate ``ranks`` (any order) with ``scores``: those in the band, the lowest ``cap``."""
+        ranks, scores = np.asarray(ranks, dtype=np.uint64), np.asarray(scores, dtype=np.int64)
+        inside = (scores >= band[0]) & (scores <= band[1])
+        order = np.argsort(ranks[inside], kind="stable")[:cap]
+        empty = np.zeros(0, dtype=np.int64)
+        kept_payload = empty if payload is None or not len(payload) else np.asarray(payload)[inside][order]
+        return cls(band, cap, ranks[inside][order], scores[inside][order], kept_payload, int(inside.sum()))
+
+    @classmethod
+    def merge(cls, parts: Sequence[Kept]) -> Kept:
+        first = parts[0]
+        if any(p.band != first.band or p.cap != first.cap for p in parts):
+            raise ValueError("kept bands with different bands or caps do not merge")
+        ranks = np.concatenate([p.ranks for p in parts])
+        order = np.argsort(ranks, kind="stable")[:first.cap]
+        payloads = [p.payload for p in parts if len(p.payload)]
+        payload = np.concatenate(payloads)[order] if payloads else first.payload
+        return cls(first.band, first.cap, ranks[order], np.concatenate([p.scores for p in parts])[order], payload,
+                   sum(p.matched for p in parts))
+
+    @property
+    def cut(self) -> bool:
+        """Whether the cap left ranks in the band out."""
+        return self.matched > len(self.ranks)
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Kept) and (self.band, self.cap, self.matched) == (other.band, other.cap, other.matched)
+                and np.array_equal(self.ranks, other.ranks) and np.array_equal(self.scores, other.scores)
+                and np.array_equal(self.payload, other.payload))
+
+
 def merge_histograms(parts: Sequence[np.ndarray]) -> np.ndarray:
     """Sum dense histograms (arrays indexed by score) of possibly different lengths.
 
@@ -237,10 +293,17 @@ class Reductions:
     """With ``histogram``: scores above ``cap`` are only counted, not tallied one by one."""
     max: bool = False
     """Keep the highest score and every rank reaching it (``ignore`` applies, as to the minimum)."""
+    keep: tuple[tuple[int, int], ...] = ()
+    """Score bands ``(low, high)``, inclusive: keep every rank whose score is in one (:class:`Kept`)."""
+    keep_cap: int = 100_000
+    """Ranks kept per band at most, the lowest."""
 
     def __post_init__(self) -> None:
-        if self.top < 0 or (self.cap is not None and self.cap < 0):
-            raise ValueError(f"top and cap must be non-negative, got top={self.top}, cap={self.cap}")
+        if self.top < 0 or (self.cap is not None and self.cap < 0) or self.keep_cap < 0:
+            raise ValueError(f"top, cap and keep_cap must be non-negative, got top={self.top}, cap={self.cap}, "
+                             f"keep_cap={self.keep_cap}")
+        if any(low > high for low, high in self.keep):
+            raise ValueError(f"a band is (low, high) with low <= high, got {self.keep}")
 
 
 @dataclass(frozen=True)
@@ -254,6 +317,7 @@ class ScanPartial:
     histogram: Histogram | None = None
     top_k: int = 0
     argmax: ArgMax | None = None
+    kept: tuple[Kept, ...] = ()
 
     @classmethod
     def of_scores(cls, scores: np.ndarray, start: int, reductions: Reductions) -> ScanPartial:
@@ -283,7 +347,9 @@ class ScanPartial:
             top = TopK.of(scores[tied], tied.astype(np.uint64) + np.uint64(start), reductions.top)
         if reductions.histogram:
             histogram = Histogram.of(scores, reductions.cap)
-        return cls(len(scores), ignored, argmin, top, histogram, reductions.top, argmax)
+        ranks = np.arange(start, start + len(scores), dtype=np.uint64)
+        kept = tuple(Kept.of(band, reductions.keep_cap, ranks, scores) for band in reductions.keep)
+        return cls(len(scores), ignored, argmin, top, histogram, reductions.top, argmax, kept)
 
     @classmethod
     def merge(cls, parts: Sequence[ScanPartial]) -> ScanPartial:
@@ -299,6 +365,7 @@ class ScanPartial:
             histogram=Histogram.merge([p.histogram for p in parts]) if first.histogram is not None else None,
             top_k=first.top_k,
             argmax=ArgMax.merge([p.argmax for p in parts]) if first.argmax is not None else None,
+            kept=tuple(Kept.merge(band) for band in zip(*(p.kept for p in parts))),
         )
 
 

@@ -30,6 +30,7 @@ from matplotlib.figure import Figure
 from epcg.games.witness.domain import scan
 from epcg.games.witness.domain.must_cross import crossing_bitsets, must_cross_figure  # noqa: F401 - the deprecated epcg.api.witness path has them
 from epcg.games.witness.domain.paths import paths_for
+from epcg.kinds.keep import read_kept
 from epcg.report.found import Found
 from epcg.runtime.store import Vouched
 
@@ -132,13 +133,12 @@ def stored(data: Vouched, row: Any) -> Iterator[tuple[int, int]]:
         yield from zip(chunk_r.tolist(), chunk_l.tolist())
 
 
-def walked(kind: str, row: Any) -> Iterator[tuple[int, int, int]]:
-    """``(rank, solutions, longest)`` of every puzzle of the row, solved one by one (slow, lazy)."""
-    k = row.k if len(row.k) == 2 else row.k[0]
-    paths = paths_for(row.width, row.height)
-    for rank in range(scan.max_rank(kind, row.width, row.height, k)):
-        sols = scan.solutions(paths, scan.decode(kind, row.width, row.height, k, rank))
-        yield rank, len(sols), int(paths.length[sols[0]]) if len(sols) else 0
+def kept_puzzles(data: Vouched, row: str, band: int, solutions: int) -> Iterator[tuple[int, int, int]]:
+    """``(rank, solutions, longest)`` of the puzzles with ``solutions`` solutions that band ``band`` of row ``row``
+    kept (job key ``keep``), in rank order, as the reduction's record vouches for them."""
+    ranks, scores, longest = read_kept(data, row, band)
+    for i in np.flatnonzero(scores == solutions).tolist():
+        yield int(ranks[i]), solutions, int(longest[i])
 
 
 @dataclass(frozen=True, eq=False)

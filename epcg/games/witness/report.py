@@ -9,6 +9,7 @@ import numpy as np
 
 from epcg.games.witness import paper
 from epcg.games.witness.domain.geometry import MAX_SIDE
+from epcg.kinds.keep import kept_lines
 from epcg.runtime.store import RunDir
 
 
@@ -74,7 +75,15 @@ def summary(config: Any, results: dict[str, Any]) -> str:
         out += ["", "`seconds` is compute time summed over chunks; `at min` puzzles are all stored "
                 "(ranks) under `store.zarr/<row>/at_min`; `longest` is the longest solution (edges) "
                 "among them and `at longest` how many puzzles reach it."]
-    return "\n".join(out) + "\n"
+    kept = [(r, r["kept"]) for r in rows if r.get("kept")]
+    if kept:
+        out += ["", "## Kept in full (job key `keep`)", "",
+                "`epcg export RUN --where solutions=N` and `puzzles(row, solutions=N)` read these at once; any other "
+                "count is recomputed.", ""]
+        for r, bands in kept:
+            k = "+".join(map(str, r["k"])) if isinstance(r["k"], list) else r["k"]
+            out += [f"{r['width']}x{r['height']} k={k}:", ""] + kept_lines(bands, "solutions", "puzzles") + [""]
+    return "\n".join(out).rstrip("\n") + "\n"
 
 
 def _notes(kind: str, rows: list[dict[str, Any]]) -> list[str]:

@@ -6,13 +6,15 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from epcg.api.runs import Run, check_count, is_int
-from epcg.games.witness.found import TripleSet, WitnessPuzzle, stored, walked
+from epcg.games.witness.found import TripleSet, WitnessPuzzle, kept_puzzles, stored
+from epcg.kinds.keep import MAX_KEPT, covering
 from epcg.report.gallery import Group, Item, plot_axes, share, spread
 from epcg.report.pictures import png_bytes
 from epcg.runtime.errors import InvalidValue, UserError
@@ -87,10 +89,12 @@ class WitnessRun(Run):
 
         ``row``: a row name (``"3x4-k2+4"``), its text in the job (``"3x4:2+4"``) or
         its index; all rows by default. ``solutions``: the solution count
-        (default: the row's minimum, read from the store; another count walks the
-        row's whole space in this process). ``length``: the longest solution's
-        edges, or ``"longest"`` for the row's longest; ``min_length``: at least
-        that many edges.
+        (default: the row's minimum). Puzzles at the minimum, and at a count in a
+        band the job kept (``keep = [{solutions = [2, 3]}]``), are read from the
+        store; any other count is recomputed: the row runs again as a new run with
+        that count kept, on the embedded cluster, its estimate and progress on
+        stderr. ``length``: the longest solution's edges, or ``"longest"`` for the
+        row's longest; ``min_length``: at least that many edges.
         """
         self._require("witness")
         kind = self.config.kind
@@ -104,20 +108,36 @@ class WitnessRun(Run):
 
     def _puzzles(self, kind: str, rows: list, solutions: int | None, length: int | str | None,
                  min_length: int | None) -> Iterator[WitnessPuzzle]:
-        for row_, res in rows:
+        for (row_, res), text in zip(rows, self._row_texts(rows)):
             want = res["longest_solution"] if length == "longest" else length
-            at_min = solutions is None or solutions == res["min_solutions"]
-            if at_min:
-                items = ((rank, res["min_solutions"], longest) for rank, longest in stored(self.stored, row_))
-            else:
-                items = walked(kind, row_)
-            for rank, count, longest in items:
-                if not at_min and count != solutions:
-                    continue
-                if (want is not None and longest != want) or (min_length is not None and longest < min_length):
-                    continue
-                yield WitnessPuzzle(kind, row_.width, row_.height, row_.k, int(rank), row=row_.name,
-                                    solutions=count, length=longest)
+            with self._at_count(row_, res, text, solutions) as items:
+                for rank, count, longest in items:
+                    if (want is not None and longest != want) or (min_length is not None and longest < min_length):
+                        continue
+                    yield WitnessPuzzle(kind, row_.width, row_.height, row_.k, int(rank), row=row_.name,
+                                        solutions=count, length=longest)
+
+    def _row_texts(self, rows: list) -> list[str]:
+        """The job's text of each of ``rows`` (``"4x4:5"``), as ``rows`` in a job takes it."""
+        by_name = {parsed.name: text for parsed, text in zip(self.config.parsed_rows(), self.config.rows)}
+        return [by_name[row_.name] for row_, _ in rows]
+
+    @contextlib.contextmanager
+    def _at_count(self, row_: Any, res: dict[str, Any], text: str,
+                  solutions: int | None) -> Iterator[Iterator[tuple[int, int, int]]]:
+        """``(rank, solutions, longest)`` of the row's puzzles with ``solutions`` solutions (default: its minimum):
+        from the store when the run kept them, else from a run of the row that keeps them."""
+        if solutions is None or solutions == res["min_solutions"]:
+            yield ((rank, res["min_solutions"], longest) for rank, longest in stored(self.stored, row_))
+            return
+        band = covering(res.get("kept"), solutions, solutions)
+        if band is not None:
+            yield kept_puzzles(self.stored, row_.name, band, solutions)
+            return
+        with self.recomputed({"rows": [text], "keep": [{"solutions": solutions}], "keep_cap": MAX_KEPT},
+                             f"the puzzles of {row_.name} with {solutions} solutions") as again:
+            (res_again,) = again.results["rows"]
+            yield kept_puzzles(again.stored, row_.name, 0, solutions) if res_again["kept"][0]["matched"] else iter(())
 
     def solution_counts(self, row: str | int | None = None):
         """How many puzzles of a Witness row (default the first) have each solution count (a pandas Series),

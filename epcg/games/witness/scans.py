@@ -27,6 +27,7 @@ from epcg.games.witness.domain.frontier import count_paths
 from epcg.games.witness.domain.paths import paths_for
 from epcg.games.witness.rows import Row, parse_row
 from epcg.kinds.base import JobConfig, stage_records
+from epcg.kinds.keep import Keeps, store_kept
 from epcg.kinds.scan import histogram_json, merge_stage, store_partial
 from epcg.runtime.plan import Plan, Stage, Task, split_range
 from epcg.runtime.store import RunDir
@@ -40,8 +41,11 @@ COARSEN = ("chunk_size",)
 """Keys the runtime may scale up to bound the task count: results do not depend on them."""
 
 
-class Config(JobConfig):
-    """A Witness job: one kind of constraint and the table rows to compute."""
+class Config(JobConfig, Keeps):
+    """A Witness job: one kind of constraint and the table rows to compute; ``keep = [{solutions = [2, 3]}]``
+    stores every puzzle with 2 or 3 solutions too."""
+
+    KEEP_SCORE = "solutions"
 
     domain: Literal["witness"]
     kind: Kind
@@ -80,7 +84,8 @@ class Config(JobConfig):
     def reductions(self, row: Row) -> Reductions:
         """Fewest non-zero solutions, every puzzle there, and the solution-count histogram of ``row``."""
         cap = self.cap_for(row)
-        return Reductions(min=True, ignore=0, histogram=True, cap=None if cap == "all" else cap)
+        return Reductions(min=True, ignore=0, histogram=True, cap=None if cap == "all" else cap, keep=self.bands(),
+                          keep_cap=self.keep_cap)
 
     @pydantic.field_validator("rows")
     @classmethod
@@ -90,6 +95,13 @@ class Config(JobConfig):
         if len(set(names)) != len(names):
             raise ValueError(f"rows repeat a board: {rows}")
         return rows
+
+    @pydantic.model_validator(mode="after")
+    def _keep_needs_puzzles(self) -> Config:
+        if self.keep and self.kind == "paths":
+            raise ValueError("keep stores puzzles of a score band, and a paths job has no puzzles; use must-cross, "
+                             "regions or joint rows")
+        return self
 
     def parsed_rows(self) -> list[Row]:
         return [parse_row(text, self.kind) for text in self.rows]
@@ -309,6 +321,8 @@ def _reduce_scan(config: Config, plan: Plan, row: Row, records: dict, run: RunDi
         "solution_counts_above": merged.histogram.above,
         "solution_counts_cap": merged.histogram.cap,
     }
+    if merged.kept:
+        out["kept"] = store_kept(run, row.name, merged.kept)
     out.update(_paper_columns(config.kind, row))
     return out
 

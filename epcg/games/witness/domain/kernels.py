@@ -17,12 +17,15 @@ What makes it fast:
   popcount stops above both. Only puzzles at or below the best are passed to
   ``_record``.
 
-Results go to a shared accumulator: ``acc = [min, n_at_min, solvable, nodes]`` plus
+Results go to a shared accumulator: ``acc = [min, n_at_min, solvable, nodes, exact]`` plus
 the rank and longest solution of every puzzle at the current min, written while
 they fit in ``ranks`` (``acc[1]`` may exceed its length; the wrapper then reruns
 with room for all), and, unless ``hist`` is None, ``hist[c]``: the puzzles with
 ``c`` solutions for ``1 <= c < len(hist)`` (numba compiles the None case
-without any of it). Paths are stored longest first, so a
+without any of it). Score bands to keep are ``bands[b] = [low, high, matched]``: every puzzle whose count
+is in one is counted in ``matched`` and, while there is room, written to ``kept[b]`` as ``[rank, count,
+longest]``; ranks come in ascending order, so those written are a band's lowest. ``acc[4]`` is the highest
+count a puzzle must be counted exactly up to for the bands (0 without). Paths are stored longest first, so a
 puzzle's longest solution is the path of its lowest set bit. The scan module
 turns these into the reductions of :mod:`epcg.search.scan`. ``nodes`` counts the
 solution sets the must-cross walk computes (prefixes and puzzles): a prefix is
@@ -60,6 +63,28 @@ def _record(count, longest, rank, acc, ranks, longs):
         ranks[n] = rank
         longs[n] = longest
     acc[1] = n + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _keep(count, longest, rank, bands, kept):
+    """Fold a puzzle with ``count`` exact solutions into every band that holds the count."""
+    for b in range(bands.shape[0]):
+        if bands[b, 0] <= count <= bands[b, 1]:
+            n = bands[b, 2]
+            if n < kept.shape[1]:
+                kept[b, n, 0] = rank
+                kept[b, n, 1] = count
+                kept[b, n, 2] = longest
+            bands[b, 2] = n + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _kept_count(count, bands):
+    """Whether a band holds ``count``."""
+    for b in range(bands.shape[0]):
+        if bands[b, 0] <= count <= bands[b, 1]:
+            return True
+    return False
 
 
 @njit(cache=True, nogil=True)
@@ -137,7 +162,7 @@ def _count_and(cur, i, table, q, lo, hi, limit):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _cross_leaves(cur, span, i, table, q0, n, lo0, start, stop, lengths, acc, ranks, longs, hist):
+def _cross_leaves(cur, span, i, table, q0, n, lo0, start, stop, lengths, acc, ranks, longs, hist, bands, kept):
     """Last must-cross level: puzzle ``cur[i] & table[q]`` has rank ``lo0 + q - q0``, ``q0 <= q < n``.
 
     Returns False once it reaches ``stop``.
@@ -154,7 +179,8 @@ def _cross_leaves(cur, span, i, table, q0, n, lo0, start, stop, lengths, acc, ra
             break
         evaluated += 1
         limit = acc[0]
-        if hist is None and limit < _SMALL:
+        exact = max(limit, acc[4])
+        if hist is None and exact < _SMALL:
             # a minimum search near its end: exit after the word that passes the limit (inline: a helper
             # returning (count, first) compiles to a slower loop here)
             count = 0
@@ -166,13 +192,13 @@ def _cross_leaves(cur, span, i, table, q0, n, lo0, start, stop, lengths, acc, ra
                     if first < 0:
                         first = np.int64(w) * 64 + np.int64(_ctz(x))
                     count += popcount(x)
-                    if count > limit:
+                    if count > exact:
                         break
                 w += _ONE
         elif hist is None:
-            count, first = _count_and(cur, i, table, q, lo, hi, limit)
+            count, first = _count_and(cur, i, table, q, lo, hi, exact)
         else:
-            count, first = _count_and(cur, i, table, q, lo, hi, max(limit, hist.shape[0] - 1))
+            count, first = _count_and(cur, i, table, q, lo, hi, max(exact, hist.shape[0] - 1))
         if count > 0:
             solvable += 1
             if hist is not None:
@@ -180,6 +206,8 @@ def _cross_leaves(cur, span, i, table, q0, n, lo0, start, stop, lengths, acc, ra
                     hist[count] += 1
             if count <= limit:
                 _record(count, lengths[first], r, acc, ranks, longs)
+            if count <= acc[4]:
+                _keep(count, lengths[first], r, bands, kept)
     acc[2] += solvable
     acc[3] += evaluated
     return not done
@@ -225,7 +253,7 @@ def _buf_rows_upto(buf, i0, j0, table, rows, nrows, lo, hi, limit):
 
 @njit(cache=True, nogil=True)
 def _regions_dfs(base, m, lo_word, hi_word, sep, pair_index, lengths, ncells, kr,
-                 rank_base, start, stop, buf, cnt, acc, ranks, longs, hist):
+                 rank_base, start, stop, buf, cnt, acc, ranks, longs, hist, bands, kept):
     """Scan all regions puzzles over the path subset ``base`` (``m`` paths in words ``[lo_word, hi_word)``).
 
     Puzzle ``(cells_rank, colour_bits)`` has rank
@@ -277,12 +305,11 @@ def _regions_dfs(base, m, lo_word, hi_word, sep, pair_index, lengths, ncells, kr
                         rows[nrows] = pair_index[item[t], q]
                         nrows += 1
                 limit = acc[0]
-                if hist is None:
-                    exact = limit
-                else:
-                    exact = max(limit, hist.shape[0] - 1)
+                exact = max(limit, acc[4])
+                if hist is not None:
+                    exact = max(exact, hist.shape[0] - 1)
                 parent = cnt[max(i - 1, 0), j]
-                if nrows == 0 and parent > limit:  # one colour: the parent's set
+                if nrows == 0 and parent > limit and not _kept_count(parent, bands):  # one colour: the parent's set
                     solvable += 1
                     if hist is not None:
                         if parent < hist.shape[0]:
@@ -296,6 +323,8 @@ def _regions_dfs(base, m, lo_word, hi_word, sep, pair_index, lengths, ncells, kr
                             hist[c] += 1
                     if c <= limit:
                         _record(c, lengths[first], r, acc, ranks, longs)
+                    if c <= acc[4]:
+                        _keep(c, lengths[first], r, bands, kept)
             continue
         if i > 0:
             half = np.int64(1) << (i - 1)
@@ -329,7 +358,7 @@ def _regions_dfs(base, m, lo_word, hi_word, sep, pair_index, lengths, ncells, kr
 
 @njit(cache=True, nogil=True)
 def _scan_cross(cross, sep, pair_index, lengths, num_paths, n, kc, ncells, kr,
-                start, stop, acc, ranks, longs, hist):
+                start, stop, acc, ranks, longs, hist, bands, kept):
     """Must-cross (``kr == 0``) or joint scan of ``[start, stop)``.
 
     Levels ``0..kc-1`` choose positions from ``cross`` (``(n, W)``). A
@@ -353,7 +382,7 @@ def _scan_cross(cross, sep, pair_index, lengths, num_paths, n, kc, ncells, kr,
     span[0, 1] = W
     levels = kc if joint else kc - 1  # internal levels; the children of the last are leaves
     if levels == 0:
-        _cross_leaves(cur, span, 0, cross, 0, n, 0, start, stop, lengths, acc, ranks, longs, hist)
+        _cross_leaves(cur, span, 0, cross, 0, n, 0, start, stop, lengths, acc, ranks, longs, hist, bands, kept)
         return
     nodes = 0  # kept local and added to acc[3] once: a store to acc in the loop would slow the walk
     i = 0
@@ -380,10 +409,11 @@ def _scan_cross(cross, sep, pair_index, lengths, num_paths, n, kc, ncells, kr,
         if i == levels - 1:
             if joint:
                 more = _regions_dfs(cur[kc], c, span[kc, 0], span[kc, 1], sep, pair_index, lengths,
-                                    ncells, kr, lo, start, stop, rbuf, rcnt, acc, ranks, longs, hist)
+                                    ncells, kr, lo, start, stop, rbuf, rcnt, acc, ranks, longs, hist, bands,
+                                    kept)
             else:
                 more = _cross_leaves(cur, span, i + 1, cross, q + 1, n, lo, start, stop, lengths, acc, ranks, longs,
-                                     hist)
+                                     hist, bands, kept)
             if not more:
                 break
             continue
@@ -394,7 +424,8 @@ def _scan_cross(cross, sep, pair_index, lengths, num_paths, n, kc, ncells, kr,
 
 
 @njit(cache=True, nogil=True)
-def _scan_regions(sep, pair_index, lengths, num_paths, ncells, kr, start, stop, acc, ranks, longs, hist):
+def _scan_regions(sep, pair_index, lengths, num_paths, ncells, kr, start, stop, acc, ranks, longs, hist, bands,
+                  kept):
     """Regions scan of ``[start, stop)`` over all paths."""
     W = sep.shape[1]
     base = np.zeros(W, dtype=np.uint64)
@@ -402,7 +433,7 @@ def _scan_regions(sep, pair_index, lengths, num_paths, ncells, kr, start, stop, 
     buf = np.zeros((kr, np.int64(1) << (kr - 1), W), dtype=np.uint64)
     cnt = np.zeros((kr, np.int64(1) << (kr - 1)), dtype=np.int64)
     _regions_dfs(base, num_paths, 0, W, sep, pair_index, lengths, ncells, kr,
-                 0, start, stop, buf, cnt, acc, ranks, longs, hist)
+                 0, start, stop, buf, cnt, acc, ranks, longs, hist, bands, kept)
 
 
 @njit(cache=True, nogil=True)

@@ -30,7 +30,7 @@ from epcg.games.witness.domain.geometry import Geometry
 from epcg.games.witness.domain.kernels import _count_puzzle, _scan_cross, _scan_regions
 from epcg.games.witness.domain.paths import paths_for
 from epcg.games.witness.domain.puzzles import Puzzle, decode, max_rank, parse_k, solutions
-from epcg.search.scan import ArgMin, Histogram, Reductions, ScanPartial, ScanSpace
+from epcg.search.scan import ArgMin, Histogram, Kept, Reductions, ScanPartial, ScanSpace
 
 __all__ = ["REDUCTIONS", "Puzzle", "cost_cuts", "decode", "max_rank", "puzzle_space", "render", "solutions",
            "walk"]
@@ -124,11 +124,12 @@ def walk(kind: str, width: int, height: int, k, start: int, stop: int, cap: int 
     True
     """
     bits = bitsets_for(width, height)
-    acc = np.array([bits.num_paths + 1 if best is None else best, 0, 0, 0], dtype=np.int64)
+    acc = np.array([bits.num_paths + 1 if best is None else best, 0, 0, 0, 0], dtype=np.int64)
     room = np.zeros(1, dtype=np.int64)
     hist = np.zeros(cap + 1, dtype=np.int64) if cap else None
     if start < stop:
-        _kernel(kind, width, height, parse_k(kind, width, height, k), start, stop, acc, room, room.copy(), hist)
+        _kernel(kind, width, height, parse_k(kind, width, height, k), start, stop, acc, room, room.copy(), hist,
+                *_no_bands())
     return int(acc[0]), int(acc[3])
 
 
@@ -154,17 +155,23 @@ def _fused(kind: str, width: int, height: int, ks: tuple[int, int], start: int, 
     else:
         cap = bits.num_paths if reductions.cap is None else min(reductions.cap, bits.num_paths)
     room = _INITIAL_ROOM
+    kept_room = min(_INITIAL_ROOM, reductions.keep_cap)
     while True:
-        acc = np.array([bits.num_paths + 1, 0, 0, 0], dtype=np.int64)
+        acc = np.array([bits.num_paths + 1, 0, 0, 0, max((high for _, high in reductions.keep), default=0)],
+                       dtype=np.int64)
         ranks = np.zeros(room, dtype=np.int64)
         longs = np.zeros(room, dtype=np.int64)
         hist = np.zeros(cap + 1, dtype=np.int64) if cap else None
+        bands = np.array([[low, high, 0] for low, high in reductions.keep], dtype=np.int64).reshape(-1, 3)
+        kept = np.zeros((len(bands), kept_room, 3), dtype=np.int64)
         if start == stop:
             break
-        _kernel(kind, width, height, ks, start, stop, acc, ranks, longs, hist)
-        if acc[1] <= room:
+        _kernel(kind, width, height, ks, start, stop, acc, ranks, longs, hist, bands, kept)
+        matched = int(bands[:, 2].max(initial=0))
+        if acc[1] <= room and (matched <= kept_room or kept_room == reductions.keep_cap):
             break
-        room = int(acc[1])
+        room = max(room, int(acc[1]))
+        kept_room = max(kept_room, min(matched, reductions.keep_cap))
     solvable = int(acc[2])
     n = int(acc[1]) if solvable else 0
     order = np.argsort(ranks[:n], kind="stable")
@@ -177,18 +184,29 @@ def _fused(kind: str, width: int, height: int, ks: tuple[int, int], start: int, 
         values = np.flatnonzero(tally)
         histogram = Histogram(dict(zip(values.tolist(), tally[values].tolist())),
                               above=solvable - int(tally[1:].sum()), cap=reductions.cap)
-    return ScanPartial(count=stop - start, ignored=(stop - start) - solvable, argmin=argmin, histogram=histogram)
+    kept_bands = tuple(
+        Kept(band, reductions.keep_cap, kept[b, :min(n, reductions.keep_cap), 0].astype(np.uint64),
+             kept[b, :min(n, reductions.keep_cap), 1], kept[b, :min(n, reductions.keep_cap), 2].astype(np.uint8), int(n))
+        for b, (band, n) in enumerate(zip(reductions.keep, bands[:, 2].tolist())))
+    return ScanPartial(count=stop - start, ignored=(stop - start) - solvable, argmin=argmin, histogram=histogram,
+                       kept=kept_bands)
+
+
+def _no_bands() -> tuple[np.ndarray, np.ndarray]:
+    """The kernels' band arguments when no band is kept."""
+    return np.zeros((0, 3), dtype=np.int64), np.zeros((0, 0, 3), dtype=np.int64)
 
 
 def _kernel(kind: str, width: int, height: int, ks: tuple[int, int], start: int, stop: int, acc: np.ndarray,
-            ranks: np.ndarray, longs: np.ndarray, hist: np.ndarray | None) -> None:
+            ranks: np.ndarray, longs: np.ndarray, hist: np.ndarray | None, bands: np.ndarray,
+            kept: np.ndarray) -> None:
     """The regions or must-cross/joint kernel over ``[start, stop)`` (``start < stop``) into ``acc``."""
     kc, kr = ks
     g = Geometry(width, height)
     bits = bitsets_for(width, height)
     if kind == "regions":
         _scan_regions(bits.separated, bits.pair_index, bits.lengths, bits.num_paths,
-                      g.num_cells, kr, start, stop, acc, ranks, longs, hist)
+                      g.num_cells, kr, start, stop, acc, ranks, longs, hist, bands, kept)
     else:
         _scan_cross(bits.cross, bits.separated, bits.pair_index, bits.lengths, bits.num_paths,
-                    g.num_positions, kc, g.num_cells, kr, start, stop, acc, ranks, longs, hist)
+                    g.num_positions, kc, g.num_cells, kr, start, stop, acc, ranks, longs, hist, bands, kept)
