@@ -18,7 +18,6 @@ its ``describe`` text (or decoded value), so every found object has a picture.
 from __future__ import annotations
 
 import json
-
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any

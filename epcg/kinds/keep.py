@@ -15,6 +15,7 @@ cut is read from there; any other is recomputed (:meth:`epcg.api.runs.Run.recomp
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 import numpy as np
@@ -30,7 +31,8 @@ MAX_KEPT = 10_000_000
 INLINE_KEPT = 1024
 """A task's band with at most this many ranks keeps them in its record rather than in arrays of its own."""
 
-Band = tuple[int, int]
+Band = tuple[float, float]
+"""``(low, high)``, both included; integers for a count, floats (``high`` may be infinite) for a ratio."""
 
 
 def parse_bands(keep: list[dict[str, Any]], score: str) -> tuple[Band, ...]:
@@ -52,9 +54,26 @@ def parse_bands(keep: list[dict[str, Any]], score: str) -> tuple[Band, ...]:
 
 
 def band_text(band: Band, score: str) -> str:
-    """A band as summary.md and the notes say it."""
+    """A band as summary.md and the notes say it.
+
+    >>> band_text((8.0, math.inf), "expert ratio")
+    'expert ratio at least 8'
+    """
     low, high = band
-    return f"{score} {low}" if low == high else f"{score} {low}..{high}"
+    if math.isinf(high):
+        return f"{score} at least {low:g}"
+    return f"{score} {low:g}" if low == high else f"{score} {low:g}..{high:g}"
+
+
+def band_json(band: Band) -> list[float | None]:
+    """A band as records and results.json hold it: an infinite end as null (JSON has no infinity)."""
+    return [None if math.isinf(end) else end for end in band]
+
+
+def band_of(value: list[float | None]) -> Band:
+    """The band :func:`band_json` wrote."""
+    low, high = value
+    return (-math.inf if low is None else low, math.inf if high is None else high)
 
 
 class Keeps(pydantic.BaseModel):
@@ -81,9 +100,10 @@ def kept_record(run: RunDir, prefix: str, kept: tuple[Kept, ...]) -> list[dict[s
     """A task's kept bands as record fields: small ones inline, larger ones in arrays under ``prefix``."""
     out = []
     for i, band in enumerate(kept):
-        entry: dict[str, Any] = {"band": list(band.band), "cap": band.cap, "matched": band.matched}
+        entry: dict[str, Any] = {"band": band_json(band.band), "cap": band.cap, "matched": band.matched}
         if len(band.ranks) <= INLINE_KEPT:
             entry["inline"] = [band.ranks.tolist(), band.scores.tolist(), band.payload.tolist()]
+            entry["dtype"] = str(band.scores.dtype)
         else:
             _write(run, f"{prefix}/kept/{i}", band)
         out.append(entry)
@@ -94,10 +114,11 @@ def kept_of_record(run: RunDir, prefix: str, entries: list[dict[str, Any]]) -> t
     """The kept bands a task's record stands for (:func:`kept_record`)."""
     out = []
     for i, entry in enumerate(entries):
-        band = (entry["band"][0], entry["band"][1])
+        band = band_of(entry["band"])
         if "inline" in entry:
             ranks, scores, payload = entry["inline"]
-            arrays = (np.array(ranks, np.uint64), np.array(scores, np.int64), np.array(payload, np.uint8))
+            arrays = (np.array(ranks, np.uint64), np.array(scores, entry.get("dtype", "int64")),
+                      np.array(payload, np.uint8))
         else:
             arrays = tuple(_read(run, f"{prefix}/kept/{i}"))
         out.append(Kept(band, entry["cap"], *arrays, matched=entry["matched"]))
@@ -109,8 +130,8 @@ def store_kept(run: RunDir, row: str, kept: tuple[Kept, ...]) -> list[dict[str, 
     out = []
     for i, band in enumerate(kept):
         _write(run, f"{row}/kept/{i}", band)
-        out.append({"band": list(band.band), "matched": band.matched, "kept": int(len(band.ranks)), "cut": band.cut,
-                    "store": f"store.zarr/{row}/kept/{i}"})
+        out.append({"band": band_json(band.band), "matched": band.matched, "kept": int(len(band.ranks)),
+                    "cut": band.cut, "store": f"store.zarr/{row}/kept/{i}"})
     return out
 
 
@@ -131,7 +152,7 @@ def kept_lines(kept: list[dict[str, Any]] | None, score: str, items: str) -> lis
     out = []
     for band in kept or []:
         what = f"the lowest {band['kept']:,} ranks kept (the cap, `keep_cap`, cut it)" if band["cut"] else "all kept"
-        out.append(f"- {band_text(tuple(band['band']), score)}: {band['matched']:,} {items}, {what} in "
+        out.append(f"- {band_text(band_of(band['band']), score)}: {band['matched']:,} {items}, {what} in "
                    f"`{band['store']}`")
     return out
 
@@ -139,14 +160,15 @@ def kept_lines(kept: list[dict[str, Any]] | None, score: str, items: str) -> lis
 def covering(kept: list[dict[str, Any]] | None, low: int, high: int) -> int | None:
     """The index of a band of a row's results that holds every rank scoring ``low..high`` (one not cut), or None."""
     for i, band in enumerate(kept or []):
-        if band["band"][0] <= low and high <= band["band"][1] and not band["cut"]:
+        first, last = band_of(band["band"])
+        if first <= low and high <= last and not band["cut"]:
             return i
     return None
 
 
 def _write(run: RunDir, prefix: str, band: Kept) -> None:
     run.write_array(f"{prefix}/ranks", band.ranks.astype(np.uint64))
-    run.write_array(f"{prefix}/scores", band.scores.astype(np.int64))
+    run.write_array(f"{prefix}/scores", band.scores)
     if len(band.payload):
         run.write_array(f"{prefix}/payload", band.payload)
 

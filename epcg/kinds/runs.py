@@ -11,7 +11,6 @@ import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
 
-
 from epcg.api.runs import Run, is_int
 from epcg.kinds.designs import ROLES, Design, State, decoded_text, set_bits
 from epcg.kinds.keep import MAX_KEPT, covering, read_kept

@@ -334,6 +334,9 @@ def describe_error(exc: pydantic.ValidationError, model: type[pydantic.BaseModel
     loc = ".".join(str(part) for part in err["loc"]) or "job"
     if err["type"] == "extra_forbidden":
         allowed = ", ".join(model.model_fields)
+        if loc in ("keep", "keep_cap"):
+            return (f"unknown key {loc!r}: this kind of job has no score bands to keep (keep is a key of witness "
+                    f"must-cross, regions and joint jobs, fling jobs and scan jobs; allowed keys: {allowed})")
         return f"unknown key {loc!r} (allowed keys: {allowed})"
     if err["type"] == "missing":
         return f"missing key {loc!r}"

@@ -212,7 +212,8 @@ class Histogram:
 @dataclass(frozen=True, eq=False)
 class Kept:
     """The ranks whose score lies in ``band`` (inclusive), the ``cap`` lowest of them, ranks ascending, with
-    their scores (and payloads); ``matched`` counts every rank in the band, so ``cut`` says when the cap cut.
+    their scores (integers, or floats such as an expert ratio, whose band may end at infinity) and payloads;
+    ``matched`` counts every rank in the band, so ``cut`` says when the cap cut.
 
     Merging keeps the ``cap`` lowest ranks of the union, so any cut of a space merges to the same ranks.
 
@@ -223,7 +224,7 @@ class Kept:
     ([1, 4], [3, 2], 3, True)
     """
 
-    band: tuple[int, int]
+    band: tuple[float, float]
     cap: int
     ranks: np.ndarray
     scores: np.ndarray
@@ -231,10 +232,11 @@ class Kept:
     matched: int = 0
 
     @classmethod
-    def of(cls, band: tuple[int, int], cap: int, ranks: np.ndarray, scores: np.ndarray,
+    def of(cls, band: tuple[float, float], cap: int, ranks: np.ndarray, scores: np.ndarray,
            payload: np.ndarray | None = None) -> Kept:
         """The kept part of candidate ``ranks`` (any order) with ``scores``: those in the band, the lowest ``cap``."""
-        ranks, scores = np.asarray(ranks, dtype=np.uint64), np.asarray(scores, dtype=np.int64)
+        ranks, scores = np.asarray(ranks, dtype=np.uint64), np.asarray(scores)
+        scores = scores.astype(np.float64 if scores.dtype.kind == "f" else np.int64)
         inside = (scores >= band[0]) & (scores <= band[1])
         order = np.argsort(ranks[inside], kind="stable")[:cap]
         empty = np.zeros(0, dtype=np.int64)

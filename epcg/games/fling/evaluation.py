@@ -51,6 +51,15 @@ results.json keys (with ``distributions = true``; :mod:`~epcg.games.fling.kind` 
 ``distribution_seconds``
     Compute seconds of the ``rNN`` and ``cNN`` stages (the ``top`` stage's share
     is in ``evaluate_seconds``).
+
+With ``keep`` (expert-ratio bands, e.g. ``[{min_ratio = 8}]``) the ``top`` and
+``rNN`` stages also store every evaluated board whose ratio is in a band, one per
+orbit with symmetry (:class:`~epcg.search.scan.Kept`: the ``keep_cap`` lowest ranks,
+their ratios, and their orbits' sizes as payload), and results.json's ``kept`` lists
+per layer and band: ``pieces``, ``band`` (``[low, high]``, null for no upper end),
+``orbits`` (evaluated boards in the band), ``boards`` (every board they stand for),
+``kept``, ``cut`` (the cap left some out), ``exact`` (false on a sampled layer) and
+``store`` (``store.zarr/ratios/<k>/kept/<band>/``).
 """
 
 from __future__ import annotations
@@ -61,16 +70,17 @@ from typing import Any
 
 import numpy as np
 
+from epcg.combinatorics.bitboard import _rank_lex_bb, _unrank_lex_bb
 from epcg.combinatorics.bits import popcount_words as popcount
 from epcg.games.fling.domain import distribution
 from epcg.games.fling.domain.layers import layer_size
-from epcg.combinatorics.bitboard import _rank_lex_bb, _unrank_lex_bb
 from epcg.games.fling.domain.symmetry import canonical, symmetry_maps
 from epcg.kinds.base import stage_records
+from epcg.kinds.keep import Band, kept_of_record, kept_record, store_kept
 from epcg.runtime.plan import Plan, Stage, Task, split_range
 from epcg.runtime.store import RunDir
 from epcg.search.retrograde import layer_name
-from epcg.search.scan import Histogram, TopK
+from epcg.search.scan import Histogram, Kept, TopK
 
 EVALUATE = "top"
 SAMPLE_CHUNK = 2_000
@@ -155,7 +165,7 @@ def stages(config: Any) -> list[Stage]:
     top = config.max_pieces
     after = (layer_name(top),)
     out = []
-    if config.top_puzzles or config.distributions:
+    if config.top_puzzles or config.distributions or config.keep:
         out.append(_ratio_stage(config, EVALUATE, top, "expert evaluation", after))
     if not config.distributions:
         return out
@@ -245,6 +255,33 @@ def _pairs(h: Histogram) -> list[list[int]]:
     return [[score, n] for score, n in h.counts.items()]
 
 
+def ratio_bands(keep: list[dict[str, Any]]) -> tuple[Band, ...]:
+    """The ``(low, high)`` ratio bands of a job's ``keep`` (``high`` infinite for ``min_ratio``); a ValueError
+    naming an entry that is not one.
+
+    >>> ratio_bands([{"min_ratio": 8}, {"ratio": [2, 2.5]}])
+    ((8.0, inf), (2.0, 2.5))
+    """
+    form = "{min_ratio = X} or {ratio = [LOW, HIGH]}"
+    bands = []
+    for entry in keep:
+        value = entry.get("min_ratio", entry.get("ratio")) if isinstance(entry, dict) and len(entry) == 1 else None
+        numbers = value if isinstance(value, list) and "ratio" in entry else [value] if "min_ratio" in entry else []
+        if not numbers or len(numbers) > 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                      and math.isfinite(v) for v in numbers):
+            raise ValueError(f"each band is {form} with numbers, got {entry!r}")
+        low, high = (float(numbers[0]), math.inf) if "min_ratio" in entry else (float(numbers[0]), float(numbers[-1]))
+        if low > high:
+            raise ValueError(f"a band runs from low to high, got {entry!r}")
+        bands.append((low, high))
+    return tuple(bands)
+
+
+def kept_name(k: int) -> str:
+    """Where layer ``k``'s kept bands are stored (``<name>/kept/<band>``)."""
+    return f"ratios/{k:02d}"
+
+
 def run_task(config: Any, task: Task, run: RunDir, arrays: Arrays) -> dict[str, Any]:
     """One task of an evaluation stage (see the module docstring)."""
     if task.stage == EVALUATE or task.stage.startswith("r"):
@@ -253,6 +290,14 @@ def run_task(config: Any, task: Task, run: RunDir, arrays: Arrays) -> dict[str, 
         ranks, brute, expert, weights = distribution.trees_of_words(
             config.width, config.height, k, words, task.start, symmetric=config.symmetry and k > 1)
         out: dict[str, Any] = {"evaluated": popcount(words)}
+        if config.keep:
+            ratios = brute / np.maximum(expert, 1)
+            kept = []
+            for band in ratio_bands(config.keep):
+                kept.append(Kept.of(band, config.keep_cap, ranks, ratios, weights.astype(np.uint8)))
+                inside = (ratios >= band[0]) & (ratios <= band[1])
+                out.setdefault("kept_boards", []).append(int(weights[inside].sum()))
+            out["kept"] = kept_record(run, f"{task.stage}/kept/{task.index:05d}", tuple(kept))
         if task.stage == EVALUATE and config.top_puzzles:
             ratios = brute / np.maximum(expert, 1)
             # without symmetry an orbit's boards are all here: keep enough for top_puzzles distinct orbits
@@ -350,6 +395,24 @@ def best_ranks(config: Any, recs: list[dict]) -> list[int]:
         if first not in out:
             out.append(int(first))
     return out[:config.top_puzzles]
+
+
+def store_kept_layers(config: Any, plan: Plan, records: dict[str, dict], run: RunDir) -> list[dict[str, Any]]:
+    """Merge and store every evaluated layer's kept bands; results.json's ``kept`` (see the module docstring)."""
+    out = []
+    for k in range(2, config.max_pieces + 1):
+        name = EVALUATE if k == config.max_pieces else ratio_name(k)
+        if name not in plan.by_name:
+            continue
+        recs = stage_records(plan, name, records)
+        parts = [kept_of_record(run, f"{name}/kept/{task.index:05d}", rec["result"]["kept"])
+                 for task, rec in zip(plan.by_name[name].tasks, recs)]
+        merged = [Kept.merge(band) for band in zip(*parts)]
+        for i, entry in enumerate(store_kept(run, kept_name(k), tuple(merged))):
+            orbits = entry.pop("matched")
+            out.append({"pieces": k, **entry, "orbits": orbits, "exact": fraction(config, k) == 1,
+                        "boards": sum(rec["result"]["kept_boards"][i] for rec in recs)})
+    return out
 
 
 def reduce(config: Any, plan: Plan, records: dict[str, dict]) -> dict[str, Any]:

@@ -66,9 +66,16 @@ from epcg.games.fling.domain.rules import Board
 from epcg.games.fling.domain.sparse import BitIndex, IndexBuilder
 from epcg.kinds import retrograde
 from epcg.kinds.base import JobConfig, stage_records
+from epcg.kinds.keep import KEEP_CAP, MAX_KEPT
 from epcg.runtime.plan import Plan, Task
 from epcg.runtime.store import RunDir
-from epcg.search.retrograde import RetrogradeSpace, Words, fill_name, layer_checksum, layer_name
+from epcg.search.retrograde import (
+    RetrogradeSpace,
+    Words,
+    fill_name,
+    layer_checksum,
+    layer_name,
+)
 
 MAX_BOARDS = 1 << 43
 """Largest layer a job may name (C(56, 14) = 5.8e12 fits); whether it fits the workers is the plan's check."""
@@ -184,6 +191,18 @@ class Config(JobConfig):
     """A layer (or fill) task reads the layer it needs in this many parts, one at a time, so it holds 1/partitions
     of it (every task reads all of it, and ranks every successor once per part). Unset: ``epcg run`` and ``epcg
     plan`` take the fewest (a power of two) with which every stage fits the workers' memory, 1 if it fits whole."""
+    keep: list[dict[str, Any]] = pydantic.Field(default_factory=list)
+    """Expert-ratio bands whose uniquely solvable boards are stored, one per orbit, in every layer the run
+    evaluates: ``[{min_ratio = 8}]`` or ``[{ratio = [8, 9]}]``. ``boards(k, min_ratio=x)`` and ``epcg export
+    --where min_ratio=x`` read them at once when a band holds every ratio from x up."""
+    keep_cap: int = pydantic.Field(KEEP_CAP, ge=1, le=MAX_KEPT)
+    """Orbits kept per band and layer at most, the lowest ranks; results.json's ``kept`` says when it cut."""
+
+    @pydantic.field_validator("keep")
+    @classmethod
+    def _bands(cls, keep: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        fling_evaluate.ratio_bands(keep)
+        return keep
 
     @pydantic.model_validator(mode="after")
     def _fits(self) -> Config:
@@ -554,6 +573,8 @@ def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) ->
         if config.top_puzzles:
             results["puzzles"] = _best_puzzles(config, recs)
             results["top_tie"] = fling_evaluate.top_tie(recs)
+    if config.keep:
+        results["kept"] = fling_evaluate.store_kept_layers(config, plan, records, run)
     results.update(fling_evaluate.reduce(config, plan, records))
     return results
 

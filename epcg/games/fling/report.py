@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from epcg.kinds.keep import band_of, band_text
 from epcg.runtime.store import RunDir
 
 PUBLISHED = {  # 7×8, pieces: (solvable, unique) — the reference implementation behind the paper
@@ -62,6 +63,16 @@ def summary(config: Any, results: dict[str, Any]) -> str:
         for i, p in enumerate(puzzles, 1):
             out.append(f"| {i} | {p['rank']:,} | {p.get('boards', '–')} | {p['ratio']:.3f} "
                        f"| {p['brute_force_nodes']:,} | {p['expert_nodes']:,} | {p['solution']} |")
+    if results.get("kept"):
+        out += ["", "## Kept in full (job key `keep`)", "",
+                "Uniquely solvable boards whose expert ratio is in a band, per layer: `orbits` evaluated (one per "
+                "orbit with symmetry), `boards` they stand for. `boards(k, min_ratio=x)` and `epcg export --where "
+                "pieces=k --where min_ratio=x` read them at once when a band holds every ratio from x up.", "",
+                "| pieces | band | orbits | boards | kept | where |", "|---|---|---|---|---|---|"]
+        for e in results["kept"]:
+            kept = f"{e['kept']:,}" + (" (cut by `keep_cap`)" if e["cut"] else "") + ("" if e["exact"] else ", a sample")
+            out.append(f"| {e['pieces']} | {band_text(band_of(e['band']), 'ratio')} | {e['orbits']:,} "
+                       f"| {e['boards']:,} | {kept} | `{e['store']}` |")
     out += _distribution_tables(results)
     return "\n".join(out) + "\n"
 

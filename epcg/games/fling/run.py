@@ -6,15 +6,27 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
 from epcg.api.runs import Run, is_int
-from epcg.games.fling.found import (FlingBoard, TopRatio, orbit_ranks, orbits_only, ratio_frame, sample_ranks,
-                                   set_ranks, solution_count_frame)
+from epcg.games.fling.evaluation import kept_name
+from epcg.games.fling.found import (
+    FlingBoard,
+    TopRatio,
+    orbit_ranks,
+    orbits_only,
+    ratio_frame,
+    sample_ranks,
+    set_ranks,
+    solution_count_frame,
+)
+from epcg.kinds.keep import MAX_KEPT, band_of, band_text, covering, read_kept
 from epcg.report.gallery import Group, Item, plot_axes, share
 from epcg.report.pictures import png_bytes
 from epcg.runtime.errors import InvalidValue
@@ -50,7 +62,11 @@ class FlingRun(Run):
 
         ``unique``: True for the uniquely solvable boards, False for those with
         several solutions, None for every solvable board. ``min_ratio`` keeps
-        boards whose expert ratio is at least that (computed once per orbit).
+        uniquely solvable boards whose expert ratio is at least that, an orbit at a
+        time: read from the store when the job kept a band holding every ratio from
+        there up (``keep = [{min_ratio = 8}]``), else recomputed: the layers up to
+        ``pieces`` run again as a new run keeping that band, on the embedded
+        cluster, with its estimate and progress on stderr.
         ``orbits=True`` gives one board per orbit instead (a board with its mirror
         images and half turn: the same solutions, the same ratio), the one of lowest
         rank; its ``orbit_size`` says how many boards it stands for. Boards come in
@@ -73,6 +89,10 @@ class FlingRun(Run):
                 orbits: bool) -> Iterator[FlingBoard]:
         c = self.config
         for k in layers:
+            if min_ratio is not None and k > 1:
+                if unique is not False:
+                    yield from self._by_ratio(k, min_ratio, orbits)
+                continue
             whole = orbits or not orbits_only(self.stored, k)
             for rank in set_ranks(self.stored, k, unique, (c.width, c.height) if orbits else None):
                 board = FlingBoard(c.width, c.height, k, rank)
@@ -81,6 +101,36 @@ class FlingRun(Run):
                 yield board
                 if not whole:
                     yield from (_mirror(board, r) for r in orbit_ranks(c.width, c.height, k, rank) if r != rank)
+
+    def _by_ratio(self, k: int, min_ratio: float, orbits: bool) -> Iterator[FlingBoard]:
+        """Layer ``k``'s uniquely solvable boards with an expert ratio of at least ``min_ratio``, from a kept band
+        of this run or of a run that recomputes it."""
+        bands = kept_bands(self.results, k)
+        band = covering(bands, min_ratio, math.inf)
+        if band is not None and bands[band]["exact"]:
+            yield from self._expand(k, *read_kept(self.stored, kept_name(k), band)[:2], min_ratio, orbits)
+            return
+        changes = {"max_pieces": k, "keep": [{"min_ratio": min_ratio}], "keep_cap": MAX_KEPT, "ratio_sample": None,
+                   "distributions": False, "top_puzzles": 0}
+        with self.recomputed(changes, f"the {k}-piece boards with an expert ratio of at least {min_ratio:g}") as again:
+            yield from self._expand(k, *read_kept(again.stored, kept_name(k), 0)[:2], min_ratio, orbits)
+
+    def _expand(self, k: int, ranks: np.ndarray, ratios: np.ndarray, min_ratio: float,
+                orbits: bool) -> Iterator[FlingBoard]:
+        """The boards of evaluated ``ranks`` (one per orbit in a symmetric run, else every board) with a ratio of at
+        least ``min_ratio``: one per orbit, its lowest rank, or every board of each orbit together."""
+        c = self.config
+        reduced = c.symmetry
+        for rank in ranks[ratios >= min_ratio].tolist():
+            board = FlingBoard(c.width, c.height, k, rank)
+            images = orbit_ranks(c.width, c.height, k, rank)
+            if orbits:
+                if reduced or rank == min(images):
+                    yield board
+                continue
+            yield board
+            if reduced:
+                yield from (_mirror(board, r) for r in images if r != rank)
 
     def solution_counts(self, row: int | None = None):
         """How many solvable boards (mirror images included) of layer ``row`` (a piece count) have each number of
@@ -139,6 +189,16 @@ class FlingRun(Run):
             name = f"best {len(best)} by expert ratio, {c.max_pieces} pieces, one board per orbit"
             out.append(Group(name + (f" ({tie})" if tie and tie.boards > 1 else ""), len(best),
                              [_item(b, "best") for b in best[:n]]))
+        for k in range(2, c.max_pieces + 1):
+            for i, entry in enumerate(kept_bands(self.results, k)):
+                if not entry["kept"]:
+                    continue
+                low = band_of(entry["band"])[0]
+                ranks, ratios, _sizes = read_kept(self.stored, kept_name(k), i)
+                boards = itertools.islice(self._expand(k, ranks, ratios, low, True), n)
+                out.append(Group(f"{k} pieces, {band_text(band_of(entry['band']), 'expert ratio')} (kept): "
+                                 f"{entry['boards']:,} boards, {entry['orbits']:,} up to symmetry, one per orbit",
+                                 entry["orbits"], [_item(b, f"{k} pieces, kept") for b in boards]))
         for row in layers:
             k = row["pieces"]
             several = row["solvable"] - row["unique"]
@@ -181,6 +241,11 @@ class FlingRun(Run):
             ax.set_title(title, fontsize=9)
             out.append((title, png_bytes(fig)))
         return out
+
+
+def kept_bands(results: dict[str, Any], k: int) -> list[dict[str, Any]]:
+    """results.json's kept bands of layer ``k``, in the job's order (band ``i`` is stored under ``kept/i``)."""
+    return [entry for entry in results.get("kept") or [] if entry["pieces"] == k]
 
 
 def _mirror(board: FlingBoard, rank: int) -> FlingBoard:

@@ -14,7 +14,7 @@ import numpy as np
 
 from epcg.api.runs import Run, check_count, is_int
 from epcg.games.witness.found import TripleSet, WitnessPuzzle, kept_puzzles, stored
-from epcg.kinds.keep import MAX_KEPT, covering
+from epcg.kinds.keep import MAX_KEPT, band_of, band_text, covering, read_kept
 from epcg.report.gallery import Group, Item, plot_axes, share, spread
 from epcg.report.pictures import png_bytes
 from epcg.runtime.errors import InvalidValue, UserError
@@ -192,6 +192,14 @@ class WitnessRun(Run):
             out.append(Group(group, res["puzzles_at_min"], [
                 Item(p, group, {"board": f"{p.width}x{p.height}", "k": k, "solutions": p.solution_count,
                                 "length": p.longest}) for p in puzzles]))
+            for i, band in enumerate(res.get("kept") or []):
+                ranks, scores, longest = read_kept(self.stored, row.name, i)
+                name = f"{group}, {band_text(band_of(band['band']), 'solutions')} (kept)"
+                kept = [WitnessPuzzle(self.config.kind, row.width, row.height, row.k, int(ranks[j]), row=row.name,
+                                      solutions=int(scores[j]), length=int(longest[j])) for j in sorted(spread(len(ranks), n))]
+                out.append(Group(name, band["matched"], [
+                    Item(p, name, {"board": f"{p.width}x{p.height}", "k": k, "solutions": p.solution_count,
+                                   "length": p.longest}) for p in kept]))
         return out
 
     def plots(self, groups: list[Group]) -> list[tuple[str, bytes]]:
