@@ -33,11 +33,13 @@ bit per board, in compressed chunks (3 % of its raw size on deep layers).
 With ``shared_previous = true`` the ``solvable`` bits a task reads are a
 read-only map of a raw file, so the processes of one machine share one copy in
 the page cache (each holds its own small index of ``unique``; the estimate
-says so in ``StageCost.shared_memory``). With ``partitions = P`` a layer task
-reads the previous layer (a fill task the orbit layer) in P word ranges, one at a time, and holds
-1/P of it; every task then reads all of it (from the store) and ranks every
-successor (a fill task every board's canonical image) P times
-(:mod:`epcg.search.retrograde`, solving in parts). When a job leaves
+says so in ``StageCost.shared_memory``). With ``partitions = P`` a task reading the
+largest layer any stage reads holds 1/P of it: it reads that layer (a fill task
+the orbit layer) in P word ranges, one at a time. A stage reading a smaller layer
+is split only as far as it must be to hold no more than that (:meth:`Config.parts_for`):
+every part costs a whole pass, since each task then reads all of the layer from the
+store and ranks every successor (a fill task every board's canonical image) once per
+part (:mod:`epcg.search.retrograde`, solving in parts). When a job leaves
 ``partitions`` unset, ``epcg run`` and ``epcg plan`` choose it
 (``SPLIT_FOR_MEMORY``) so that each stage fits the workers' memory.
 """
@@ -45,6 +47,7 @@ successor (a fill task every board's canonical image) P times
 from __future__ import annotations
 
 import fcntl
+import math
 import os
 import shutil
 import weakref
@@ -75,6 +78,7 @@ from epcg.search.retrograde import (
     fill_name,
     layer_checksum,
     layer_name,
+    parse_stage,
 )
 
 MAX_BOARDS = 1 << 43
@@ -222,10 +226,20 @@ class Config(JobConfig):
     def words(self, k: int) -> int:
         return kernels.layer_words(self.width, self.height, k)
 
-    @property
-    def parts(self) -> int:
-        """Parts a task reads the layer it needs in (``partitions``, 1 when unset)."""
-        return self.partitions or 1
+    def parts_for(self, k: int) -> int:
+        """Parts a task reads layer ``k`` in (a layer stage ``k + 1`` the full layer, a fill ``k`` its orbit layer):
+        the fewest power of two that holds no more of it than ``partitions`` parts hold of the largest layer a
+        stage reads, 1 when ``partitions`` is unset.
+
+        >>> c = Config(name="f", domain="fling", max_pieces=12, partitions=4)
+        >>> [c.parts_for(k) for k in (9, 10, 11)]
+        [1, 1, 4]
+        """
+        largest = max(self.words(j) for j in range(1, self.max_pieces))
+        if not self.partitions or self.max_pieces == 1:
+            return 1
+        share = self.partitions * self.words(k) / largest
+        return min(self.partitions, 1 << max(0, math.ceil(math.log2(share))) if share > 1 else 1)
 
     @property
     def space(self) -> RetrogradeSpace:
@@ -310,9 +324,24 @@ about a whole pass: in 8 parts on 2 workers the task CPU of 7×8 layer 7 was 10.
 13.2× that in one (a run to 9 pieces, 2026-11-23)."""
 
 
+READ_PER_SECOND = (1.7e8, 6.0e8)
+"""Raw bytes per CPU second a task reads back from the store and decompresses, of ``solvable`` (zstd, about half
+its raw size) and ``unique`` (about 3 %): 7×8 layer 9 read with ``retrograde.read_layer`` and ``read_unique`` took
+5.7 and 1.6 CPU s for 0.95 GB each (zstd alone decodes ``solvable`` at 0.5 GB/s; the rest is Zarr's), on a loaded
+machine (2026-11-26)."""
+
+
+def reread_seconds(config: Config, k: int) -> float:
+    """What each task of a stage reading layer ``k`` in parts spends reading and decompressing all of it from the
+    store (a task holding it whole shares one load per worker process, counted nowhere)."""
+    if k < 1 or config.parts_for(k) == 1:
+        return 0.0
+    return sum(8 * config.words(k) / rate for rate in READ_PER_SECOND)
+
+
 def parts_cost(config: Config, k: int) -> float:
-    """How many times a whole pass a stage reading layer ``k - 1`` in ``config.parts`` parts costs."""
-    return 1.0 + PART_COST * (min(config.parts, config.words(k - 1)) - 1) if k > 1 else 1.0
+    """How many times a whole pass a stage reading layer ``k`` in ``config.parts_for(k)`` parts costs."""
+    return 1.0 + PART_COST * (min(config.parts_for(k), config.words(k)) - 1) if k >= 1 else 1.0
 
 
 UNIQUE_FRACTION = 0.002
@@ -322,16 +351,17 @@ UNIQUE_FRACTION = 0.002
 
 def held_bytes(config: Config, k: int) -> int:
     """Bytes a task holds of layer ``k`` (full, or its orbit layer for a fill) that it reads: ``solvable``'s words
-    and ``unique``'s index (at ``UNIQUE_FRACTION``), of one of ``config.parts`` parts."""
-    words = -(-config.words(k) // config.parts)
+    and ``unique``'s index (at ``UNIQUE_FRACTION``), of one of ``config.parts_for(k)`` parts."""
+    parts = config.parts_for(k)
+    words = -(-config.words(k) // parts)
     boards = kernels.layer_size(config.width, config.height, k)
-    return 8 * words + sparse.index_bytes(words, min(64 * words, -(-round(boards * UNIQUE_FRACTION) // config.parts)))
+    return 8 * words + sparse.index_bytes(words, min(64 * words, -(-round(boards * UNIQUE_FRACTION) // parts)))
 
 
 def shared_bytes(config: Config, k: int) -> int:
     """Of :func:`held_bytes`, what one machine holds once for all its workers: ``solvable``'s words (of one part)
     with ``shared_previous`` (a mapped file), else nothing."""
-    return 8 * -(-config.words(k) // config.parts) if config.shared_previous else 0
+    return 8 * -(-config.words(k) // config.parts_for(k)) if config.shared_previous else 0
 
 
 def estimate(config: Config) -> dict:
@@ -343,25 +373,27 @@ def estimate(config: Config) -> dict:
     for k in range(1, config.max_pieces + 1):
         words = config.words(k)
         chunk = min(config.chunk_words, words)
+        tasks = -(-words // chunk)
         previous = held_bytes(config, k - 1) if k > 1 else 0
         before = config.words(k - 1) if k > 1 else 0
         out[layer_name(k)] = StageCost(
             bytes_written=2 * 8 * words,
             disk_bytes=round(8 * words * sum(COMPRESSED)),
             peak_memory=previous + 4 * 8 * chunk, shared_memory=shared_bytes(config, k - 1) if k > 1 else 0,
-            cpu_seconds=kernels.layer_size(config.width, config.height, k) * per_board * parts_cost(config, k),
+            cpu_seconds=kernels.layer_size(config.width, config.height, k) * per_board * parts_cost(config, k - 1)
+            + tasks * reread_seconds(config, k - 1),
             read_bytes=round(8 * before * sum(COMPRESSED)), read_objects=2 * -(-before // config.chunk_words),
-            read_per_task=config.parts > 1 and k > 1, objects_per_task=2,
+            read_per_task=k > 1 and config.parts_for(k - 1) > 1, objects_per_task=2,
         )
         if config.symmetry and 1 < k < config.max_pieces:
             out[fill_name(k)] = StageCost(bytes_written=2 * 8 * words, disk_bytes=round(8 * words * sum(COMPRESSED)),
                                           peak_memory=held_bytes(config, k) + 4 * 8 * chunk,
                                           shared_memory=shared_bytes(config, k),
                                           cpu_seconds=kernels.layer_size(config.width, config.height, k) / FILL_PER_SECOND
-                                          * parts_cost(config, k + 1),
+                                          * parts_cost(config, k) + tasks * reread_seconds(config, k),
                                           read_bytes=round(8 * words * sum(COMPRESSED)),
                                           read_objects=2 * -(-words // config.chunk_words),
-                                          read_per_task=config.parts > 1, objects_per_task=2)
+                                          read_per_task=config.parts_for(k) > 1, objects_per_task=2)
     if config.top_puzzles or config.distributions:
         boards = kernels.layer_size(config.width, config.height, config.max_pieces)
         out[EVALUATE] = StageCost(peak_memory=8 * fling_evaluate.task_words(config, config.max_pieces),
@@ -509,7 +541,9 @@ def load_layer(config: Config) -> retrograde.Loader:
 def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
     if fling_evaluate.owns(task.stage):
         return fling_evaluate.run_task(config, task, run, lambda k: _layer_arrays(config, k))
-    return retrograde.solve_task(config.space, task, run, partitions=config.parts, load=load_layer(config))
+    k, fill = parse_stage(task.stage)
+    return retrograde.solve_task(config.space, task, run, partitions=config.parts_for(k if fill else k - 1),
+                                 load=load_layer(config))
 
 
 def _best_puzzles(config: Config, records: list[dict]) -> list[dict[str, Any]]:
