@@ -338,7 +338,7 @@ def report(run_dir: str) -> None:
                    "min_ratio=50, --where role=max, --where row=r001. Fling! boards count mirror images; "
                    "--where orbits=true gives one board per symmetry orbit.")
 def export(run_dir: str, out: Path | None, limit: int, pictures: str, where: tuple[str, ...]) -> None:
-    """Write what a run found as JSON lines (found.jsonl) and pictures; schema: epcg/api/export.py."""
+    """Write what a run found as JSON lines (found.jsonl) and pictures; fields: docs/cli.md, "What an export holds"."""
     import epcg
     from epcg.api.export import export as write
 

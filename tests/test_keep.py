@@ -44,6 +44,13 @@ def test_the_fused_kernels_keep_what_the_per_rank_evaluator_keeps_whatever_the_c
     assert any(kept.matched for kept in fused.kept)
 
 
+def test_a_band_of_unsolvable_puzzles_is_kept_rank_by_rank() -> None:
+    space = scan.puzzle_space("must-cross", 3, 3, 2)
+    kept = scan_range(space, 0, space.max_rank, Reductions(min=True, ignore=0, histogram=True, keep=((0, 1),))).kept[0]
+    plain = [c for c, _ in _counts("must-cross", 3, 3, 2)]
+    assert kept.ranks.tolist() == [r for r, c in enumerate(plain) if c <= 1] and 0 in kept.scores
+
+
 def test_a_band_keeps_its_lowest_ranks_and_counts_the_rest() -> None:
     kept = Kept.of((1, 2), 3, np.array([9, 4, 7, 1, 5]), np.array([1, 2, 0, 2, 1]))
     assert kept.ranks.tolist() == [1, 4, 5] and kept.scores.tolist() == [2, 2, 1]
@@ -139,7 +146,8 @@ def test_a_users_scan_keeps_score_bands_and_recomputes_others(tmp_path, capsys) 
         assert "recomputing" not in capsys.readouterr().err
         assert [d.rank for d in run.designs(score=7)] == [r for r, s in enumerate(plain) if s == 7]
         assert "did not keep the designs of row-000 scoring 7: recomputing" in capsys.readouterr().err
-        assert f"score 3..4: {sum(1 for s in plain if s in (3, 4))} designs, all kept" in run.summary
+        split = f"(3: {plain.count(3)}, 4: {plain.count(4)})"
+        assert f"score 3..4: {plain.count(3) + plain.count(4)} designs {split}, all kept" in run.summary
     finally:
         patch.undo()
 
@@ -196,3 +204,11 @@ def test_keep_that_is_not_a_band_is_one_line_and_writes_nothing(tmp_path) -> Non
         done = cli("run", str(Path(__file__).parents[1] / "jobs" / job), "--set", setting, "--out", str(out))
         assert done.returncode == 2 and message in done.stderr, (setting, done.stderr)
         assert len(done.stderr.strip().splitlines()) == 1 and not out.exists()
+
+
+def test_a_count_the_exact_tally_rules_out_is_not_recomputed(witness_run, capsys) -> None:
+    counts = {int(c): n for c, n in witness_run.results["rows"][0]["solution_counts"].items()}
+    absent = next(c for c in range(1, max(counts)) if c not in counts)
+    assert list(witness_run.puzzles(0, solutions=absent)) == []
+    assert list(witness_run.puzzles(0, solutions=max(counts) + 1)) == []
+    assert "recomputing" not in capsys.readouterr().err

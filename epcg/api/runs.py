@@ -258,10 +258,10 @@ class Run:
         import tempfile
 
         job = {**self.job.to_dict(), **changes}
-        print(f"note: run {self.name} did not keep {what}: recomputing it as a new run of its job with "
-              f"{', '.join(f'{k} = {json.dumps(v)}' for k, v in changes.items())} (a job's keep = [...] keeps a "
-              "band for instant queries)", file=sys.stderr)
         with tempfile.TemporaryDirectory(prefix="epcg-recompute-") as tmp:
+            print(f"note: run {self.name} did not keep {what}: recomputing it as a new run of its job with "
+                  f"{', '.join(f'{k} = {json.dumps(v)}' for k, v in changes.items())} in {tmp} (TMPDIR chooses "
+                  "where; removed afterwards; a job's keep = [...] keeps a band for instant queries)", file=sys.stderr)
             yield run(job, Path(tmp) / self.name, report=False)
 
     # -- leaving epcg ---------------------------------------------------------

@@ -86,9 +86,11 @@ class Keeps(pydantic.BaseModel):
     keep_cap: int = pydantic.Field(KEEP_CAP, ge=1, le=MAX_KEPT)
     """Ranks kept per band and row at most, the lowest; results.json says when it cut."""
 
-    @pydantic.field_validator("keep")
+    @pydantic.field_validator("keep", mode="before")
     @classmethod
-    def _bands(cls, keep: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _bands(cls, keep: Any) -> list[dict[str, Any]]:
+        if not isinstance(keep, list):
+            raise ValueError(f"a list of bands, e.g. keep = [{{{cls.KEEP_SCORE} = 2}}], got {keep!r}")
         parse_bands(keep, cls.KEEP_SCORE)
         return keep
 
@@ -142,17 +144,23 @@ def read_kept(stored: Any, row: str, index: int) -> tuple[np.ndarray, np.ndarray
     return stored.read(f"{prefix}/ranks"), stored.read(f"{prefix}/scores"), payload
 
 
-def kept_lines(kept: list[dict[str, Any]] | None, score: str, items: str) -> list[str]:
-    """summary.md's lines for a row's kept bands.
+def kept_lines(kept: list[dict[str, Any]] | None, score: str, items: str,
+               tally: dict[str, int] | None = None) -> list[str]:
+    """summary.md's lines for a row's kept bands; with the row's ``tally`` (score -> ranks), how many have each
+    score of a band.
 
     >>> kept_lines([{"band": [2, 3], "matched": 12, "kept": 10, "cut": True, "store": "store.zarr/r/kept/0"}],
-    ...            "solutions", "puzzles")
-    ['- solutions 2..3: 12 puzzles, the lowest 10 ranks kept (the cap, `keep_cap`, cut it) in `store.zarr/r/kept/0`']
+    ...            "solutions", "puzzles", {"2": 5, "3": 7})
+    ['- solutions 2..3: 12 puzzles (2: 5, 3: 7), the lowest 10 ranks kept (the cap, `keep_cap`, cut it) in `store.zarr/r/kept/0`']
     """
     out = []
     for band in kept or []:
+        low, high = band_of(band["band"])
+        split = ""
+        if tally is not None and low < high and band["matched"]:
+            split = " (" + ", ".join(f"{s}: {tally[s]:,}" for s in sorted(tally, key=int) if low <= int(s) <= high) + ")"
         what = f"the lowest {band['kept']:,} ranks kept (the cap, `keep_cap`, cut it)" if band["cut"] else "all kept"
-        out.append(f"- {band_text(band_of(band['band']), score)}: {band['matched']:,} {items}, {what} in "
+        out.append(f"- {band_text((low, high), score)}: {band['matched']:,} {items}{split}, {what} in "
                    f"`{band['store']}`")
     return out
 

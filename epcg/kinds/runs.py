@@ -13,7 +13,7 @@ from typing import Any
 
 from epcg.api.runs import Run, is_int
 from epcg.kinds.designs import ROLES, Design, State, decoded_text, set_bits
-from epcg.kinds.keep import MAX_KEPT, covering, read_kept
+from epcg.kinds.keep import MAX_KEPT, band_of, band_text, covering, read_kept
 from epcg.kinds.retrograde import array_prefix
 from epcg.kinds.scan import space_of
 from epcg.report.gallery import Group, Item, share, spread
@@ -93,6 +93,9 @@ class ScanRun(Run):
             ranks, scores, _payload = read_kept(self.stored, res["row"], band)
             yield from (design(int(r), score, "kept") for r in ranks[scores == score])
             return
+        tally, cap = res.get("histogram"), self.config.histogram_cap
+        if tally is not None and (cap is None or score <= cap) and not tally.get(str(score)):
+            return  # the row's exact histogram has no design with that score: nothing to recompute
         with self.recomputed({"rows": [params], "keep": [{"score": score}], "keep_cap": MAX_KEPT},
                              f"the designs of {res['row']} scoring {score}") as again:
             ranks, _scores, _payload = read_kept(again.stored, "row-000", 0)
@@ -117,26 +120,38 @@ class ScanRun(Run):
     def gallery(self, items: int) -> list[Group]:
         """Per row: designs at the minimum (spread over all of them), the top ones, those at the maximum."""
         rows = self.results["rows"]
-        groups = [(res, role) for res in rows for role in ROLES if _kept(res, role)]
-        n = share(items, len(groups))
+        groups = [(res, role) for res in rows for role in ROLES if role != "kept" and _kept(res, role)]
+        bands = [(res, i) for res in rows for i, band in enumerate(res.get("kept") or []) if band["kept"]]
+        n = share(items, len(groups) + len(bands))
         out = []
         for res, role in groups:
             total = _kept(res, role)
             picks = spread(total, n) if role == "min" else set(range(min(n, total)))
             designs = [d for i, d in enumerate(self.designs(res["row"], role=role)) if i in picks]
-            params = ", ".join(f"{k}={v}" for k, v in res["params"].items())
-            name = f"{res['row']}{f' ({params})' if params else ''}: {ROLES[role]}"
+            name = f"{_row_title(res)}: {ROLES[role]}"
             out.append(Group(name, total, [Item(d, name, {"row": d.row, "role": role, "score": d.score})
                                            for d in designs]))
+        for res, i in bands:
+            band = res["kept"][i]
+            ranks, scores, _payload = read_kept(self.stored, res["row"], i)
+            design = self._maker(res["params"], res)
+            name = f"{_row_title(res)}: {band_text(band_of(band['band']), 'score')} (kept)"
+            out.append(Group(name, band["matched"], [
+                Item(d, name, {"row": d.row, "role": "kept", "score": d.score})
+                for d in (design(int(ranks[j]), int(scores[j]), "kept") for j in sorted(spread(len(ranks), n)))]))
         return out
+
+
+def _row_title(res: dict[str, Any]) -> str:
+    """A scan row as the gallery names it: ``row-000 (n=3)``."""
+    params = ", ".join(f"{k}={v}" for k, v in res["params"].items())
+    return f"{res['row']}{f' ({params})' if params else ''}"
 
 
 def _kept(res: dict[str, Any], role: str) -> int:
     """How many designs of a scan row's results have ``role``."""
     if role == "top":
         return len(res.get("top") or [])
-    if role == "kept":
-        return sum(band["kept"] for band in res.get("kept") or [])
     return int(res.get(f"at_{role}") or 0) if res.get(role) is not None else 0
 
 

@@ -397,17 +397,17 @@ def _row_details(space: ScanSpace, row: dict[str, Any], ignore: int | None = Non
     params = ", ".join(f"{k}={v}" for k, v in row["params"].items())
     out = ["", f"## {row['row']}{f' ({params})' if params else ''}", ""]
     if row.get("min") is not None:
-        out += [f"{row['at_min']:,} designs at the minimum score {row['min']}; the first:", ""]
+        out += [f"{_designs(row['at_min'])} at the minimum score {row['min']}; the first:", ""]
         out += [f"- {shown(r)}" for r in row["first_at_min"][:SUMMARY_LISTED]]
     if row.get("top"):
         out += ["", f"The top {len(row['top'])} scores (ties: lower rank first):", ""]
         out += [f"- score {t['score']}, {shown(t['rank'])}" for t in row["top"][:SUMMARY_LISTED]]
     if row.get("max") is not None:
-        out += ["", f"{row['at_max']:,} designs at the maximum score {row['max']}; the first:", ""]
+        out += ["", f"{_designs(row['at_max'])} at the maximum score {row['max']}; the first:", ""]
         out += [f"- {shown(r)}" for r in row["first_at_max"][:SUMMARY_LISTED]]
     if row.get("kept"):
         out += ["", "Kept in full (job key `keep`; `epcg export --where score=N` reads them):", ""]
-        out += kept_lines(row["kept"], "score", "designs")
+        out += kept_lines(row["kept"], "score", "designs", row.get("histogram"))
     if row.get("histogram") is not None:
         pairs = list(row["histogram"].items())
         out += ["", "| score | designs |", "|---|---|"]
@@ -416,6 +416,11 @@ def _row_details(space: ScanSpace, row: dict[str, Any], ignore: int | None = Non
         if rest:
             out.append(f"| higher | {rest:,} |")
     return out
+
+
+def _designs(n: int) -> str:
+    """``n`` designs, in words: '1 design', '1,024 designs'."""
+    return f"{n:,} design{'' if n == 1 else 's'}"
 
 
 def plotted_scores(row: dict[str, Any], ignore: int | None) -> list[tuple[int, int]]:

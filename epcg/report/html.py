@@ -46,9 +46,12 @@ def build_html(run: Reported, items: int = GALLERY_ITEMS) -> str:
     notation = getattr(run, "NOTATION", "")
     shown = sum(len(g.items) for g in groups)
     total = sum(g.total for g in groups)
-    sample_note = (f"Showing a sample of {shown:,} of the {total:,} objects this run found "
-                   "(per group below: how many there are and how many are shown)."
-                   if shown < total else f"All {total:,} objects this run found.")
+    sample_note = (f"Showing a sample of {shown:,} pictures of the {total:,} objects in the groups below (per group: "
+                   "how many there are and how many are shown; an object may be in more than one group)."
+                   if shown < total else f"All {total:,} objects in the groups below (an object may be in more than "
+                   "one group).")
+    sample_note += (f" The filters choose among these pictures; every match is in `epcg export {run.path} --where "
+                    "KEY=VALUE` or the Python API.") if run.FILTERS else ""
     parts = [
         f"<h1>{_e(run.name)} <small>({_e(run.domain)})</small></h1>",
         f"<p class=meta>run directory <code>{_e(str(run.path))}</code>"
@@ -112,7 +115,7 @@ def _gallery_html(groups: list[Group]) -> str:
     out = []
     for g in groups:
         note = f"{len(g.items):,} of {g.total:,} shown" if len(g.items) < g.total else f"all {g.total:,} shown"
-        out.append(f"<h3>{_e(g.name)} <small>({note})</small></h3><div class=grid>")
+        out.append(f"<div class=group><h3>{_e(g.name)} <small>({note})</small></h3><div class=grid>")
         for item in g.items:
             attrs = " ".join(f"data-{k}='{_e(str(v))}'" for k, v in item.attrs.items())
             data = _e(json.dumps(item.found.to_dict()))
@@ -120,7 +123,7 @@ def _gallery_html(groups: list[Group]) -> str:
             uri = item.found.thumbnail(dpi=THUMB_DPI)
             out.append(f"<figure class=item {attrs} data-json='{data}'><img src='{uri}' alt='{caption}'>"
                        f"<figcaption>{caption}</figcaption></figure>")
-        out.append("</div>")
+        out.append("</div></div>")
     return "\n".join(out)
 
 
@@ -234,6 +237,9 @@ SCRIPT = """
       });
       item.hidden = !ok;
       if (ok) shown += 1;
+    });
+    document.querySelectorAll('div.group').forEach(function (group) {
+      group.hidden = !group.querySelector('figure.item:not([hidden])');
     });
     document.getElementById('count').textContent = shown + ' of ' + items.length + ' pictures shown';
   }

@@ -267,7 +267,8 @@ class Engine:
         self.say(f"{prepared.job.name}: {plan.num_tasks - len(done)} of {plan.num_tasks} chunks to do "
                  f"in {len(plan.stages)} stages -> {prepared.run.path}")
         if prepared.wall_seconds is not None and not (in_process and not named):
-            self.say(f"epcg plan's estimate: about {duration(prepared.wall_seconds)} of wall time here")
+            self.say(f"epcg plan's estimate: about {duration(prepared.wall_seconds)} of work on the workers, plus "
+                     "starting them and compiling their kernels")
         if in_process and not named:
             seconds = small_job(prepared.job, prepared.plan)
             self.say(f"a small job (about {seconds:.1f} s of compute): running it in this process, without Dask "

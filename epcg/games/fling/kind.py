@@ -202,9 +202,11 @@ class Config(JobConfig):
     keep_cap: int = pydantic.Field(KEEP_CAP, ge=1, le=MAX_KEPT)
     """Orbits kept per band and layer at most, the lowest ranks; results.json's ``kept`` says when it cut."""
 
-    @pydantic.field_validator("keep")
+    @pydantic.field_validator("keep", mode="before")
     @classmethod
-    def _bands(cls, keep: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _bands(cls, keep: Any) -> list[dict[str, Any]]:
+        if not isinstance(keep, list):
+            raise ValueError(f"a list of bands, e.g. keep = [{{min_ratio = 8}}], got {keep!r}")
         fling_evaluate.ratio_bands(keep)
         return keep
 
@@ -394,7 +396,7 @@ def estimate(config: Config) -> dict:
                                           read_bytes=round(8 * words * sum(COMPRESSED)),
                                           read_objects=2 * -(-words // config.chunk_words),
                                           read_per_task=config.parts_for(k) > 1, objects_per_task=2)
-    if config.top_puzzles or config.distributions:
+    if config.top_puzzles or config.distributions or config.keep:
         boards = kernels.layer_size(config.width, config.height, config.max_pieces)
         out[EVALUATE] = StageCost(peak_memory=8 * fling_evaluate.task_words(config, config.max_pieces),
                                   cpu_seconds=boards * fling_evaluate.fraction(config, config.max_pieces) *

@@ -88,7 +88,8 @@ def _evaluated(results: dict[str, Any]) -> str:
     """The boards the best were chosen from: all of the layer's unique ones, or a sample's."""
     boards = f"{results['evaluated']:,} uniquely solvable boards"
     if results.get("symmetry"):
-        boards += " (one per orbit of the board symmetries)"
+        boards = (f"{results['evaluated']:,} orbits of uniquely solvable boards (one board each, for all "
+                  f"{results['rows'][-1]['unique']:,} boards)")
     share = results.get("evaluated_fraction", 1)
     if share < 1:
         return f"the {boards} in a random {share:.2%} of the layer's blocks of 4,096 ranks"
@@ -118,10 +119,11 @@ def _distribution_tables(results: dict[str, Any]) -> list[str]:
              else "Every uniquely solvable board of the smaller layers, and those in a random sample of the larger "
              "ones' blocks of 4,096 ranks (a **sample**: `ratio_sample`).")
     out = ["", "## Expert ratios per piece count", "",
-           which + " Ratio = brute-force nodes / expert nodes, in bins 0.1 wide; a bin is named by its lower edge. `ratio_histograms` in results.json; "
-           "`figures/distribution-ratios.png`.", "",
-           "| pieces | evaluated | uniquely solvable | ratio below 1.1 | median | 90th percentile | 99th percentile "
-           "| highest |",
+           which + " Ratio = brute-force nodes / expert nodes, in bins 0.1 wide; a bin is named by its lower edge "
+           "(`ratio_histograms` in results.json keys bin i, ratios from i/10 up to (i+1)/10), so the columns below "
+           "are bins, not exact ratios; `figures/distribution-ratios.png`.", "",
+           "| pieces | evaluated | uniquely solvable | ratio below 1.1 | median bin | 90th percentile bin "
+           "| 99th percentile bin | highest bin |",
            "|---|---|---|---|---|---|---|---|"]
     for h in ratios:
         how = "all" if h.get("exact", True) else f"sample: {h['fraction']:.2%} of blocks (seed {h['seed']})"

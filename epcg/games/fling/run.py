@@ -110,6 +110,8 @@ class FlingRun(Run):
         if band is not None and bands[band]["exact"]:
             yield from self._expand(k, *read_kept(self.stored, kept_name(k), band)[:2], min_ratio, orbits)
             return
+        if none_as_high(self.results, k, min_ratio):
+            return
         changes = {"max_pieces": k, "keep": [{"min_ratio": min_ratio}], "keep_cap": MAX_KEPT, "ratio_sample": None,
                    "distributions": False, "top_puzzles": 0}
         with self.recomputed(changes, f"the {k}-piece boards with an expert ratio of at least {min_ratio:g}") as again:
@@ -205,7 +207,7 @@ class FlingRun(Run):
             ranks = [(r, True) for r in sample_ranks(self.stored, k, True, n - n // 3)]
             ranks += [(r, False) for r in sample_ranks(self.stored, k, False, n // 3)] if several else []
             boards = [FlingBoard(c.width, c.height, k, r) for r, _ in ranks]
-            out.append(Group(f"{k} pieces: solvable boards, mirror images included", row["solvable"],
+            out.append(Group(f"{k} piece{'' if k == 1 else 's'}: solvable boards, mirror images included", row["solvable"],
                              [_item(b, f"{k} pieces") for b in boards]))
         return out
 
@@ -241,6 +243,16 @@ class FlingRun(Run):
             ax.set_title(title, fontsize=9)
             out.append((title, png_bytes(fig)))
         return out
+
+
+def none_as_high(results: dict[str, Any], k: int, min_ratio: float) -> bool:
+    """Whether layer ``k``'s exact ratio histogram has no board in a bin that may hold ratios of ``min_ratio`` or
+    more (bins are ``floor(ratio / bin_width)``), so that nothing need be recomputed to know there is none."""
+    for h in results.get("ratio_histograms") or []:
+        if h["pieces"] == k and h.get("exact", True):
+            first = math.floor(min_ratio / h["bin_width"] - 1e-9)
+            return not any(n for i, n in h["counts"].items() if int(i) >= first)
+    return False
 
 
 def kept_bands(results: dict[str, Any], k: int) -> list[dict[str, Any]]:

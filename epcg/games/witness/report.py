@@ -82,7 +82,8 @@ def summary(config: Any, results: dict[str, Any]) -> str:
                 "count is recomputed.", ""]
         for r, bands in kept:
             k = "+".join(map(str, r["k"])) if isinstance(r["k"], list) else r["k"]
-            out += [f"{r['width']}x{r['height']} k={k}:", ""] + kept_lines(bands, "solutions", "puzzles") + [""]
+            out += [f"{r['width']}x{r['height']} k={k}:", ""] + kept_lines(bands, "solutions", "puzzles",
+                                                                              r.get("solution_counts")) + [""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 

@@ -134,6 +134,10 @@ class WitnessRun(Run):
         if band is not None:
             yield kept_puzzles(self.stored, row_.name, band, solutions)
             return
+        counts, cap = res.get("solution_counts"), res.get("solution_counts_cap")
+        if counts is not None and (cap is None or solutions <= cap) and not counts.get(str(solutions)):
+            yield iter(())  # the row's exact tally has no puzzle with that count: nothing to recompute
+            return
         with self.recomputed({"rows": [text], "keep": [{"solutions": solutions}], "keep_cap": MAX_KEPT},
                              f"the puzzles of {row_.name} with {solutions} solutions") as again:
             (res_again,) = again.results["rows"]

@@ -146,8 +146,11 @@ def render(puzzle: Puzzle):
 
 def _fused(kind: str, width: int, height: int, ks: tuple[int, int], start: int, stop: int,
            reductions: Reductions) -> ScanPartial | None:
-    """The partial of ``[start, stop)`` from the DFS kernels; None for reductions they do not compute."""
+    """The partial of ``[start, stop)`` from the DFS kernels; None for reductions they do not compute (a band
+    holding 0 solutions among them: the walk skips unsolvable puzzles a whole prefix at a time)."""
     if not (reductions.min and reductions.ignore == 0 and reductions.top == 0):
+        return None
+    if any(low <= 0 for low, _high in reductions.keep):
         return None
     bits = bitsets_for(width, height)
     if not reductions.histogram:
