@@ -50,8 +50,9 @@ def build_html(run: Reported, items: int = GALLERY_ITEMS) -> str:
                    "how many there are and how many are shown; an object may be in more than one group)."
                    if shown < total else f"All {total:,} objects in the groups below (an object may be in more than "
                    "one group).")
-    sample_note += (f" The filters choose among these pictures; every match is in `epcg export {run.path} --where "
-                    "KEY=VALUE` or the Python API.") if run.FILTERS else ""
+    sample_note = _e(sample_note) + (f" The filters choose among these pictures; every match is in <code>epcg "
+                                     f"export {_e(str(run.path))} --where KEY=VALUE</code> or the Python API."
+                                     if run.FILTERS else "")
     parts = [
         f"<h1>{_e(run.name)} <small>({_e(run.domain)})</small></h1>",
         f"<p class=meta>run directory <code>{_e(str(run.path))}</code>"
@@ -63,7 +64,7 @@ def build_html(run: Reported, items: int = GALLERY_ITEMS) -> str:
         (f"<section id=notation><h2>How to read this</h2>{markdown_html(notation)}</section>" if notation else ""),
         _allocations_html(run.results.get("allocations")),
         "<section id=plots><h2>Plots</h2>", _plots_html(run, groups), "</section>",
-        "<section id=gallery><h2>Gallery</h2>", f"<p id=sample-note>{_e(sample_note)}</p>",
+        "<section id=gallery><h2>Gallery</h2>", f"<p id=sample-note>{sample_note}</p>",
         _filters_html(run.FILTERS, groups), "<p id=count></p>", _gallery_html(groups), "</section>",
         "<div id=detail hidden><div class=box><button id=close>close ✕</button>"
         "<img id=detail-img alt='detail'><p id=detail-caption></p><pre id=detail-json></pre></div></div>",

@@ -99,7 +99,7 @@ class FlingBoard(Found):
     def caption(self) -> str:
         ratio = f" · ratio {self.ratio:.2f}" if self.unique else " · several solutions"
         images = f" · 1 of {self.orbit_size} alike by symmetry" if self.orbit_size > 1 else ""
-        return f"{self.pieces} pieces · rank {self.rank:,}{ratio}{images}"
+        return f"{self.pieces} piece{'' if self.pieces == 1 else 's'} · rank {self.rank:,}{ratio}{images}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
