@@ -103,8 +103,9 @@ def main() -> None:
 @click.argument("job_file", type=click.Path(path_type=Path))
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a job key with a TOML value.")
 @click.option("--workers", type=click.IntRange(min=1), help="Worker processes to plan for (default: one per core).")
-@click.option("--threads-per-worker", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Threads per worker process: they share its memory and each runs tasks.")
+@click.option("--threads-per-worker", type=click.IntRange(min=1),
+              help="Threads per worker process: they share its memory and each runs tasks (default: 1; for "
+                   "Fling! without --workers, one process with a thread per core, as run starts it).")
 @click.option("--memory-limit", metavar="SIZE", help="Memory per worker process to check against, e.g. 64GiB.")
 @click.option("--out", help="Where the run would go: a path or a URL such as s3://bucket/prefix.")
 @click.option("--max-tasks", type=click.IntRange(min=1), default=None, help="Most tasks a run may have.")
@@ -113,7 +114,7 @@ def main() -> None:
 def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker, memory_limit, out,
          max_tasks, cluster_file) -> None:
     """Print what JOB_FILE would cost, stage by stage, and whether `run` would accept it (nothing is written)."""
-    from epcg.runtime.cluster import LocalSpec, default_workers, local_memory, parse_size
+    from epcg.runtime.cluster import LocalSpec, default_shape, default_workers, local_memory, parse_size
     from epcg.runtime.engine import Engine, small_job
     from epcg.runtime.estimate import MAX_TASKS, Limits, check, figures, io_table, table
     from epcg.runtime.outdir import run_directory
@@ -126,7 +127,10 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
     if cluster_file is not None:
         n, memory, threads_per_worker = _planned_workers(cluster_file, workers, memory_limit)
     else:
-        n = workers or default_workers()
+        if workers or threads_per_worker:
+            n, threads_per_worker = workers or default_workers(), threads_per_worker or 1
+        else:
+            n, threads_per_worker = default_shape(job_kind(job.domain))
         memory = parse_size(memory_limit, "--memory-limit") if memory_limit else local_memory(LocalSpec(workers=n))
     tuned = fit_memory(plan_job(job, max_tasks or MAX_TASKS), memory, n)
     job, job_plan, location = tuned.job, tuned.plan, RunDir(where).location

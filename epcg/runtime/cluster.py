@@ -312,6 +312,16 @@ def default_workers() -> int:
     return max(1, len(os.sched_getaffinity(0)))
 
 
+def default_shape(kind: Any) -> tuple[int, int]:
+    """Worker processes and threads per process of the embedded cluster when nobody chose them: one
+    single-threaded process per core, or, for a job kind whose tasks share what they read within a process and
+    whose kernels release the GIL (``THREADS_SHARE_READS``: Fling!'s layers), one process with a thread per core,
+    which holds that once per machine at the same speed."""
+    if getattr(kind, "THREADS_SHARE_READS", False):
+        return 1, default_workers()
+    return default_workers(), 1
+
+
 @contextlib.contextmanager
 def connect(spec: LocalSpec | SchedulerSpec | JobqueueSpec | None = None) -> Iterator[Any]:
     """Yield a ``distributed.Client`` for the spec (default: the embedded local cluster)."""

@@ -221,13 +221,16 @@ class Engine:
 
     def _on_dask(self, prepared: Prepared, new: bool, target: Target, options: Options, done: dict, log: Any,
                  callbacks: Sequence[Callback]) -> tuple[Prepared, dict[str, Any]]:
-        from epcg.runtime.cluster import JobqueueSpec, LocalSpec, dashboard_url
+        from epcg.runtime.cluster import JobqueueSpec, LocalSpec, dashboard_url, default_shape
         from epcg.runtime.dask_executor import PATIENCE, DaskExecutor
         from epcg.runtime.logs import to_run_directory
 
         spec, run = _logs_in_run(target.spec, prepared.run), prepared.run
+        if isinstance(spec, LocalSpec) and not target.named:
+            workers, threads = default_shape(job_kind(prepared.job.domain))
+            spec = spec.model_copy(update={"workers": workers, "threads_per_worker": threads})
         if isinstance(spec, LocalSpec):
-            prepared = self.fit(prepared, new, *_capacity(spec, None), done, options)
+            prepared = self.fit(prepared, new, *_capacity(spec, None), done, options, spec.threads_per_worker)
         with _connected(spec, target.client) as client:
             if not isinstance(spec, LocalSpec):
                 prepared = self.fit(prepared, new, *_capacity(spec, client), done, options)
@@ -245,7 +248,7 @@ class Engine:
                 return prepared, run_plan(prepared, executor, callbacks)
 
     def fit(self, prepared: Prepared, new: bool, workers: int, memory: int | None, done: dict,
-            options: Options) -> Prepared:
+            options: Options, threads: int = 1) -> Prepared:
         """A new run's plan fitted to ``workers`` with ``memory`` each; refuse (one line) what they cannot take.
         (``epcg submit`` fits a job to one allocation's workers before any of them exists.)"""
         if new:
@@ -254,8 +257,8 @@ class Engine:
         job, plan, run = prepared
         with os_errors_are_input():
             limits = Limits(workers=workers, memory_per_worker=memory, free_disk=run.location.free_bytes(),
-                            max_tasks=max(options.max_tasks, plan.num_tasks if not new else 0))
-        figs = figures(job_kind(job.domain), job.config, plan, workers, set(done))
+                            max_tasks=max(options.max_tasks, plan.num_tasks if not new else 0), threads=threads)
+        figs = figures(job_kind(job.domain), job.config, plan, workers * threads, set(done))
         check(figs, limits, options.force)
         walls = [f.wall_seconds for f in figs]
         return replace(prepared, wall_seconds=sum(walls) if walls and None not in walls else None)
