@@ -77,25 +77,34 @@ def band_of(value: list[float | None]) -> Band:
 
 
 class Keeps(pydantic.BaseModel):
-    """The job keys ``keep`` and ``keep_cap``; a job kind names its score in ``KEEP_SCORE``."""
+    """The job keys ``keep`` and ``keep_cap``. A job kind names its score in ``KEEP_SCORE`` (whole-number bands,
+    :func:`parse_bands`), or reads its own bands by overriding :meth:`parse_keep` and ``KEEP_EXAMPLE``."""
 
     KEEP_SCORE: ClassVar[str] = "score"
+    KEEP_EXAMPLE: ClassVar[str] = ""
+    """One band as a job file writes it, for the error message (default ``{<KEEP_SCORE> = 2}``)."""
 
     keep: list[dict[str, Any]] = pydantic.Field(default_factory=list)
     """Score bands to store in full, e.g. ``[{score = [5, 7]}]``: queries inside them are instant."""
     keep_cap: int = pydantic.Field(KEEP_CAP, ge=1, le=MAX_KEPT)
-    """Ranks kept per band and row at most, the lowest; results.json says when it cut."""
+    """Ranks kept per band and row (Fling!: layer) at most, the lowest; results.json says when it cut."""
 
     @pydantic.field_validator("keep", mode="before")
     @classmethod
     def _bands(cls, keep: Any) -> list[dict[str, Any]]:
         if not isinstance(keep, list):
-            raise ValueError(f"a list of bands, e.g. keep = [{{{cls.KEEP_SCORE} = 2}}], got {keep!r}")
-        parse_bands(keep, cls.KEEP_SCORE)
+            example = cls.KEEP_EXAMPLE or f"{{{cls.KEEP_SCORE} = 2}}"
+            raise ValueError(f"a list of bands, e.g. keep = [{example}], got {keep!r}")
+        cls.parse_keep(keep)
         return keep
 
+    @classmethod
+    def parse_keep(cls, keep: list[dict[str, Any]]) -> tuple[Band, ...]:
+        """The bands of a ``keep`` value; a ValueError naming an entry that is not one."""
+        return parse_bands(keep, cls.KEEP_SCORE)
+
     def bands(self) -> tuple[Band, ...]:
-        return parse_bands(self.keep, self.KEEP_SCORE)
+        return self.parse_keep(self.keep)
 
 
 def kept_record(run: RunDir, prefix: str, kept: tuple[Kept, ...]) -> list[dict[str, Any]]:

@@ -293,7 +293,7 @@ def run_task(config: Any, task: Task, run: RunDir, arrays: Arrays) -> dict[str, 
         if config.keep:
             ratios = brute / np.maximum(expert, 1)
             kept = []
-            for band in ratio_bands(config.keep):
+            for band in config.bands():
                 kept.append(Kept.of(band, config.keep_cap, ranks, ratios, weights.astype(np.uint8)))
                 inside = (ratios >= band[0]) & (ratios <= band[1])
                 out.setdefault("kept_boards", []).append(int(weights[inside].sum()))

@@ -53,7 +53,7 @@ import shutil
 import weakref
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pydantic
@@ -69,7 +69,7 @@ from epcg.games.fling.domain.rules import Board
 from epcg.games.fling.domain.sparse import BitIndex, IndexBuilder
 from epcg.kinds import retrograde
 from epcg.kinds.base import JobConfig, stage_records
-from epcg.kinds.keep import KEEP_CAP, MAX_KEPT
+from epcg.kinds.keep import Keeps
 from epcg.runtime.plan import Plan, Task
 from epcg.runtime.store import RunDir
 from epcg.search.retrograde import (
@@ -155,8 +155,8 @@ def fling_space(width: int, height: int, max_pieces: int, symmetric: bool = Fals
     )
 
 
-class Config(JobConfig):
-    """A Fling! job: board size, deepest layer, task size, how many puzzles to report."""
+class Config(JobConfig, Keeps):
+    """A Fling! job: board size, deepest layer, task size, how many puzzles to report, expert-ratio bands to keep."""
 
     domain: Literal["fling"]
     width: int = pydantic.Field(7, ge=1, le=64)
@@ -195,20 +195,14 @@ class Config(JobConfig):
     """A layer (or fill) task reads the layer it needs in this many parts, one at a time, so it holds 1/partitions
     of it (every task reads all of it, and ranks every successor once per part). Unset: ``epcg run`` and ``epcg
     plan`` take the fewest (a power of two) with which every stage fits the workers' memory, 1 if it fits whole."""
-    keep: list[dict[str, Any]] = pydantic.Field(default_factory=list)
-    """Expert-ratio bands whose uniquely solvable boards are stored, one per orbit, in every layer the run
-    evaluates: ``[{min_ratio = 8}]`` or ``[{ratio = [8, 9]}]``. ``boards(k, min_ratio=x)`` and ``epcg export
-    --where min_ratio=x`` read them at once when a band holds every ratio from x up."""
-    keep_cap: int = pydantic.Field(KEEP_CAP, ge=1, le=MAX_KEPT)
-    """Orbits kept per band and layer at most, the lowest ranks; results.json's ``kept`` says when it cut."""
+    KEEP_EXAMPLE: ClassVar[str] = "{min_ratio = 8}"
 
-    @pydantic.field_validator("keep", mode="before")
     @classmethod
-    def _bands(cls, keep: Any) -> list[dict[str, Any]]:
-        if not isinstance(keep, list):
-            raise ValueError(f"a list of bands, e.g. keep = [{{min_ratio = 8}}], got {keep!r}")
-        fling_evaluate.ratio_bands(keep)
-        return keep
+    def parse_keep(cls, keep: list[dict[str, Any]]) -> tuple[tuple[float, float], ...]:
+        """Expert-ratio bands (``keep``) whose uniquely solvable boards are stored, one per orbit, in every layer
+        the run evaluates: ``[{min_ratio = 8}]`` or ``[{ratio = [8, 9]}]``. ``boards(k, min_ratio=x)`` and ``epcg
+        export --where min_ratio=x`` read them at once when a band holds every ratio from x up."""
+        return fling_evaluate.ratio_bands(keep)
 
     @pydantic.model_validator(mode="after")
     def _fits(self) -> Config:
