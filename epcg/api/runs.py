@@ -81,7 +81,7 @@ def run(job: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str
     path = out if out is not None else Path("runs") / validated.name
     existing = RunDir(path)
     if existing.exists():
-        if existing.stored_digest() != validated.digest:
+        if existing.read_job().digest != validated.digest:
             raise UserError(f"run directory {path} holds another job ({existing.job_path}); "
                             "open it with epcg.open, or pass another out")
         prepared = runner.reopen(path)

@@ -374,7 +374,7 @@ def prepare_resume(path: str | os.PathLike[str]) -> Prepared:
             f"checked against the job the run started with; if job.toml is that job, 'epcg verify --repair "
             f"{run.path}' rewrites it from job.toml and checks every chunk"
         )
-    if stored != job.digest:
+    if stored != run.job_file_digest():
         raise UserError(
             f"{run.job_path} has changed since the run started; resume only continues the "
             "same job (restore the file, or start a new run with 'epcg run')"
@@ -421,7 +421,7 @@ def claimed(prepared: Prepared, new: bool) -> Iterator[None]:
                 if not run.is_empty():
                     raise UserError(f"--out {run.path} exists and is not an epcg run directory")
                 run.create(prepared.job.to_toml(), prepared.job.digest)
-            elif not run.exists() or run.stored_digest() != prepared.job.digest:
+            elif not run.exists() or run.read_job().digest != prepared.job.digest:
                 raise UserError(f"run directory {run.path} changed while this client was starting")
             run.new_epoch()
         yield

@@ -272,6 +272,13 @@ class RunDir:
         text = self.read_text(DIGEST_FILE)
         return None if text is None else text.strip()
 
+    def job_file_digest(self) -> str | None:
+        """SHA-256 of job.toml's bytes, as :meth:`stored_digest` recorded them when the run started: what tells an
+        edited job.toml from the one the run began with, whatever keys later versions of epcg added since (a job
+        is resolved with today's defaults, so its :attr:`~epcg.runtime.jobs.Job.digest` may differ)."""
+        text = self.read_text(JOB_FILE)
+        return None if text is None else hashlib.sha256(text.encode()).hexdigest()
+
     def lock(self) -> contextlib.AbstractContextManager[None]:
         """Hold the run for the life of a client (a second client gets one line and exit 2)."""
         return self.location.lock(f"pid {os.getpid()} on {socket.gethostname()}")
