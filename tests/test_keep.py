@@ -212,3 +212,20 @@ def test_a_count_the_exact_tally_rules_out_is_not_recomputed(witness_run, capsys
     assert list(witness_run.puzzles(0, solutions=absent)) == []
     assert list(witness_run.puzzles(0, solutions=max(counts) + 1)) == []
     assert "recomputing" not in capsys.readouterr().err
+
+
+def test_a_role_and_a_score_together_filter_what_the_store_holds(tmp_path, capsys) -> None:
+    (tmp_path / "keeptoy2.py").write_text(TOY)
+    patch = pytest.MonkeyPatch()
+    patch.syspath_prepend(str(tmp_path))
+    patch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    try:
+        job = {"name": "toy2", "domain": "scan", "space": "keeptoy2:SPACE", "max": True, "keep": [{"score": [3, 4]}]}
+        run = epcg.run(job, tmp_path / "run", progress=False, serial=True)
+        plain = [(r * 37) % 11 for r in range(300)]
+        assert [d.rank for d in run.designs(role="kept", score=4)] == [r for r, s in enumerate(plain) if s == 4]
+        assert [d.rank for d in run.designs(role="max", score=10)] == [r for r, s in enumerate(plain) if s == 10]
+        assert list(run.designs(role="max", score=7)) == []
+        assert "recomputing" not in capsys.readouterr().err
+    finally:
+        patch.undo()

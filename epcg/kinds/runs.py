@@ -50,7 +50,8 @@ class ScanRun(Run):
         ``row``: a row's name (``"row-001"``) or index; ``role``: ``"min"``, ``"top"``, ``"max"`` or ``"kept"``
         only. ``score``: only designs with that score, each once: from the store when the run kept that score
         (its minimum, maximum or a kept band), else recomputed: the row runs again as a new run keeping that
-        score, on the embedded cluster, its estimate and progress on stderr.
+        score, on the embedded cluster, its estimate and progress on stderr. With both, the designs of that
+        role that have that score (read from the store, never recomputed).
         """
         if role is not None and role not in ROLES:
             raise UserError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
@@ -63,8 +64,8 @@ class ScanRun(Run):
                 raise UserError(f"run {self.name} has no row {row!r}; its rows are row-000 .. row-{len(pairs) - 1:03d}")
             pairs = chosen
         for params, res in pairs:
-            if score is None:
-                yield from self._row_designs(params, res, role)
+            if score is None or role is not None:  # a role names what the store holds: filter it
+                yield from (d for d in self._row_designs(params, res, role) if score in (None, d.score))
             else:
                 yield from self._scoring(params, res, score)
 
