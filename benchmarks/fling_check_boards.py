@@ -20,12 +20,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import epcg  # noqa: E402
-from epcg.combinatorics.bitboard import _rank_lex_bb, _unrank_lex_bb  # noqa: E402
-from epcg.games.fling.domain.layers import layer_size  # noqa: E402
-from epcg.games.fling.domain.symmetry import canonical, symmetry_maps  # noqa: E402
-from epcg.games.fling.found import orbits_only  # noqa: E402
-from tests.reference import fling as reference  # noqa: E402
+import epcg
+from epcg.combinatorics.bitboard import _rank_lex_bb, _unrank_lex_bb
+from epcg.games.fling.domain.layers import layer_size
+from epcg.games.fling.domain.symmetry import canonical, symmetry_maps
+from epcg.games.fling.found import orbits_only
+from tests.reference import fling as reference
 
 
 def stored_bits(run: epcg.Run, k: int, rank: int) -> tuple[bool, bool]:

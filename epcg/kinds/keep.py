@@ -141,7 +141,7 @@ def store_kept(run: RunDir, row: str, kept: tuple[Kept, ...]) -> list[dict[str, 
     out = []
     for i, band in enumerate(kept):
         _write(run, f"{row}/kept/{i}", band)
-        out.append({"band": band_json(band.band), "matched": band.matched, "kept": int(len(band.ranks)),
+        out.append({"band": band_json(band.band), "matched": band.matched, "kept": len(band.ranks),
                     "cut": band.cut, "store": f"store.zarr/{row}/kept/{i}"})
     return out
 
