@@ -8,6 +8,8 @@ import hashlib
 import json
 from pathlib import Path
 
+import pytest
+
 import epcg
 
 from .conftest import epcg as cli
@@ -36,6 +38,7 @@ def test_a_run_from_before_a_new_key_resumes_and_reports_the_same(tmp_path: Path
     assert epcg.run(JOB, run, progress=False).results == done.results  # the API takes it as the same job
 
 
+@pytest.mark.slow  # about 8 s; the default run refuses an edited job.toml in tests/test_cli_errors.py
 def test_an_edited_job_file_is_still_refused(tmp_path: Path) -> None:
     run = tmp_path / "run"
     epcg.run(JOB, run, progress=False)

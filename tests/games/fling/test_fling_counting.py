@@ -56,7 +56,8 @@ def ratio(k: int, rank: int) -> float:
     return brute / expert
 
 
-@pytest.mark.parametrize("symmetry", [True, False])
+@pytest.mark.parametrize("symmetry", [pytest.param(True, marks=pytest.mark.slow), False])  # True: 56 s in CI;
+# the symmetric run's boards are also checked by the tie test below and tests/test_keep.py
 def test_boards_counts_every_board_and_orbits_one_per_orbit(symmetry: bool) -> None:
     run = counted(symmetry)
     for k in range(1, DEEPEST + 1):
