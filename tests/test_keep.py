@@ -130,26 +130,30 @@ def score(rank):
 
 SPACE = ScanSpace(max_rank=300, evaluate=score, name="toy", decode=lambda rank: {"rank": rank})
 '''
+PLAIN = [(r * 37) % 11 for r in range(300)]
+"""TOY's scores, one rank at a time."""
 
 
-def test_a_users_scan_keeps_score_bands_and_recomputes_others(tmp_path, capsys) -> None:
+@pytest.fixture
+def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """TOY importable here and in worker processes, as ``keeptoy:SPACE``."""
     (tmp_path / "keeptoy.py").write_text(TOY)
-    patch = pytest.MonkeyPatch()
-    patch.syspath_prepend(str(tmp_path))
-    patch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
-    try:
-        job = {"name": "toy", "domain": "scan", "space": "keeptoy:SPACE", "chunk_size": 70, "keep": [{"score": [3, 4]}]}
-        run = epcg.run(job, tmp_path / "run", progress=False, serial=True)
-        plain = [(r * 37) % 11 for r in range(300)]
-        assert [d.rank for d in run.designs(score=4)] == [r for r, s in enumerate(plain) if s == 4]
-        assert [d.rank for d in run.designs(role="kept")] == [r for r, s in enumerate(plain) if s in (3, 4)]
-        assert "recomputing" not in capsys.readouterr().err
-        assert [d.rank for d in run.designs(score=7)] == [r for r, s in enumerate(plain) if s == 7]
-        assert "did not keep the designs of row-000 scoring 7: recomputing" in capsys.readouterr().err
-        split = f"(3: {plain.count(3)}, 4: {plain.count(4)})"
-        assert f"score 3..4: {plain.count(3) + plain.count(4)} designs {split}, all kept" in run.summary
-    finally:
-        patch.undo()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    return "keeptoy:SPACE"
+
+
+def test_a_users_scan_keeps_score_bands_and_recomputes_others(toy, tmp_path, capsys) -> None:
+    job = {"name": "toy", "domain": "scan", "space": toy, "chunk_size": 70, "keep": [{"score": [3, 4]}]}
+    run = epcg.run(job, tmp_path / "run", progress=False, serial=True)
+    plain = PLAIN
+    assert [d.rank for d in run.designs(score=4)] == [r for r, s in enumerate(plain) if s == 4]
+    assert [d.rank for d in run.designs(role="kept")] == [r for r, s in enumerate(plain) if s in (3, 4)]
+    assert "recomputing" not in capsys.readouterr().err
+    assert [d.rank for d in run.designs(score=7)] == [r for r, s in enumerate(plain) if s == 7]
+    assert "did not keep the designs of row-000 scoring 7: recomputing" in capsys.readouterr().err
+    split = f"(3: {plain.count(3)}, 4: {plain.count(4)})"
+    assert f"score 3..4: {plain.count(3) + plain.count(4)} designs {split}, all kept" in run.summary
 
 
 def _ratios(width: int, height: int, k: int) -> dict[int, float]:
@@ -211,18 +215,10 @@ def test_a_count_the_exact_tally_rules_out_is_not_recomputed(witness_run, capsys
     assert "recomputing" not in capsys.readouterr().err
 
 
-def test_a_role_and_a_score_together_filter_what_the_store_holds(tmp_path, capsys) -> None:
-    (tmp_path / "keeptoy2.py").write_text(TOY)
-    patch = pytest.MonkeyPatch()
-    patch.syspath_prepend(str(tmp_path))
-    patch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
-    try:
-        job = {"name": "toy2", "domain": "scan", "space": "keeptoy2:SPACE", "max": True, "keep": [{"score": [3, 4]}]}
-        run = epcg.run(job, tmp_path / "run", progress=False, serial=True)
-        plain = [(r * 37) % 11 for r in range(300)]
-        assert [d.rank for d in run.designs(role="kept", score=4)] == [r for r, s in enumerate(plain) if s == 4]
-        assert [d.rank for d in run.designs(role="max", score=10)] == [r for r, s in enumerate(plain) if s == 10]
-        assert list(run.designs(role="max", score=7)) == []
-        assert "recomputing" not in capsys.readouterr().err
-    finally:
-        patch.undo()
+def test_a_role_and_a_score_together_filter_what_the_store_holds(toy, tmp_path, capsys) -> None:
+    job = {"name": "toy2", "domain": "scan", "space": toy, "max": True, "keep": [{"score": [3, 4]}]}
+    run = epcg.run(job, tmp_path / "run", progress=False, serial=True)
+    assert [d.rank for d in run.designs(role="kept", score=4)] == [r for r, s in enumerate(PLAIN) if s == 4]
+    assert [d.rank for d in run.designs(role="max", score=10)] == [r for r, s in enumerate(PLAIN) if s == 10]
+    assert list(run.designs(role="max", score=7)) == []
+    assert "recomputing" not in capsys.readouterr().err
