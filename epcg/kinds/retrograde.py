@@ -32,6 +32,7 @@ from epcg.runtime.registry import load_object
 from epcg.runtime.store import RunDir
 from epcg.search.retrograde import (
     RetrogradeSpace,
+    Spans,
     Words,
     fill_name,
     is_reduced,
@@ -41,6 +42,7 @@ from epcg.search.retrograde import (
     merge_layer,
     parse_stage,
     solve_part,
+    span_words,
     summarize,
 )
 
@@ -111,15 +113,19 @@ def row_of(stage: str) -> tuple[str, str]:
 
 
 def stages(space: RetrogradeSpace, chunk_words: int, last: int | None = None, row: str = "") -> tuple[Stage, ...]:
-    """The runtime stages of :func:`~epcg.search.retrograde.layer_plan`: one task per word range."""
+    """The runtime stages of :func:`~epcg.search.retrograde.layer_plan`: one task per word range; a space with
+    ``reads`` gives a layer's tasks their place (``Task.locality``), so a cluster deals each worker neighbouring
+    ranges, which read neighbouring words of the layer before."""
     pre = stage_prefix(row)
     label = f"{row} " if row else ""
-    return tuple(
-        Stage(pre + layer.name, tuple(Task(pre + layer.name, i, a, b) for i, (a, b) in enumerate(layer.ranges)),
-              after=tuple(pre + a for a in layer.after),
-              label=f"{label}{'fill layer' if layer.fill else 'layer'} {layer.level}", size=layer.words)
-        for layer in layer_plan(space, chunk_words, last)
-    )
+    out = []
+    for layer in layer_plan(space, chunk_words, last):
+        near = space.reads is not None and not layer.fill and layer.level > space.first
+        tasks = tuple(Task(pre + layer.name, i, a, b, locality=i if near else None)
+                      for i, (a, b) in enumerate(layer.ranges))
+        out.append(Stage(pre + layer.name, tasks, after=tuple(pre + a for a in layer.after),
+                         label=f"{label}{'fill layer' if layer.fill else 'layer'} {layer.level}", size=layer.words))
+    return tuple(out)
 
 
 def array_names(space: RetrogradeSpace, k: int, reduced: bool = False, row: str = "") -> tuple[str, ...]:
@@ -152,16 +158,23 @@ def create_arrays(space: RetrogradeSpace, run: RunDir, chunk_words: int, last: i
                                        chunks=(max(1, min(chunk_words, layer.words)),), fill_value=0)
 
 
-Loader = Callable[[RunDir, tuple[str, ...], "tuple[int, int] | None"], Words]
-"""Reads arrays of a finished layer: ``load(run, names, span)``, one array per name, all of each or words
-``[a, b)`` if ``span = (a, b)``."""
+Loader = Callable[[RunDir, tuple[str, ...], "Spans | None"], Words]
+"""Reads arrays of a finished layer: ``load(run, names, spans)``, one array per name, all of each or (``spans``)
+the words of those ranges one after another."""
 
 
-def read_layer(run: RunDir, names: tuple[str, ...], span: tuple[int, int] | None = None) -> Words:
-    """The default :data:`Loader`: a private in-memory copy of each array (or of its span)."""
-    if span is None:
+def read_layer(run: RunDir, names: tuple[str, ...], spans: Spans | None = None) -> Words:
+    """The default :data:`Loader`: a private in-memory copy of each array (or of its spans)."""
+    if spans is None:
         return tuple(run.read_array(name) for name in names)
-    return tuple(np.asarray(run.group[name][span[0]:span[1]]) for name in names)
+    out = []
+    for name in names:
+        words, at = np.empty(span_words(spans), dtype=np.uint64), 0
+        for a, b in spans:
+            words[at:at + b - a] = run.group[name][a:b]
+            at += b - a
+        out.append(words)
+    return tuple(out)
 
 
 def solve_task(space: RetrogradeSpace, task: Task, run: RunDir, load: Loader = read_layer,
@@ -172,17 +185,23 @@ def solve_task(space: RetrogradeSpace, task: Task, run: RunDir, load: Loader = r
     :class:`~epcg.search.retrograde.LayerCache` is keyed by the run's
     ``cache_key``, so another run or epoch never sees it); with ``partitions > 1``
     a layer stage reads the previous layer one part at a time instead, each
-    task all of it, holding one part (1/partitions of it) at a time.
+    task all of it, holding one part (1/partitions of it) at a time. A space
+    with ``reads`` has a layer task read only the words of the previous layer
+    that its read groups reach.
+    The record's ``read_words`` counts the words per bit array the task read from
+    the store (0 when its worker held them already), ``held_words`` the most it
+    read at once.
     """
     row, name = row_of(task.stage)
     k, fill = parse_stage(name)
     names = read_by(space, task.stage)
+    read: list[int] = []
     words, counts = solve_part(space, k, task.start, task.stop, lambda: load(run, names, None),
                                key=(run.cache_key, row) if row else run.cache_key, fill=fill, partitions=partitions,
-                               load_range=lambda a, b: load(run, names, (a, b)))
+                               load_spans=lambda spans: load(run, names, spans), on_read=read.append)
     for name, w in zip(written_by(space, task.stage), words):
         run.write_slice(name, task.start, w)
-    return summarize(space, words, task.start, counts)
+    return {**summarize(space, words, task.start, counts), "read_words": sum(read), "held_words": max(read, default=0)}
 
 
 def layer_rows(space: RetrogradeSpace, plan: Plan, records: dict[str, dict], last: int,

@@ -7,6 +7,7 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from typing import Any
 from urllib.parse import urlsplit
 
 from dask.base import tokenize
@@ -126,6 +127,14 @@ def no_workers(seconds: float) -> TaskFailed:
         "logs); finished chunks are kept")
 
 
+def nearby_worker(task: Task, workers: Sequence[str], places: int) -> dict[str, Any]:
+    """Where a task with a ``locality`` (of ``places`` in its stage) should run: of the workers there now, the one
+    dealt its contiguous run of places, or any other if that one is busy or gone (work stealing moves such tasks)."""
+    if task.locality is None or not workers:
+        return {}
+    return {"workers": [workers[task.locality * len(workers) // places]], "allow_other_workers": True}
+
+
 class DaskExecutor:
     """Submit each ready stage's pending tasks; a stage is ready when its ``after`` are done.
 
@@ -219,6 +228,8 @@ class DaskExecutor:
                 if all(left.get(dep, 0) == 0 for dep in stage.after):
                     waiting.remove(stage)
                     submitted.add(stage.name)
+                    near = [t.locality for t in stage.tasks if t.locality is not None]
+                    workers = sorted(self._workers()) if near else []
                     for task in pending[stage.name]:
                         future = self.client.submit(
                             run_task_quietly,
@@ -227,6 +238,7 @@ class DaskExecutor:
                             key=f"epcg-{task.id}-{tokenize(call, task)}",
                             priority=-order[stage.name],
                             pure=False,
+                            **nearby_worker(task, workers, max(near, default=0) + 1),
                         )
                         future.epcg_task = task
                         futures.add(future)

@@ -101,6 +101,9 @@ class StageCost:
     """Chunk objects those bytes are stored in."""
     read_per_task: bool = False
     """True if every task reads ``read_bytes`` itself (solving in parts); else once per worker process."""
+    read_whole: bool = False
+    """True if ``read_bytes`` is what the whole stage reads, however many workers share it (tasks reading only
+    their group's part of a layer, once per group)."""
     objects_per_task: int = 1
     """Chunk objects each task writes (one per array it stores a slice of)."""
 
@@ -143,7 +146,7 @@ def stage_io(cost: StageCost, tasks: int, workers: int, disk: int) -> StageIO:
     Each task writes its chunk objects and its record; reads its arrays' metadata and the fence; the layer
     before is read once per worker process that runs a task of the stage, or by every task when it reads in parts.
     """
-    readers = tasks if cost.read_per_task else max(1, min(workers, tasks))
+    readers = 1 if cost.read_whole else tasks if cost.read_per_task else max(1, min(workers, tasks))
     return StageIO(puts=tasks * (cost.objects_per_task + 1),
                    gets=tasks * (TASK_GETS + GETS_PER_ARRAY * cost.objects_per_task) + readers * cost.read_objects,
                    bytes_written=disk + tasks * RECORD_BYTES // 2,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import resource
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -93,6 +94,15 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
+def worker_address() -> str | None:
+    """The address of the Dask worker running this task (its host as the scheduler sees it), None outside one."""
+    distributed = sys.modules.get("distributed")  # a process that never imported it is no worker
+    try:
+        return distributed.get_worker().address if distributed is not None else None
+    except ValueError:
+        return None
+
+
 def _attempt(domain: str, job_json: str, run_path: str, fence: str | None, task: Task) -> dict[str, Any]:
     experiment = job_kind(domain)
     config = _config(domain, job_json)
@@ -111,6 +121,7 @@ def _attempt(domain: str, job_json: str, run_path: str, fence: str | None, task:
         "fence": fence,
         "bytes": run.bytes_written(),
         "max_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "worker": worker_address(),
         "result": result,
         "data": run.written,
     }

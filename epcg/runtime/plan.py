@@ -32,6 +32,9 @@ class Task:
     index: int
     start: int
     stop: int
+    locality: int | None = None
+    """Where the task lies among its stage's tasks that read neighbouring data (a job kind's choice, e.g. the index
+    of a range of a sliced layer): a cluster deals each worker one contiguous run of them."""
 
     @property
     def id(self) -> str:

@@ -26,6 +26,13 @@ A reduced space may fill in parts too: ``expand_partial(k, part, part_start,
 start, stop)`` gives only the states whose representative lies in ``part`` of
 the reduced layer their bits, and the parts' words ORed are the full layer's.
 
+A space may also say which words of layer ``k - 1`` a range of layer ``k``
+reads (``reads(k, start, stop)``, e.g. the slices its moves reach) and cut
+each layer into read groups (``read_groups(k)``): then a task solves its range
+group by group, each from only the words the group reads, as a :class:`Held`
+(tasks meeting one group share one load per process), so no task holds a
+whole layer, however long its range.
+
 The driver here is what every job runs, on one machine or a cluster:
 
 - :func:`layer_plan`: one layer after another, each cut into word ranges, with
@@ -64,13 +71,22 @@ from numba import njit
 
 from epcg.combinatorics.bits import popcount_words
 
-__all__ = ["LayerCache", "LayerStage", "Layers", "Line", "RetrogradeSpace", "Subsets", "fill_name", "is_reduced",
-           "layer_checksum", "layer_name", "layer_plan", "layer_words", "merge_layer", "parse_stage",
-           "partition_ranges", "retrograde_family", "solve_layers", "solve_part", "solve_range", "summarize",
-           "word_ranges"]
+__all__ = ["Held", "LayerCache", "LayerStage", "Layers", "Line", "RetrogradeSpace", "Spans",
+           "Subsets", "fill_name", "is_reduced", "layer_checksum", "layer_name", "layer_plan", "layer_words",
+           "merge_layer", "merge_spans", "parse_stage", "partition_ranges", "retrograde_family",
+           "solve_layers", "solve_part", "solve_range", "span_words", "summarize", "word_ranges"]
 
 Words = tuple[np.ndarray, ...]
 """One uint64 word array per bit of the space (in the order of ``RetrogradeSpace.bits``)."""
+Spans = tuple[tuple[int, int], ...]
+"""Word ranges ``[a, b)`` of a layer, sorted and disjoint."""
+
+
+class Held(NamedTuple):
+    """Some word ranges of a layer as a task holds them: per bit, the words of ``spans`` one after another."""
+
+    spans: Spans
+    words: Words
 Counts = tuple[int, ...]
 """Per bit of the space, how many states a range's words stand for (its set bits, unless reduced)."""
 
@@ -123,6 +139,13 @@ class RetrogradeSpace:
     """Optional ``expand_partial(k, part, part_start, start, stop)``: ``expand`` from only ``part``, the words
     from ``part_start`` on of the reduced layer ``k``: the states whose representative lies inside get its bits,
     the others 0, so ORing over parts covering the layer gives ``expand``'s words."""
+    reads: Callable[[int, int, int], Spans] | None = None
+    """Optional ``reads(k, start, stop)``: the word ranges of layer ``k - 1`` that words ``[start, stop)`` of layer
+    ``k`` read (a superset will do); given exactly when ``read_groups`` is."""
+    read_groups: Callable[[int], Sequence[int]] | None = None
+    """``read_groups(k)``: the first word of each of layer ``k``'s read groups, in order, then its words. A layer
+    task solves its range group by group, each from ``reads`` of the group's words (a :class:`Held` as
+    ``solve``'s ``previous``), loaded once per process for every task that meets the group."""
     algorithm: ClassVar[str] = "retrograde"
     """The job kind that walks a retrograde space."""
 
@@ -138,6 +161,8 @@ class RetrogradeSpace:
             raise ValueError(f"{self.name}: solve_partial, merge_partial and finish_partial come together")
         if self.expand_partial is not None and self.expand is None:
             raise ValueError(f"{self.name}: expand_partial needs expand")
+        if (self.reads is None) != (self.read_groups is None):
+            raise ValueError(f"{self.name}: reads and read_groups come together, got only one")
 
     @property
     def partitioned(self) -> bool:
@@ -241,42 +266,69 @@ def is_reduced(space: RetrogradeSpace, k: int) -> bool:
 
 
 class LayerCache:
-    """Keeps the most recently used layer of this process in memory.
+    """Keeps the most recently used layer of this process in memory, or a few of its held parts.
 
     ``get(key, load)`` returns the cached value for ``key`` or calls ``load()``
     once, dropping whatever was cached before (a worker works on one layer at a
-    time, and the layer before it is no longer needed). Thread-safe: with
-    several threads per worker, one loads and the others wait.
+    time, and the layer before it is no longer needed). ``get(key, load,
+    layer)`` keeps up to ``capacity`` values of one ``layer`` (the groups of
+    words a worker's threads read at once), the oldest dropped first.
+    Thread-safe: with several threads per worker, one loads and the others wait.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, capacity: int = 2) -> None:
         self._lock = threading.Lock()
-        self._key: Hashable | None = None
-        self._value: Any = None
+        self._entries: list[tuple[Hashable, Hashable, Any]] = []  # (layer, key, value), oldest first
+        self.capacity = capacity
         self.loads = 0
 
-    def get(self, key: Hashable, load: Callable[[], Any]) -> Any:
+    def get(self, key: Hashable, load: Callable[[], Any], layer: Hashable = None) -> Any:
+        layer = key if layer is None else layer
         with self._lock:
-            if self._key != key:
-                self._key, self._value = None, None  # free the old layer before loading
-                self._value = load()
-                self._key = key
-                self.loads += 1
-            return self._value
+            for i, (held_layer, held_key, value) in enumerate(self._entries):
+                if held_key == key:
+                    self._entries.append(self._entries.pop(i))
+                    return value
+            keep = [e for e in self._entries if e[0] == layer and e[0] != e[1]]
+            self._entries = keep[len(keep) - self.capacity + 1:] if len(keep) >= self.capacity else keep
+            value = load()  # the entries dropped are freed before loading
+            self._entries.append((layer, key, value))
+            self.loads += 1
+            return value
 
     def drop(self) -> None:
-        """Forget the cached layer (a task that reads its layer in parts needs the memory)."""
+        """Forget what is cached (a task that reads its layer in parts needs the memory)."""
         with self._lock:
-            self._key, self._value = None, None
+            self._entries = []
 
 
 PREVIOUS = LayerCache()
 """The previous layer of this process, shared by every retrograde job it runs."""
 
 
+def merge_spans(spans: Iterable[tuple[int, int]]) -> Spans:
+    """Word ranges sorted and merged where they touch or overlap.
+
+    >>> merge_spans([(5, 9), (0, 2), (2, 4), (8, 12)])
+    ((0, 4), (5, 12))
+    """
+    out: list[list[int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return tuple((a, b) for a, b in out)
+
+
+def span_words(spans: Spans) -> int:
+    return sum(b - a for a, b in spans)
+
+
 def solve_part(space: RetrogradeSpace, k: int, start: int, stop: int, load: Callable[[], Words],
                key: Hashable = None, fill: bool = False, partitions: int = 1,
-               load_range: Callable[[int, int], Words] | None = None) -> tuple[Words, Counts]:
+               load_spans: Callable[[Spans], Words] | None = None,
+               on_read: Callable[[int], None] | None = None) -> tuple[Words, Counts]:
     """Words ``[start, stop)`` of every bit array of one stage of layer ``k``, and the states they stand for.
 
     Layer ``first`` comes from ``first_layer()``; a later layer from
@@ -288,32 +340,53 @@ def solve_part(space: RetrogradeSpace, k: int, start: int, stop: int, load: Call
 
     With ``partitions > 1`` a later layer is solved from the previous one in
     that many parts (:func:`partition_ranges`), read one at a time by
-    ``load_range(a, b)`` (words ``[a, b)``), never all at once; so is a fill
-    from the reduced layer, if the space has ``expand_partial``.
+    ``load_spans(((a, b),))`` (words ``[a, b)``), never all at once; so is a fill
+    from the reduced layer, if the space has ``expand_partial``. A space with
+    ``reads`` has a later layer solved read group by read group, each from
+    ``load_spans(reads(...))`` of the previous one, cached per process beside
+    the other groups its threads hold.
+    ``on_read(words)`` hears of each read this call makes (per bit array; a
+    layer found in the cache is no read).
     """
     if not space.first <= k:
         raise ValueError(f"layer {k} is before the first layer, {space.first}")
+
+    def counted(read: Callable[[], Words], words: int) -> Callable[[], Words]:
+        def reading() -> Words:
+            value = read()
+            if on_read is not None:
+                on_read(words)
+            return value
+        return reading
+
+    load_spans_counted = None if load_spans is None else \
+        (lambda spans: counted(lambda: load_spans(spans), span_words(spans))())
     counts = None
-    if partitions > 1 and not fill and k > space.first:
-        if not space.partitioned or load_range is None:
-            raise ValueError(f"{space.name}: partitions need the space's solve_partial and a load_range")
-        merged = _over_parts(layer_words(space, k - 1), partitions, load_range,
+    if space.reads is not None and space.read_groups is not None and not fill and k > space.first:
+        if load_spans_counted is None:
+            raise ValueError(f"{space.name}: a space with reads needs a load_spans")
+        words, counts = _over_groups(space, k, start, stop, key, load_spans_counted)
+    elif partitions > 1 and not fill and k > space.first:
+        if not space.partitioned or load_spans is None:
+            raise ValueError(f"{space.name}: partitions need the space's solve_partial and a load_spans")
+        merged = _over_parts(layer_words(space, k - 1), partitions, load_spans_counted,
                              lambda part, a: space.solve_partial(k, part, a, start, stop), space.merge_partial)
         words, counts = space.finish_partial(k, merged, start, stop)
         words, counts = tuple(words), tuple(int(c) for c in counts)
     elif fill:
         if not is_reduced(space, k):
             raise ValueError(f"{space.name}: layer {k} is not reduced, so it has no fill")
-        if partitions > 1 and space.expand_partial is not None and load_range is not None:
-            words = _over_parts(layer_words(space, k), partitions, load_range,
+        if partitions > 1 and space.expand_partial is not None and load_spans is not None:
+            words = _over_parts(layer_words(space, k), partitions, load_spans_counted,
                                 lambda part, a: space.expand_partial(k, part, a, start, stop),
                                 lambda x, y: tuple(p | q for p, q in zip(x, y)))
         else:
-            words = tuple(space.expand(k, PREVIOUS.get((key, space.name, "reduced", k), load), start, stop))
+            words = tuple(space.expand(k, PREVIOUS.get((key, space.name, "reduced", k),
+                                                       counted(load, layer_words(space, k))), start, stop))
     elif k == space.first:
         words = tuple(np.ascontiguousarray(w[start:stop], dtype=np.uint64) for w in space.first_layer())
     else:
-        previous = PREVIOUS.get((key, space.name, k - 1), load)
+        previous = PREVIOUS.get((key, space.name, k - 1), counted(load, layer_words(space, k - 1)))
         if space.reduced:
             words, counts = space.solve_reduced(k, previous, start, stop)
             words, counts = tuple(words), tuple(int(c) for c in counts)
@@ -329,7 +402,38 @@ def solve_part(space: RetrogradeSpace, k: int, start: int, stop: int, load: Call
     return words, counts
 
 
-def _over_parts(words: int, partitions: int, load_range: Callable[[int, int], Words],
+def _over_groups(space: RetrogradeSpace, k: int, start: int, stop: int, key: Hashable,
+                 load_spans: Callable[[Spans], Words]) -> tuple[Words, Counts]:
+    """Words ``[start, stop)`` of layer ``k`` and their counts, solved read group by read group (see
+    :func:`solve_part`)."""
+    assert space.reads is not None and space.read_groups is not None
+    bounds = np.asarray(space.read_groups(k), dtype=np.int64)
+    first = max(int(np.searchsorted(bounds, start, side="right")) - 1, 0)
+    pieces: list[Words] = []
+    counts = [0] * len(space.bits)
+    for g in range(first, len(bounds) - 1):
+        a, b = max(start, int(bounds[g])), min(stop, int(bounds[g + 1]))
+        if a >= b:
+            break
+
+        def load(g: int = g) -> Held:
+            spans = space.reads(k, int(bounds[g]), int(bounds[g + 1]))
+            return Held(spans, load_spans(spans))
+
+        previous = PREVIOUS.get((key, space.name, k - 1, "group", g), load, layer=(key, space.name, k - 1))
+        if space.reduced:
+            piece, piece_counts = space.solve_reduced(k, previous, a, b)
+        else:
+            piece = space.solve(k, previous, a, b)
+            piece_counts = tuple(popcount_words(w) for w in piece)
+        pieces.append(tuple(piece))
+        counts = [c + int(n) for c, n in zip(counts, piece_counts)]
+    if not pieces:
+        return tuple(np.zeros(0, dtype=np.uint64) for _ in space.bits), tuple(counts)
+    return tuple(np.concatenate([p[i] for p in pieces]) for i in range(len(space.bits))), tuple(counts)
+
+
+def _over_parts(words: int, partitions: int, load_spans: Callable[[Spans], Words],
                 one: Callable[[Words, int], Words], merge: Callable[[Words, Words], Words]) -> Words:
     """``one(part, first word)`` over the parts of a layer of ``words`` words, read one at a time and merged.
 
@@ -338,7 +442,7 @@ def _over_parts(words: int, partitions: int, load_range: Callable[[int, int], Wo
     PREVIOUS.drop()
     merged: Words | None = None
     for a, b in partition_ranges(words, partitions):
-        piece = tuple(one(load_range(a, b), a))
+        piece = tuple(one(load_spans(((a, b),)), a))
         merged = piece if merged is None else tuple(merge(merged, piece))
     assert merged is not None
     return merged
@@ -402,9 +506,12 @@ def solve_layers(space: RetrogradeSpace, last: int | None = None, chunk_words: i
     filled: dict[int, Words] = {}
     latest: Words = ()
     token = object()  # this call's own key in the process's layer cache
+    def cut(spans: Spans) -> Words:
+        return tuple(np.concatenate([w[a:b] for a, b in spans]) for w in latest)
+
     for stage in layer_plan(space, chunk_words, last):
         parts = [solve_part(space, stage.level, a, b, lambda: latest, key=token, fill=stage.fill,
-                            partitions=partitions, load_range=lambda lo, hi: tuple(w[lo:hi] for w in latest))
+                            partitions=partitions, load_spans=cut)
                  for a, b in stage.ranges]
         latest = tuple(np.concatenate([p[0][i] for p in parts]) for i in range(len(space.bits)))
         merged = merge_layer(space, [summarize(space, p[0], a, p[1]) for p, (a, _b) in zip(parts, stage.ranges)])

@@ -66,6 +66,7 @@ from epcg.games.fling.domain import distribution, evaluate, sparse, symmetry
 from epcg.games.fling.domain import layers as kernels
 from epcg.games.fling.domain.moves import LINE_TABLE_MAX
 from epcg.games.fling.domain.rules import Board
+from epcg.games.fling.domain.slices import MAX_LEAD_CELLS, Slicing
 from epcg.games.fling.domain.sparse import BitIndex, IndexBuilder
 from epcg.kinds import retrograde
 from epcg.kinds.base import JobConfig, stage_records
@@ -73,12 +74,16 @@ from epcg.kinds.keep import Keeps
 from epcg.runtime.plan import Plan, Task
 from epcg.runtime.store import RunDir
 from epcg.search.retrograde import (
+    PREVIOUS,
+    Held,
     RetrogradeSpace,
+    Spans,
     Words,
     fill_name,
     layer_checksum,
     layer_name,
     parse_stage,
+    span_words,
 )
 
 MAX_BOARDS = 1 << 43
@@ -87,12 +92,14 @@ MAX_BOARDS = 1 << 43
 
 @lru_cache(maxsize=8)
 def fling_space(width: int, height: int, max_pieces: int, symmetric: bool = False,
-                kernel: str = "auto") -> RetrogradeSpace:
+                kernel: str = "auto", slice_rows: int = 0) -> RetrogradeSpace:
     """Fling! on a ``width × height`` board as a retrograde space: layer ``k`` = boards of ``k`` pieces.
 
     ``symmetric``: reduced to one board per orbit of the board's symmetries
     (:mod:`~epcg.games.fling.domain.symmetry`), filled for the next layer. ``kernel``:
-    as in :func:`~epcg.games.fling.domain.layers.solve_words`.
+    as in :func:`~epcg.games.fling.domain.layers.solve_words`. ``slice_rows``: a layer
+    task reads only the slices of the previous layer its moves reach, slices keyed by
+    the first ``slice_rows`` rows (:mod:`~epcg.games.fling.domain.slices`); 0: all of it.
 
     >>> s = fling_space(3, 1, 3)
     >>> [s.layer_size(k) for k in (1, 2, 3)], s.bits, s.reduced, fling_space(3, 1, 3, True).reduced
@@ -100,6 +107,7 @@ def fling_space(width: int, height: int, max_pieces: int, symmetric: bool = Fals
     """
 
     last: list = [None, None]  # the unique words last indexed here (a weak reference) and their index
+    slicing = Slicing(width, height, slice_rows) if slice_rows else None
 
     def indexed(layer: Words) -> Words:
         """``layer`` with its unique bits as an index: as given by the job's loader, or indexed once here for
@@ -113,12 +121,22 @@ def fling_space(width: int, height: int, max_pieces: int, symmetric: bool = Fals
             unique = index
         return solvable, unique
 
-    def solve(k: int, previous: Words, start: int, stop: int) -> Words:
-        return kernels.solve_words(width, height, k, *indexed(previous), start, stop, kernel=kernel)
+    def previous_layer(k: int, previous: Words | Held) -> dict[str, Any]:
+        """The kernels' arguments for the layer before ``k``: all of it, or the slices a task holds."""
+        if isinstance(previous, Held):
+            assert slicing is not None
+            solvable, unique = indexed(previous.words)
+            return {"prev_solvable": solvable, "prev_unique": unique, "where": slicing.where(k - 1, previous.spans)}
+        solvable, unique = indexed(previous)
+        return {"prev_solvable": solvable, "prev_unique": unique}
 
-    def solve_reduced(k: int, previous: Words, start: int, stop: int) -> tuple[Words, tuple[int, int]]:
-        s, u, solvable, unique = symmetry.solve_words_symmetric(width, height, k, *indexed(previous), start, stop,
-                                                                kernel=kernel)
+    def solve(k: int, previous: Words | Held, start: int, stop: int) -> Words:
+        return kernels.solve_words(width, height, k, word_start=start, word_stop=stop, kernel=kernel,
+                                   **previous_layer(k, previous))
+
+    def solve_reduced(k: int, previous: Words | Held, start: int, stop: int) -> tuple[Words, tuple[int, int]]:
+        s, u, solvable, unique = symmetry.solve_words_symmetric(width, height, k, word_start=start, word_stop=stop,
+                                                                kernel=kernel, **previous_layer(k, previous))
         return (s, u), (solvable, unique)
 
     def expand(k: int, orbits: Words, start: int, stop: int) -> Words:
@@ -152,6 +170,8 @@ def fling_space(width: int, height: int, max_pieces: int, symmetric: bool = Fals
         solve_partial=solve_partial,
         merge_partial=kernels.merge_parts,
         finish_partial=finish_partial,
+        reads=slicing.reads if slicing is not None else None,
+        read_groups=slicing.groups if slicing is not None else None,
     )
 
 
@@ -191,6 +211,10 @@ class Config(JobConfig, Keeps):
     shared_previous: bool = False
     """Workers map one read-only copy per machine of the ``solvable`` bits of the layer their tasks read (a raw file
     under the run directory's ``shared/``, so the page cache holds it once) instead of each loading its own."""
+    slice_rows: int = pydantic.Field(0, ge=0, le=3)
+    """A layer task reads only the slices of the previous layer that its boards' moves reach, a slice being the boards
+    that agree on their first ``slice_rows`` rows (:mod:`~epcg.games.fling.domain.slices`); tasks of neighbouring
+    slices share one read and one worker. 0: every task's worker holds the whole previous layer."""
     partitions: int | None = pydantic.Field(None, ge=1, le=1 << 16)
     """A layer (or fill) task reads the layer it needs in this many parts, one at a time, so it holds 1/partitions
     of it (every task reads all of it, and ranks every successor once per part). Unset: ``epcg run`` and ``epcg
@@ -210,6 +234,16 @@ class Config(JobConfig, Keeps):
         if self.kernel != "auto" and max(self.width, self.height) > LINE_TABLE_MAX:
             raise ValueError(f"kernel={self.kernel!r} needs rows and columns of at most {LINE_TABLE_MAX} cells, "
                              f"got {self.width}x{self.height} (use kernel='auto')")
+        if self.slice_rows:
+            if self.shared_previous:
+                raise ValueError("slice_rows and shared_previous exclude each other: a machine shares a whole layer, "
+                                 "a sliced task reads only part of it")
+            if max(self.width, self.height) > LINE_TABLE_MAX or self.kernel == "fast":
+                raise ValueError(f"slice_rows needs the block kernel (kernel='auto' or 'block', rows and columns of at "
+                                 f"most {LINE_TABLE_MAX} cells), got kernel={self.kernel!r} on {self.width}x{self.height}")
+            if not self.slice_rows < self.height or self.slice_rows * self.width > MAX_LEAD_CELLS:
+                raise ValueError(f"slice_rows must leave a row unkeyed and key at most {MAX_LEAD_CELLS} cells, got "
+                                 f"{self.slice_rows} rows of {self.width} on a {self.width}x{self.height} board")
         if self.max_pieces > cells:
             raise ValueError(f"max_pieces must be 1..{cells} on a {self.width}x{self.height} board, got {self.max_pieces}")
         if binomial(cells, self.max_pieces) > MAX_BOARDS:
@@ -239,7 +273,7 @@ class Config(JobConfig, Keeps):
 
     @property
     def space(self) -> RetrogradeSpace:
-        return fling_space(self.width, self.height, self.max_pieces, self.symmetry, self.kernel)
+        return fling_space(self.width, self.height, self.max_pieces, self.symmetry, self.kernel, self.slice_rows)
 
 
 EVALUATE = fling_evaluate.EVALUATE
@@ -358,6 +392,22 @@ def held_bytes(config: Config, k: int) -> int:
     return 8 * words + sparse.index_bytes(words, min(64 * words, -(-round(boards * UNIQUE_FRACTION) // parts)))
 
 
+def sliced_reads(config: Config, k: int) -> tuple[int, int, int]:
+    """A sliced layer stage ``k``'s reads of layer ``k - 1``: words of its largest read group, words of all its groups
+    (each read once, if its tasks run on one worker), and how many groups."""
+    space = config.space
+    assert space.reads is not None and space.read_groups is not None
+    bounds = space.read_groups(k)
+    sizes = [span_words(space.reads(k, int(a), int(b))) for a, b in zip(bounds[:-1], bounds[1:])]
+    return max(sizes), sum(sizes), len(sizes)
+
+
+def group_bytes(config: Config, k: int, words: int) -> int:
+    """Bytes a process holds of ``words`` words of layer ``k``: ``solvable``'s and ``unique``'s index."""
+    boards = min(64 * words, kernels.layer_size(config.width, config.height, k))
+    return 8 * words + sparse.index_bytes(words, -(-round(boards * UNIQUE_FRACTION)))
+
+
 def shared_bytes(config: Config, k: int) -> int:
     """Of :func:`held_bytes`, what one machine holds once for all its workers: ``solvable``'s words (of one part)
     with ``shared_previous`` (a mapped file), else nothing."""
@@ -374,17 +424,27 @@ def estimate(config: Config) -> dict:
         words = config.words(k)
         chunk = min(config.chunk_words, words)
         tasks = -(-words // chunk)
-        previous = held_bytes(config, k - 1) if k > 1 else 0
-        before = config.words(k - 1) if k > 1 else 0
-        out[layer_name(k)] = StageCost(
-            bytes_written=2 * 8 * words,
-            disk_bytes=round(8 * words * sum(COMPRESSED)),
-            peak_memory=previous + 4 * 8 * chunk, shared_memory=shared_bytes(config, k - 1) if k > 1 else 0,
-            cpu_seconds=kernels.layer_size(config.width, config.height, k) * per_board * parts_cost(config, k - 1)
-            + tasks * reread_seconds(config, k - 1),
-            read_bytes=round(8 * before * sum(COMPRESSED)), read_objects=2 * -(-before // config.chunk_words),
-            read_per_task=k > 1 and config.parts_for(k - 1) > 1, objects_per_task=2,
-        )
+        boards = kernels.layer_size(config.width, config.height, k)
+        if config.slice_rows and k > 1:
+            largest, total, groups = sliced_reads(config, k)
+            out[layer_name(k)] = StageCost(
+                bytes_written=2 * 8 * words, disk_bytes=round(8 * words * sum(COMPRESSED)),
+                peak_memory=PREVIOUS.capacity * group_bytes(config, k - 1, largest) + 4 * 8 * chunk
+                + Slicing(config.width, config.height, config.slice_rows).table_bytes,
+                cpu_seconds=boards * per_board + sum(8 * total / rate for rate in READ_PER_SECOND),
+                read_bytes=round(8 * total * sum(COMPRESSED)), read_whole=True,
+                read_objects=2 * (-(-total // config.chunk_words) + groups), objects_per_task=2)
+        else:
+            previous = held_bytes(config, k - 1) if k > 1 else 0
+            before = config.words(k - 1) if k > 1 else 0
+            out[layer_name(k)] = StageCost(
+                bytes_written=2 * 8 * words,
+                disk_bytes=round(8 * words * sum(COMPRESSED)),
+                peak_memory=previous + 4 * 8 * chunk, shared_memory=shared_bytes(config, k - 1) if k > 1 else 0,
+                cpu_seconds=boards * per_board * parts_cost(config, k - 1) + tasks * reread_seconds(config, k - 1),
+                read_bytes=round(8 * before * sum(COMPRESSED)), read_objects=2 * -(-before // config.chunk_words),
+                read_per_task=k > 1 and config.parts_for(k - 1) > 1, objects_per_task=2,
+            )
         if config.symmetry and 1 < k < config.max_pieces:
             out[fill_name(k)] = StageCost(bytes_written=2 * 8 * words, disk_bytes=round(8 * words * sum(COMPRESSED)),
                                           peak_memory=held_bytes(config, k) + 4 * 8 * chunk,
@@ -490,9 +550,10 @@ def _drop_shared_before(directory: Path, name: str) -> None:
             old.unlink(missing_ok=True)
 
 
-def _map_shared(run: RunDir, names: tuple[str, ...], span: tuple[int, int] | None = None) -> Words:
-    """The arrays of a finished layer (or words ``[a, b)`` of them) as read-only maps of one raw file each,
-    written once per machine (the driver's loader with ``shared_previous``)."""
+def _map_shared(run: RunDir, names: tuple[str, ...], spans: Spans | None = None) -> Words:
+    """The arrays of a finished layer (or the words of one span of them) as read-only maps of one raw file each,
+    written once per machine (the driver's loader with ``shared_previous``; slices exclude it, parts give one
+    span)."""
     directory = run.scratch(SHARED) / run.cache_key.replace("/", "-")  # a machine's copy of this session's layers
     directory.mkdir(parents=True, exist_ok=True)
     maps = []
@@ -506,7 +567,7 @@ def _map_shared(run: RunDir, names: tuple[str, ...], span: tuple[int, int] | Non
                 run.read_array(name).tofile(partial)
                 os.replace(partial, path)
         words = np.memmap(path, dtype=np.uint64, mode="r")
-        maps.append(words if span is None else words[span[0]:span[1]])
+        maps.append(words if spans is None else words[spans[0][0]:spans[0][1]])
     return tuple(maps)
 
 
@@ -514,26 +575,28 @@ LOAD_WORDS = 1 << 22
 """Words of ``unique`` read at a time while its index is built (32 MiB raw)."""
 
 
-def read_unique(run: RunDir, name: str, span: tuple[int, int] | None = None) -> BitIndex:
-    """The ``unique`` array ``name`` (or its words ``[a, b)``) as a :class:`~epcg.games.fling.domain.sparse.BitIndex`,
-    read a few chunks at a time, so the process never holds its dense words (few boards are unique)."""
+def read_unique(run: RunDir, name: str, spans: Spans | None = None) -> BitIndex:
+    """The ``unique`` array ``name`` (or the words of ``spans``, one after another) as a
+    :class:`~epcg.games.fling.domain.sparse.BitIndex`, read a few chunks at a time, so the process never holds its
+    dense words (few boards are unique)."""
     array = run.group[name]
-    a, b = span if span is not None else (0, array.shape[0])
+    spans = spans if spans is not None else ((0, array.shape[0]),)
     step = max(LOAD_WORDS // array.chunks[0], 1) * array.chunks[0]
-    builder = IndexBuilder(b - a)
-    bounds = [a, *range(a - a % step + step, b, step), b]  # whole chunks, but for the span's ends
-    for lo, hi in zip(bounds, bounds[1:]):
-        builder.add(np.asarray(array[lo:hi]))
+    builder = IndexBuilder(span_words(spans))
+    for a, b in spans:
+        bounds = [a, *range(a - a % step + step, b, step), b]  # whole chunks, but for the span's ends
+        for lo, hi in zip(bounds, bounds[1:]):
+            builder.add(np.asarray(array[lo:hi]))
     return builder.finish()
 
 
 def load_layer(config: Config) -> retrograde.Loader:
     """The loader of a layer a task reads (``solvable``, ``unique``): ``solvable`` as dense words (a map of one copy
     per machine with ``shared_previous``), ``unique`` as the index the kernels look it up in."""
-    def load(run: RunDir, names: tuple[str, ...], span: tuple[int, int] | None) -> Words:
+    def load(run: RunDir, names: tuple[str, ...], spans: Spans | None) -> Words:
         solvable, unique = names
-        (words,) = (_map_shared if config.shared_previous else retrograde.read_layer)(run, (solvable,), span)
-        return words, read_unique(run, unique, span)
+        (words,) = (_map_shared if config.shared_previous else retrograde.read_layer)(run, (solvable,), spans)
+        return words, read_unique(run, unique, spans)
 
     return load
 
@@ -542,8 +605,8 @@ def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
     if fling_evaluate.owns(task.stage):
         return fling_evaluate.run_task(config, task, run, lambda k: _layer_arrays(config, k))
     k, fill = parse_stage(task.stage)
-    return retrograde.solve_task(config.space, task, run, partitions=config.parts_for(k if fill else k - 1),
-                                 load=load_layer(config))
+    parts = 1 if config.slice_rows and not fill else config.parts_for(k if fill else k - 1)
+    return retrograde.solve_task(config.space, task, run, partitions=parts, load=load_layer(config))
 
 
 def _best_puzzles(config: Config, records: list[dict]) -> list[dict[str, Any]]:

@@ -67,11 +67,12 @@ from epcg.combinatorics.bits import ctz, msb, popcount
 from epcg.games.fling.domain.moves import LINE_TABLE_MAX, _fling, line_table
 from epcg.games.fling.domain.sparse import BitIndex, _index_bit, as_index
 
-__all__ = ["check_previous", "choose_kernel", "finish_parts", "first_layer", "layer_size", "layer_words", "merge_parts",
+__all__ = ["check_misses", "check_previous", "choose_kernel", "finish_parts", "first_layer", "layer_size", "layer_words", "merge_parts",
            "solve_words"]
 
 _ONE = np.uint64(1)
 _BYTE = np.uint64(255)
+_ABSENT = np.iinfo(np.int64).min
 
 
 # --------------------------------------------------------------------------- sizes
@@ -343,6 +344,42 @@ def _window(words, start, length, part):
     return x & (~np.uint64(0) >> np.uint64(64 - length))
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _bit_in_slices(words, where, child, r, counts):
+    """Bit of rank ``r`` (the board ``child``) of a layer held as slices (``where``, see ``_solve_blocks``), and
+    where it lies in ``words``; a slice not held reads 0 and adds 1 to ``counts[2]``."""
+    off = where[child & np.uint64(where.shape[0] - 1)]
+    inside = off != _ABSENT
+    q = r + off if inside else 0
+    counts[2] += 1 - np.int64(inside)
+    return np.int64(inside) & np.int64((words[q >> 6] >> np.uint64(q & 63)) & _ONE), q
+
+
+@njit(cache=True, nogil=True)
+def _window_sliced(words, where, child, r, m, length, mask, located, counts):
+    """``_window`` of the results ``Q + {c}`` (``c > m``; ``child`` is ``Q + {m + 1}``, of rank ``r``) of a layer
+    held as slices, for the boards of ``mask``; returns the bits and where bit 0 lies in ``words``. When ``m + 1``
+    is a cell the slices are keyed by, the results lie in several slices: each is looked up alone, the bits' places
+    go to ``located`` and the place returned is -1."""
+    lead = np.uint64(where.shape[0] - 1)
+    if (_ONE << np.uint64(m + 1)) > lead:  # every result has Q's pattern
+        off = where[child & lead]
+        if off == _ABSENT:
+            counts[2] += mask != 0
+            return np.uint64(0), np.int64(0)
+        return _window(words, r + off, length, None) & mask, r + off
+    moved = child ^ (_ONE << np.uint64(m + 1))
+    hit = np.uint64(0)
+    x = mask
+    while x:
+        j = ctz(x)
+        x &= x - _ONE
+        ok, q = _bit_in_slices(words, where, moved | (_ONE << np.uint64(m + 1 + j)), r + j, counts)
+        located[j] = q
+        hit |= np.uint64(ok) << np.uint64(j)
+    return hit, np.int64(-1)
+
+
 @njit(cache=True, nogil=True)
 def _canonical_in_block(prefix, m, valid, images, maps, fixed):
     """The boards ``prefix + {m + 1 + j}`` of ``valid`` that are canonical (the lowest lex rank of their
@@ -371,7 +408,7 @@ def _canonical_in_block(prefix, m, valid, images, maps, fixed):
 @njit(cache=True, nogil=True)
 def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                   row_start, row_result, row_frm, row_step, col_start, col_result, col_frm, col_step,
-                  rank_t, cell_t, scatter, part, maps, counts):
+                  rank_t, cell_t, scatter, part, where, maps, counts):
     """``_solve_fast``'s contract, a block at a time: the boards that share their lowest ``k - 1`` pieces.
 
     In lex order the boards ``P + {c}`` with prefix ``P`` (``k - 1`` pieces,
@@ -389,7 +426,10 @@ def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
     each board's first solvable result (``firsts``); ``prev_u`` is read once
     per board left with exactly one, at the end of its block (few boards are
     unique, so it is an index, not a bit per board). ``part`` as in
-    ``_solve_fast``.
+    ``_solve_fast``. ``where`` is None, or (``part`` None) ``prev_s`` holds
+    some slices of layer ``k - 1`` and ``where`` where each begins
+    (:class:`~epcg.games.fling.domain.slices.SlicedLayer`): a result in a slice
+    not held adds 1 to ``counts[2]`` and reads 0.
 
     ``maps`` None: every board. Otherwise the symmetries (``symmetry.symmetry_maps``):
     only canonical boards get bits, each adding its orbit size to ``counts[0]``
@@ -411,6 +451,7 @@ def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
     diffs = np.empty(4 * k, dtype=np.uint64)
     lines = np.empty(4 * k, dtype=np.uint64)  # cells of a move's line if it moves towards higher cells
     firsts = np.empty(64, dtype=np.int64)  # board j's first solvable result (relative to prev_s's word 0)
+    located = np.empty(64, dtype=np.int64)  # a window's results looked up one by one (slices): where each was
     column_cells = scatter[col_mask]
     board = _unrank_lex_bb(r0, n, k)
     top = msb(board)
@@ -463,14 +504,19 @@ def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                     mv += 1
             for i in range(mv):
                 cr = _rank_near(anchor ^ diffs[i], diffs[i], base, total_hi, p_hi, lo, above, rank_t)
-                hit = _window(prev_s, cr, length, part) & valid & ~(lines[i] >> np.uint64(m + 1))
-                new = hit & ~ones
-                if new:
+                mask = valid & ~(lines[i] >> np.uint64(m + 1))
+                one_by_one = False
+                if where is None:
+                    hit = _window(prev_s, cr, length, part) & mask
                     at = cr if part is None else cr - (part << 6)
-                    while new:
-                        j = ctz(new)
-                        firsts[j] = at + j
-                        new &= new - _ONE
+                else:
+                    hit, at = _window_sliced(prev_s, where, anchor ^ diffs[i], cr, m, length, mask, located, counts)
+                    one_by_one = at < 0
+                new = hit & ~ones
+                while new:
+                    j = ctz(new)
+                    firsts[j] = located[j] if one_by_one else at + j
+                    new &= new - _ONE
                 twos |= ones & hit
                 ones |= hit
                 if twos == valid:
@@ -504,7 +550,9 @@ def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                             diff = scatter[v ^ np.uint64(col_result[i])] << np.uint64(cx)
                         child = here ^ diff
                         cr = _rank_near(child, anchor ^ child, base, total_hi, p_hi, lo, above, rank_t)
-                        if part is None:
+                        if where is not None:
+                            ok, cr = _bit_in_slices(prev_s, where, child, cr, counts)
+                        elif part is None:
                             ok = np.int64((prev_s[cr >> 6] >> np.uint64(cr & 63)) & _ONE)
                         else:
                             ok, cr = _bit_in_part(prev_s, cr, part)
@@ -605,10 +653,16 @@ def _check_words(name: str, words: np.ndarray, expected: int) -> np.ndarray:
 
 
 def check_previous(width: int, height: int, k: int, solvable: np.ndarray, unique: BitIndex | np.ndarray,
-                   part_start: int | None) -> tuple[np.ndarray, np.ndarray]:
-    """The previous layer checked: all of layer ``k - 1``, or one part of it from ``part_start``; ``solvable`` as
-    words, ``unique`` as the array of its :class:`~epcg.games.fling.domain.sparse.BitIndex` (dense words are
-    indexed here)."""
+                   part_start: int | None, where: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The previous layer checked: all of layer ``k - 1``, one part of it from ``part_start``, or (``where``) some
+    of its slices (:class:`~epcg.games.fling.domain.slices.SlicedLayer`); ``solvable`` as words, ``unique`` as the
+    array of its :class:`~epcg.games.fling.domain.sparse.BitIndex` (dense words are indexed here)."""
+    if where is not None:
+        lead = np.shape(where)[0] if np.ndim(where) == 1 else 0
+        if part_start is not None or np.asarray(where).dtype != np.int64 or lead < 2 or lead & (lead - 1):
+            raise ValueError("where must be an int64 table of 2^T slice offsets, without part_start")
+        words = np.shape(solvable)[0] if np.ndim(solvable) == 1 else 0
+        return _check_words("prev_solvable", solvable, words), as_index("prev_unique", unique, words)
     total = layer_words(width, height, k - 1)
     if part_start is None:
         return _check_words("prev_solvable", solvable, total), as_index("prev_unique", unique, total)
@@ -645,6 +699,7 @@ def solve_words(
     *,
     kernel: str = "auto",
     part_start: int | None = None,
+    where: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Words ``[word_start, word_stop)`` of layer ``k`` (``solvable``, ``unique``).
 
@@ -662,6 +717,11 @@ def solve_words(
     (``"block"`` when every line is at most ``LINE_TABLE_MAX`` cells, else
     ``"plain"``), ``"block"``, ``"fast"`` (one board at a time, the baseline)
     or ``"plain"`` (the cell-walking kernel, for checks).
+
+    With ``where`` (block kernel only), ``prev_*`` hold only the slices of
+    layer ``k - 1`` that these words' moves reach, laid out as a
+    :class:`~epcg.games.fling.domain.slices.SlicedLayer` says; a move to a
+    slice not held raises ``LookupError``.
     """
     n = _check_board(width, height)
     if not isinstance(k, int) or not 2 <= k <= n:
@@ -669,8 +729,11 @@ def solve_words(
     total = layer_words(width, height, k)
     if not (isinstance(word_start, int) and isinstance(word_stop, int)) or not 0 <= word_start <= word_stop <= total:
         raise ValueError(f"word range [{word_start!r}, {word_stop!r}) not within [0, {total}]")
-    prev_solvable, prev_unique = check_previous(width, height, k, prev_solvable, prev_unique, part_start)
+    prev_solvable, prev_unique = check_previous(width, height, k, prev_solvable, prev_unique, part_start, where)
     kernel = choose_kernel(kernel, width, height)
+    if where is not None and kernel != "block":
+        raise ValueError(f"slices are read by the block kernel only, got kernel={kernel!r}")
+    counts = np.zeros(3, dtype=np.int64)
     out_s = np.zeros(word_stop - word_start, dtype=np.uint64)
     out_u = np.zeros(word_stop - word_start, dtype=np.uint64)
     r0 = 64 * word_start
@@ -682,17 +745,25 @@ def solve_words(
             if kernel == "block":
                 _solve_blocks(width, height, k, r0, r1, prev_solvable, prev_unique, out_s, out_u, word_start,
                               rows.start, rows.result, rows.frm, rows.step, cols.start, cols.result, cols.frm,
-                              cols.step, _rank_table(n, k - 1), cell_t, scatter, part_start, None,
-                              np.zeros(2, dtype=np.int64))
+                              cols.step, _rank_table(n, k - 1), cell_t, scatter, part_start, where, None,
+                              counts)
             else:
                 _solve_fast(width, height, k, r0, r1, prev_solvable, prev_unique, out_s, out_u, word_start,
                             rows.start, rows.result, cols.start, cols.result,
                             _rank_table(n, k - 1), cell_t, scatter, part_start)
         else:
             _solve_plain(width, height, k, r0, r1, prev_solvable, prev_unique, out_s, out_u, word_start, part_start)
+    check_misses(k, counts)
     if k == 2 and part_start is None:
         out_u[:] = out_s
     return out_s, out_u
+
+
+def check_misses(k: int, counts: np.ndarray) -> None:
+    """``LookupError`` if the block kernel met moves to slices of layer ``k - 1`` not held (``counts[2]``)."""
+    if counts[2]:
+        raise LookupError(f"{int(counts[2]):,} moves from layer {k} reached slices of layer {k - 1} that were not "
+                          f"read: the slices' neighbours are wrong")
 
 
 def merge_parts(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]

@@ -56,6 +56,7 @@ from epcg.games.fling.domain.layers import (
     _rank_near,
     _rank_table,
     _solve_blocks,
+    check_misses,
     check_previous,
     choose_kernel,
     layer_size,
@@ -500,6 +501,7 @@ def solve_words_symmetric(
     *,
     kernel: str = "auto",
     part_start: int | None = None,
+    where: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int, int]:
     """Words ``[word_start, word_stop)`` of symmetric layer ``k`` and the boards they represent.
 
@@ -516,11 +518,13 @@ def solve_words_symmetric(
     total = layer_words(width, height, k)
     if not (isinstance(word_start, int) and isinstance(word_stop, int)) or not 0 <= word_start <= word_stop <= total:
         raise ValueError(f"word range [{word_start!r}, {word_stop!r}) not within [0, {total}]")
-    prev_solvable, prev_unique = check_previous(width, height, k, prev_solvable, prev_unique, part_start)
+    prev_solvable, prev_unique = check_previous(width, height, k, prev_solvable, prev_unique, part_start, where)
     kernel = choose_kernel(kernel, width, height)
+    if where is not None and kernel != "block":
+        raise ValueError(f"slices are read by the block kernel only, got kernel={kernel!r}")
     out_s = np.zeros(word_stop - word_start, dtype=np.uint64)
     out_u = np.zeros(word_stop - word_start, dtype=np.uint64)
-    counts = np.zeros(2, dtype=np.int64)
+    counts = np.zeros(3, dtype=np.int64)
     maps = symmetry_maps(width, height)
     r0 = 64 * word_start
     r1 = min(64 * word_stop, layer_size(width, height, k))
@@ -530,7 +534,7 @@ def solve_words_symmetric(
             cell_t, scatter = _column_tables(width, height)
             _solve_blocks(width, height, k, r0, r1, prev_solvable, prev_unique, out_s, out_u, word_start,
                           rows.start, rows.result, rows.frm, rows.step, cols.start, cols.result, cols.frm,
-                          cols.step, _rank_table(n, k - 1), cell_t, scatter, part_start, maps, counts)
+                          cols.step, _rank_table(n, k - 1), cell_t, scatter, part_start, where, maps, counts)
         elif kernel == "fast":
             rows, cols = line_table(width), line_table(height)
             cell_t, scatter = _column_tables(width, height)
@@ -540,6 +544,7 @@ def solve_words_symmetric(
         else:
             _solve_sym_plain(width, height, k, r0, r1, prev_solvable, prev_unique, out_s, out_u, word_start,
                              maps, counts, part_start)
+    check_misses(k, counts)
     if part_start is not None:
         counts[:] = 0
     return out_s, out_u, int(counts[0]), int(counts[1])
