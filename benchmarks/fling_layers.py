@@ -8,7 +8,9 @@ layer for the next one), then optionally ``:fast`` or ``:block`` (the job's
 ``kernel``; default ``auto``, the block kernel) and ``+shared`` (one mapped
 copy of the previous layer per machine, ``shared_previous = true``) or
 ``+threads`` (one worker process with a thread per worker asked for: one
-private copy per machine, the kernels release the GIL). The
+private copy per machine, the kernels release the GIL) or ``+slicesN``
+(``slice_rows = N``: each layer task reads only the slices of the layer
+before that its moves reach, read group by read group). The
 default compares ``unreduced:fast``, the code before the block kernel and the
 baseline, with ``symmetric``, the default job.
 
@@ -62,17 +64,19 @@ def worker_figures() -> tuple[float, float, float]:
 def run_once(max_pieces: int, chunk_words: int, workers: int, path: str) -> tuple[dict, list[tuple[float, ...]]]:
     """Results of one whole job and each worker's :func:`worker_figures`; the run directory is removed.
 
-    ``path``: ``unreduced`` or ``symmetric``, then ``:kernel`` and ``+shared`` or ``+threads`` (the module
-    docstring)."""
+    ``path``: ``unreduced`` or ``symmetric``, then ``:kernel`` and ``+shared``, ``+threads`` or ``+slicesN`` (the
+    module docstring)."""
     mode, _, machine = path.partition("+")
     mode, _, kernel = mode.partition(":")
     shared = machine == "shared"
+    slices = int(machine.removeprefix("slices")) if machine.startswith("slices") else 0
     spec = LocalSpec(workers=1, threads_per_worker=workers, dashboard_address=None) if machine == "threads" else \
         LocalSpec(workers=workers, dashboard_address=None)
     job = load_job(JOBS / "fling.toml", [f"max_pieces={max_pieces}", f"chunk_words={chunk_words}", "top_puzzles=0",
                                          "distributions=false", f"kernel={kernel or 'auto'!r}",
                                          f"symmetry={'true' if mode == 'symmetric' else 'false'}",
-                                         f"shared_previous={'true' if shared else 'false'}"])
+                                         f"shared_previous={'true' if shared else 'false'}",
+                                         f"slice_rows={slices}"])
     tmp = Path(tempfile.mkdtemp(prefix="fling-bench-"))
     try:
         with connect(spec) as client:
@@ -91,8 +95,8 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2", help="comma-separated worker counts (threads of one worker "
                         "process for a +threads path)")
     parser.add_argument("--paths", default="unreduced:fast,symmetric",
-                        help="comma-separated: unreduced or symmetric, each optionally :fast or :block, then +shared "
-                             "or +threads; "
+                        help="comma-separated: unreduced or symmetric, each optionally :fast or :block, then +shared, "
+                             "+threads or +slicesN; "
                              "ratios are against the first")
     parser.add_argument("--chunk-words", type=int, default=1 << 18)
     args = parser.parse_args()

@@ -42,6 +42,10 @@ store and ranks every successor (a fill task every board's canonical image) once
 part (:mod:`epcg.search.retrograde`, solving in parts). When a job leaves
 ``partitions`` unset, ``epcg run`` and ``epcg plan`` choose it
 (``SPLIT_FOR_MEMORY``) so that each stage fits the workers' memory.
+With ``slice_rows = R`` a layer task reads only the slices of the layer
+before that its boards' moves reach (:mod:`~epcg.games.fling.domain.slices`),
+read group by read group, so it holds a bounded share of that layer however
+many boards it solves; fills still read the orbit layer whole or in parts.
 """
 
 from __future__ import annotations
@@ -468,8 +472,26 @@ SUGGESTED_SAMPLE = 1 << 32
 """The ``ratio_sample`` whose cost ``epcg plan`` compares with the exact evaluation."""
 
 
+def slice_notes(config: Config) -> list[str]:
+    """What the slices of a sliced job hold and read, for ``epcg plan``: the deepest layer's largest read group
+    against the whole layer before it, and the bytes every layer stage reads from the store per board it solves."""
+    from epcg.runtime.estimate import size
+
+    if not config.slice_rows or config.max_pieces < 2:
+        return []
+    k = config.max_pieces
+    largest, _, groups = sliced_reads(config, k)
+    read = sum(sliced_reads(config, j)[1] for j in range(2, k + 1))
+    boards = sum(kernels.layer_size(config.width, config.height, j) for j in range(2, k + 1))
+    return [f"slices keyed by the first {config.slice_rows} row{'s' if config.slice_rows > 1 else ''}: layer {k} in "
+            f"{len(Slicing(config.width, config.height, config.slice_rows).keys(k)):,} slices and {groups:,} read "
+            f"groups, the largest reading {size(group_bytes(config, k - 1, largest))} of layer {k - 1} (all of it: "
+            f"{size(group_bytes(config, k - 1, config.words(k - 1)))}); the layer stages read "
+            f"{2 * 8 * read / boards:.2f} bytes per board solved ({size(2 * 8 * read)} raw)"]
+
+
 def plan_notes(config: Config) -> list[str]:
-    """What the expert evaluation costs exact and with a sample, for ``epcg plan``.
+    """What the slices hold and read, what the expert evaluation costs exact and with a sample, for ``epcg plan``.
 
     Compute is the estimate's (per board of a layer, measured at 8 pieces; deeper layers cost less per board, as
     their unique boards thin out faster than their trees grow, so deep exact figures are upper bounds).
@@ -477,7 +499,7 @@ def plan_notes(config: Config) -> list[str]:
     from epcg.runtime.estimate import duration
 
     if not (config.top_puzzles or config.distributions):
-        return []
+        return slice_notes(config)
 
     def cost(c: Config) -> float:
         names = {s.name for s in fling_evaluate.stages(c) if s.name == EVALUATE or s.name.startswith("r")}
@@ -487,6 +509,12 @@ def plan_notes(config: Config) -> list[str]:
     sample = config.model_copy(update={"ratio_sample": config.ratio_sample or SUGGESTED_SAMPLE})
     whole, part = cost(exact), cost(sample)
     sampled = [k for k in range(2, config.max_pieces + 1) if fling_evaluate.fraction(sample, k) < 1]
+    return slice_notes(config) + _evaluation_notes(config, whole, part, sampled, sample)
+
+
+def _evaluation_notes(config: Config, whole: float, part: float, sampled: list[int], sample: Config) -> list[str]:
+    from epcg.runtime.estimate import duration
+
     if config.ratio_sample is None:
         head = f"expert evaluation: exact, every uniquely solvable board, about {duration(whole)} of compute"
         if not sampled:
