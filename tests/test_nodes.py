@@ -154,6 +154,34 @@ def test_fling_9_on_three_nodes(cluster: Cluster, tmp_path: Path) -> None:
 
 @needs_nodes
 @pytest.mark.slow
+def test_sliced_fling_across_two_worker_nodes(cluster: Cluster, tmp_path: Path) -> None:
+    """Fling! to 8 pieces with slices (``slice_rows = 2``) across the two worker nodes: the layers of the local
+    whole-layer run, each node reading only part of each layer; the bytes each node read are printed."""
+    ref = reference(tmp_path, str(JOBS / "fling.toml"), ["--set", "max_pieces=8", *FLING], "ref")
+    code, _, err = finish(cluster.epcg("run", str(JOBS / "fling.toml"), "--out", f"{SHARED}/f",
+                                       "--scheduler", cluster.address, "--set", "max_pieces=8", *FLING,
+                                       "--set", "slice_rows=2"), 1800)
+    assert code == 0, err
+    assert finish(ref)[0] == 0
+    keep = ("pieces", "solvable", "unique", "checksum", "full_checksum")
+    rows = [json.loads((d / "results.json").read_text())["rows"] for d in (cluster.shared / "f", tmp_path / "ref")]
+    assert [{k: r.get(k) for k in keep} for r in rows[0]] == [{k: r.get(k) for k in keep} for r in rows[1]]
+    for k in (7, 8):
+        read, held = {}, 0
+        for path in (cluster.shared / "f" / "manifest" / f"k{k:02d}").glob("*.json"):
+            record = json.loads(path.read_text())["record"]
+            host = record["worker"].split("://")[1].rsplit(":", 1)[0]
+            read[host] = read.get(host, 0) + 16 * record["result"]["read_words"]
+            held = max(held, record["result"]["held_words"])
+        whole = -(-rows[1][k - 2]["boards"] // 64)
+        TIMINGS.append(f"layer {k}: bytes of layer {k - 1} each node read "
+                       f"{ {h: f'{b / 2**20:.1f} MiB' for h, b in sorted(read.items())} }, the most a task held "
+                       f"{8 * held / 2**20:.1f} MiB of solvable (all of it: {8 * whole / 2**20:.1f} MiB)")
+        assert set(read) == {n.address for n in cluster.nodes} and 0 < held < whole
+
+
+@needs_nodes
+@pytest.mark.slow
 def test_run_on_s3_server_node_without_shared_mount(tmp_path: Path, monkeypatch) -> None:
     """(a) on S3: moto on its own node; the worker nodes mount nothing and each has only the credentials, its
     /tmp (Fling!'s per-machine copies of a layer live there) and a numba cache of its own there."""
