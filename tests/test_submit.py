@@ -288,6 +288,8 @@ def test_a_killed_detached_driver_is_said_gone_and_the_printed_command_continues
     assert load_results(run) == load_results(reference)
 
 
+@pytest.mark.slow  # 34 s in CI: SIGHUP takes SIGTERM's path (engine.EXIT_STATUS), which
+# tests/test_runtime_faults.py::test_sigterm_then_resume runs by default
 def test_run_treats_sighup_like_sigterm(tmp_path: Path, small_reference: Path) -> None:
     """`epcg run` whose terminal closes: whole chunks kept, the resume command printed, exit status 129."""
     job = SMALL

@@ -201,7 +201,8 @@ def solve_task(space: RetrogradeSpace, task: Task, run: RunDir, load: Loader = r
                                load_spans=lambda spans: load(run, names, spans), on_read=read.append)
     for name, w in zip(written_by(space, task.stage), words):
         run.write_slice(name, task.start, w)
-    return {**summarize(space, words, task.start, counts), "read_words": sum(read), "held_words": max(read, default=0)}
+    return {**summarize(space, words, task.start, counts),
+            "read_words": sum(read), "held_words": max(read, default=0)}
 
 
 def layer_rows(space: RetrogradeSpace, plan: Plan, records: dict[str, dict], last: int,

@@ -73,11 +73,13 @@ from epcg.combinatorics.bits import popcount_words
 
 __all__ = ["Held", "LayerCache", "LayerStage", "Layers", "Line", "RetrogradeSpace", "Spans",
            "Subsets", "fill_name", "is_reduced", "layer_checksum", "layer_name", "layer_plan", "layer_words",
-           "merge_layer", "merge_spans", "parse_stage", "partition_ranges", "retrograde_family",
+           "merge_layer", "parse_stage", "partition_ranges", "retrograde_family",
            "solve_layers", "solve_part", "solve_range", "span_words", "summarize", "word_ranges"]
 
 Words = tuple[np.ndarray, ...]
 """One uint64 word array per bit of the space (in the order of ``RetrogradeSpace.bits``)."""
+Counts = tuple[int, ...]
+"""Per bit of the space, how many states a range's words stand for (its set bits, unless reduced)."""
 Spans = tuple[tuple[int, int], ...]
 """Word ranges ``[a, b)`` of a layer, sorted and disjoint."""
 
@@ -87,8 +89,7 @@ class Held(NamedTuple):
 
     spans: Spans
     words: Words
-Counts = tuple[int, ...]
-"""Per bit of the space, how many states a range's words stand for (its set bits, unless reduced)."""
+
 
 
 @dataclass(frozen=True)
@@ -285,13 +286,14 @@ class LayerCache:
     def get(self, key: Hashable, load: Callable[[], Any], layer: Hashable = None) -> Any:
         layer = key if layer is None else layer
         with self._lock:
-            for i, (held_layer, held_key, value) in enumerate(self._entries):
-                if held_key == key:
-                    self._entries.append(self._entries.pop(i))
-                    return value
+            hit = next((i for i, entry in enumerate(self._entries) if entry[1] == key), None)
+            if hit is not None:
+                self._entries.append(self._entries.pop(hit))
+                return self._entries[-1][2]
             keep = [e for e in self._entries if e[0] == layer and e[0] != e[1]]
             self._entries = keep[len(keep) - self.capacity + 1:] if len(keep) >= self.capacity else keep
-            value = load()  # the entries dropped are freed before loading
+            del keep  # the entries dropped are freed before loading
+            value = load()
             self._entries.append((layer, key, value))
             self.loads += 1
             return value
@@ -306,22 +308,8 @@ PREVIOUS = LayerCache()
 """The previous layer of this process, shared by every retrograde job it runs."""
 
 
-def merge_spans(spans: Iterable[tuple[int, int]]) -> Spans:
-    """Word ranges sorted and merged where they touch or overlap.
-
-    >>> merge_spans([(5, 9), (0, 2), (2, 4), (8, 12)])
-    ((0, 4), (5, 12))
-    """
-    out: list[list[int]] = []
-    for a, b in sorted(spans):
-        if out and a <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], b)
-        else:
-            out.append([a, b])
-    return tuple((a, b) for a, b in out)
-
-
 def span_words(spans: Spans) -> int:
+    """Words the ranges cover."""
     return sum(b - a for a, b in spans)
 
 
