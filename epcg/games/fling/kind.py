@@ -483,11 +483,12 @@ def slice_notes(config: Config) -> list[str]:
     largest, _, groups = sliced_reads(config, k)
     read = sum(sliced_reads(config, j)[1] for j in range(2, k + 1))
     boards = sum(kernels.layer_size(config.width, config.height, j) for j in range(2, k + 1))
-    return [f"slices keyed by the first {config.slice_rows} row{'s' if config.slice_rows > 1 else ''}: layer {k} in "
-            f"{len(Slicing(config.width, config.height, config.slice_rows).keys(k)):,} slices and {groups:,} read "
-            f"groups, the largest reading {size(group_bytes(config, k - 1, largest))} of layer {k - 1} (all of it: "
-            f"{size(group_bytes(config, k - 1, config.words(k - 1)))}); the layer stages read "
-            f"{2 * 8 * read / boards:.2f} bytes per board solved ({size(2 * 8 * read)} raw)"]
+    slices = len(Slicing(config.width, config.height, config.slice_rows).keys(k))
+    return [(f"slices keyed by the first {config.slice_rows} row{'s' if config.slice_rows > 1 else ''}: layer {k} in "
+             f"{slices:,} slices and {groups:,} read groups, the largest reading "
+             f"{size(group_bytes(config, k - 1, largest))} of layer {k - 1} (all of it: "
+             f"{size(group_bytes(config, k - 1, config.words(k - 1)))}); the layer stages read "
+             f"{2 * 8 * read / boards:.2f} bytes per board solved ({size(2 * 8 * read)} raw)")]
 
 
 def plan_notes(config: Config) -> list[str]:
@@ -496,8 +497,6 @@ def plan_notes(config: Config) -> list[str]:
     Compute is the estimate's (per board of a layer, measured at 8 pieces; deeper layers cost less per board, as
     their unique boards thin out faster than their trees grow, so deep exact figures are upper bounds).
     """
-    from epcg.runtime.estimate import duration
-
     if not (config.top_puzzles or config.distributions):
         return slice_notes(config)
 
