@@ -31,7 +31,6 @@ never a wrong answer.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
@@ -185,8 +184,7 @@ def _where(spans, w0, w1, keys, size):
     table = np.full(size, np.iinfo(np.int64).min, dtype=np.int64)
     at = 0
     i = 0
-    order = np.argsort(w0)
-    for p in order:
+    for p in range(keys.shape[0]):  # in rank order, so in word order
         while i < spans.shape[0] and spans[i, 1] <= w0[p]:
             at += spans[i, 1] - spans[i, 0]
             i += 1
@@ -245,9 +243,8 @@ class Slicing:
 
     @cached_property
     def popcounts(self) -> np.ndarray:
-        patterns = np.arange(1 << self.lead, dtype=np.int64)
-        return np.array([bin(i).count("1") for i in range(1 << 8)], dtype=np.int64)[
-            (patterns[:, None] >> np.arange(0, 24, 8)) & 255].sum(axis=1)
+        """Pieces in each pattern."""
+        return np.bitwise_count(np.arange(1 << self.lead, dtype=np.int64)).astype(np.int64)
 
     @lru_cache(maxsize=4)
     def _layer(self, k: int) -> _Layer:
@@ -256,10 +253,6 @@ class Slicing:
     def keys(self, k: int) -> np.ndarray:
         """The patterns of layer ``k``'s slices, in rank order."""
         return self._layer(k).keys
-
-    def starts(self, k: int) -> np.ndarray:
-        """First rank of each slice of :meth:`keys`, and the layer's size after them."""
-        return self._layer(k).starts
 
     def boards(self, k: int, a: int) -> int:
         """Boards in the slice of pattern ``a``."""
@@ -328,6 +321,7 @@ class Slicing:
         return _where(np.array(spans, dtype=np.int64).reshape(-1, 2), layer.w0, layer.w1, layer.keys,
                       1 << self.lead)
 
+
 @dataclass(frozen=True)
 class SlicedLayer:
     """Some slices of a layer, as a task holds them: ``solvable``'s words of each span one after another,
@@ -337,23 +331,9 @@ class SlicedLayer:
     unique: BitIndex
     where: np.ndarray
 
-    @property
-    def nbytes(self) -> int:
-        return int(self.solvable.nbytes + self.unique.nbytes + self.where.nbytes)
-
-    @classmethod
-    def of(cls, slicing: Slicing, k: int, spans: Spans,
-           read: Callable[[Spans], tuple[np.ndarray, BitIndex]]) -> SlicedLayer:
-        """``spans`` of layer ``k``, read by ``read(spans)`` as ``solvable``'s words and ``unique``'s index."""
-        solvable, unique = read(spans)
-        return cls(solvable, unique, slicing.where(k, spans))
-
     @classmethod
     def from_words(cls, slicing: Slicing, k: int, spans: Spans, solvable: np.ndarray,
                    unique: np.ndarray) -> SlicedLayer:
         """``spans`` of layer ``k`` cut from its whole words (tests, checks)."""
-        def read(spans: Spans) -> tuple[np.ndarray, BitIndex]:
-            cut = [np.concatenate([w[a:b] for a, b in spans]) if spans else w[:0] for w in (solvable, unique)]
-            return cut[0], bit_index(cut[1])
-
-        return cls.of(slicing, k, spans, read)
+        cut = [np.concatenate([w[a:b] for a, b in spans]) if spans else w[:0] for w in (solvable, unique)]
+        return cls(cut[0], bit_index(cut[1]), slicing.where(k, spans))
