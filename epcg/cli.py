@@ -8,7 +8,6 @@ running commands share (the engine as the command line builds it, what a run pri
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from pathlib import Path
 
@@ -17,13 +16,13 @@ import click
 from epcg import cli_batch
 from epcg.cli_session import cli_engine, print_outputs, run_session
 from epcg.runtime.errors import (
-    Interrupted,
     InvalidValue,
     OutputFailed,
     StaleTask,
     TaskFailed,
     UserError,
 )
+from epcg.runtime.stopping import caught_signals, exit_status
 
 CONNECT_OPTIONS = [
     click.option("--workers", type=click.IntRange(min=1), help="Local worker processes (default: one per core)."),
@@ -351,21 +350,16 @@ def export(run_dir: str, out: Path | None, limit: int, pictures: str, where: tup
     if len(filters) < len(pairs):
         twice = next(key for i, (key, _) in enumerate(pairs) if key in dict(pairs[:i]))
         raise UserError(f"--where {twice} is given twice: a filter takes one value (run export once per value)")
-    def on_term(signum, _frame):
-        raise Interrupted()
-
-    previous = signal.signal(signal.SIGTERM, on_term)  # the staging directory is removed, the previous export kept
     try:
-        opened = epcg.open(run_dir)
-        done = write(opened, out or opened.default_export(), limit=limit,
-                     pictures=None if pictures == "none" else pictures, **filters)
+        with caught_signals():  # the staging directory is removed, the previous export kept
+            opened = epcg.open(run_dir)
+            done = write(opened, out or opened.default_export(), limit=limit,
+                         pictures=None if pictures == "none" else pictures, **filters)
     except (TypeError, InvalidValue) as exc:
         raise UserError(f"--where: {exc}") from None
-    except Interrupted:
+    except KeyboardInterrupt as exc:
         click.echo("epcg: export stopped; the previous export (if any) is kept", err=True)
-        sys.exit(143)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+        sys.exit(exit_status(exc))
     click.echo(f"{done.count:,} objects: {done.path}")
     if done.cut:
         click.echo(f"note: the run found more than {limit:,} that match; these are the first {limit:,} "

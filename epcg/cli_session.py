@@ -11,7 +11,8 @@ import sys
 
 import click
 
-from epcg.runtime.engine import Engine, Options, Prepared, Target, exit_status
+from epcg.runtime.engine import Engine, Options, Prepared, Target
+from epcg.runtime.stopping import exit_status
 
 
 def cli_engine() -> Engine:

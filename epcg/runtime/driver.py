@@ -26,6 +26,7 @@ from epcg.runtime import batch
 from epcg.runtime.cluster import JobqueueSpec
 from epcg.runtime.errors import Drain, TaskFailed, UserError
 from epcg.runtime.history import History, decide, load, settle, update
+from epcg.runtime.stopping import handled
 from epcg.runtime.store import RESULTS, RunDir
 
 Chunks = Callable[[Path | str | None], None]
@@ -215,17 +216,15 @@ class Driver:
     def _signals(self) -> Iterator[None]:
         """SIGUSR1 (the batch system's early signal, ``epcg cancel``) and the driver's own timer at
         ``walltime - signal_lead`` drain the allocation; the previous handlers come back at the end."""
-        previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGUSR1, signal.SIGALRM)}
-        if self.drain_at is not None:
-            signal.alarm(max(1, round(self.drain_at - time.time())))
-        try:
-            yield
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            for number, handler in previous.items():
-                signal.signal(number, signal.SIG_DFL if handler is None else handler)
+        with handled({signal.SIGUSR1: self._on_signal, signal.SIGALRM: self._on_signal}):
+            if self.drain_at is not None:
+                signal.alarm(max(1, round(self.drain_at - time.time())))
+            try:
+                yield
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
 
-    def _on_signal(self, signum: int, frame: Any) -> None:
+    def _on_signal(self, signum: int, _frame: Any) -> None:
         if "signal" in self.caught:
             if signum == signal.SIGUSR1:
                 _note(f"SIGUSR1 at {time.strftime('%H:%M:%S')}: already stopping")
@@ -236,11 +235,6 @@ class Driver:
             if signum == signal.SIGUSR1 and self._early(time.time()):
                 return
             self.caught.update(signal=signum, at=time.time())
-            return
-        signum = self.caught.pop("deferred", signum)
-        if _in_finalizer(frame):  # an exception raised there would be swallowed
-            self.caught["deferred"] = signum
-            signal.setitimer(signal.ITIMER_REAL, 0.5)
             return
         now = time.time()
         cancelled = load(self.run).cancel
@@ -269,15 +263,6 @@ class Driver:
 def _note(line: str) -> None:
     """A line to standard error from a signal handler (print is not reentrant)."""
     os.write(2, f"epcg: {line}\n".encode())
-
-
-def _in_finalizer(frame: Any) -> bool:
-    """True if the signal interrupted an object's ``__del__`` (garbage collection), which swallows exceptions."""
-    while frame is not None:
-        if frame.f_code.co_name == "__del__":
-            return True
-        frame = frame.f_back
-    return False
 
 
 def call(args: list[str]) -> None:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -32,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from epcg.runtime.errors import Conflict, Interrupted, OutputFailed, TaskFailed, UserError
+from epcg.runtime.errors import Conflict, OutputFailed, TaskFailed, UserError
 from epcg.runtime.estimate import MAX_TASKS, Limits, check, duration, figures, machine_memory
 from epcg.runtime.execute import Executor, SerialExecutor, execute
 from epcg.runtime.jobs import Job, apply_overrides, parse_override, read_toml, validate
@@ -40,6 +39,7 @@ from epcg.runtime.outdir import created, run_directory
 from epcg.runtime.plan import Plan
 from epcg.runtime.progress import Callback
 from epcg.runtime.registry import job_kind
+from epcg.runtime.stopping import caught_signals
 from epcg.runtime.store import DIGEST_FILE, REDUCE, REDUCED_FILE, RunDir, seal
 from epcg.runtime.tuning import Tuned, fit_memory, plan_job, plan_of
 from epcg.runtime.verification import checkable, open_run, unverified, verify
@@ -524,36 +524,6 @@ def writing_outputs(run: RunDir) -> Iterator[None]:
         raise OutputFailed(f"cannot write {where}: {exc.strerror or exc}; every chunk is done and kept: free space (or "
                            f"fix the permissions), then 'epcg report {run.path}' writes the results and the report"
                            ) from None
-
-
-EXIT_STATUS = {signal.SIGTERM: 143, signal.SIGHUP: 129}
-"""Exit status after a stop by signal (128 + its number, as a shell reports it); Ctrl-C is 130."""
-
-
-@contextlib.contextmanager
-def caught_signals() -> Iterator[None]:
-    """SIGTERM and SIGHUP (the terminal closed) end the run like Ctrl-C: futures cancelled, whole chunks kept.
-    The :class:`Interrupted` raised carries the signal. Only the main thread can catch signals; elsewhere
-    the block runs without."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def on_term(signum: int, _frame: Any) -> None:
-        raise Interrupted(signum)
-
-    previous = {signum: signal.signal(signum, on_term) for signum in EXIT_STATUS}
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-
-
-def exit_status(exc: KeyboardInterrupt) -> int:
-    """The exit status for a run stopped by ``exc`` (Ctrl-C, or :class:`Interrupted` with its signal)."""
-    signum = exc.args[0] if isinstance(exc, Interrupted) and exc.args else None
-    return EXIT_STATUS.get(signum, 130)
 
 
 # ---- where the tasks run ------------------------------------------------------------------------------------------
