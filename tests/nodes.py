@@ -123,10 +123,11 @@ class Node:
         return self.spawn([str(VENV_BIN / "dask"), "scheduler", "--host", self.address, "--port", str(port),
                            "--dashboard-address", f"{self.address}:8787", "--no-show"], "scheduler")
 
-    def workers(self, scheduler: str, n: int = 2, env: dict[str, str] | None = None) -> subprocess.Popen:
+    def workers(self, scheduler: str, n: int = 2, env: dict[str, str] | None = None,
+                memory_limit: str = "2GiB") -> subprocess.Popen:
         """``dask worker`` with ``n`` single-threaded worker processes (and their nanny) on this node."""
         return self.spawn([str(VENV_BIN / "dask"), "worker", scheduler, "--host", self.address, "--nworkers", str(n),
-                           "--nthreads", "1", "--no-dashboard", "--memory-limit", "2GiB",
+                           "--nthreads", "1", "--no-dashboard", "--memory-limit", memory_limit,
                            "--death-timeout", "60"], "workers", env)
 
     def pids(self) -> list[int]:

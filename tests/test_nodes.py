@@ -42,7 +42,8 @@ class Cluster:
     """A scheduler node, worker nodes (two workers each) and a client node on one bridge."""
 
     def __init__(self, tmp: Path, workers: int = 2, shared_workers: bool = True,
-                 worker_env: dict | None = None, s3: bool = False) -> None:
+                 worker_env: dict | None = None, s3: bool = False, per_node: int = 2,
+                 memory_limit: str = "2GiB") -> None:
         self.tmp = tmp
         self.shared = tmp / "shared"
         self.shared.mkdir()
@@ -66,12 +67,13 @@ class Cluster:
                            f"scheduler listening after {time.monotonic() - began:.1f} s")
             self.address = f"tcp://{self.head.address}:8786"
             self.worker_env = {**self.env, **(worker_env or {})}
+            self.per_node, self.memory_limit = per_node, memory_limit
             self.nodes = [self.add(f"worker{i + 1}", shared_workers) for i in range(workers)]
             began = time.monotonic()
-            wait_workers(self.address, {n.address: 2 for n in self.nodes}, 120)
+            wait_workers(self.address, {n.address: per_node for n in self.nodes}, 120)
             TIMINGS.append(f"{workers} worker nodes (namespaces "
                            f"{', '.join(f'{n.ready_seconds:.2f}' for n in self.nodes)} s): all "
-                           f"{2 * workers} workers joined {time.monotonic() - began:.1f} s after the last was started")
+                           f"{per_node * workers} workers joined {time.monotonic() - began:.1f} s after the last was started")
         except BaseException:
             self.net.close()
             raise
@@ -79,7 +81,7 @@ class Cluster:
     def add(self, name: str, shared: bool = True, env: dict | None = None) -> Node:
         node = self.net.node(name, shared)
         node.started = time.monotonic()
-        node.workers(self.address, env={**self.worker_env, **(env or {})})
+        node.workers(self.address, self.per_node, {**self.worker_env, **(env or {})}, self.memory_limit)
         return node
 
     def epcg(self, *args: str, env: dict | None = None) -> subprocess.Popen:
@@ -157,16 +159,48 @@ def test_fling_9_on_three_nodes(cluster: Cluster, tmp_path: Path) -> None:
 def test_sliced_fling_across_two_worker_nodes(cluster: Cluster, tmp_path: Path) -> None:
     """Fling! to 8 pieces with slices (``slice_rows = 2``) across the two worker nodes: the layers of the local
     whole-layer run, each node reading only part of each layer; the bytes each node read are printed."""
-    ref = reference(tmp_path, str(JOBS / "fling.toml"), ["--set", "max_pieces=8", *FLING], "ref")
+    sets = ["--set", "max_pieces=8", *FLING]
+    ref = reference(tmp_path, str(JOBS / "fling.toml"), sets, "ref")
     code, _, err = finish(cluster.epcg("run", str(JOBS / "fling.toml"), "--out", f"{SHARED}/f",
-                                       "--scheduler", cluster.address, "--set", "max_pieces=8", *FLING,
-                                       "--set", "slice_rows=2"), 1800)
+                                       "--scheduler", cluster.address, *sets, "--set", "slice_rows=2"), 1800)
     assert code == 0, err
     assert finish(ref)[0] == 0
+    same_layers_read_in_part(cluster, tmp_path / "ref", (7, 8))
+
+
+@needs_nodes
+@pytest.mark.slow
+def test_sliced_fling_under_a_memory_limit_below_one_layer(tmp_path: Path) -> None:
+    """Fling! to 10 pieces with slices keyed by 3 rows on two worker nodes of one worker each, whose memory limit
+    (900 MiB) is below layer 9's solvable bits alone (903 MiB): the layers of the local whole-layer run, no
+    worker above its limit; the bytes each node read are printed."""
+    limit = 900 * 2**20
+    sets = ["--set", "max_pieces=10", *FLING]
+    ref = reference(tmp_path, str(JOBS / "fling.toml"), sets, "ref")
+    cluster = Cluster(tmp_path, per_node=1, memory_limit=str(limit))
+    try:
+        code, out, err = finish(cluster.epcg("run", str(JOBS / "fling.toml"), "--out", f"{SHARED}/f",
+                                             "--scheduler", cluster.address, *sets, "--set", "slice_rows=3"), 5400)
+        assert code == 0, err
+        assert finish(ref, 5400)[0] == 0
+        rows = same_layers_read_in_part(cluster, tmp_path / "ref", (9, 10))
+        assert 8 * -(-rows[8]["boards"] // 64) > limit
+        rss = max(json.loads(p.read_text())["record"]["max_rss"]
+                  for p in (cluster.shared / "f" / "manifest").rglob("0*.json"))
+        TIMINGS.append(f"the largest resident memory a worker ended a task with: {rss / 2**20:.0f} MiB "
+                       f"(limit {limit / 2**20:.0f} MiB); " + " ".join(l for l in out.splitlines() if "note" in l))
+        assert rss < limit
+    finally:
+        cluster.close()
+
+
+def same_layers_read_in_part(cluster: Cluster, ref: Path, layers: tuple[int, ...]) -> list[dict]:
+    """Assert the run on the shared mount has the layers of ``ref``, and that in each of ``layers`` both worker
+    nodes read part of the previous layer and no task held all of it; the bytes read go to TIMINGS. The rows."""
     keep = ("pieces", "solvable", "unique", "checksum", "full_checksum")
-    rows = [json.loads((d / "results.json").read_text())["rows"] for d in (cluster.shared / "f", tmp_path / "ref")]
+    rows = [json.loads((d / "results.json").read_text())["rows"] for d in (cluster.shared / "f", ref)]
     assert [{k: r.get(k) for k in keep} for r in rows[0]] == [{k: r.get(k) for k in keep} for r in rows[1]]
-    for k in (7, 8):
+    for k in layers:
         read, held = {}, 0
         for path in (cluster.shared / "f" / "manifest" / f"k{k:02d}").glob("*.json"):
             record = json.loads(path.read_text())["record"]
@@ -178,6 +212,7 @@ def test_sliced_fling_across_two_worker_nodes(cluster: Cluster, tmp_path: Path) 
                        f"{ {h: f'{b / 2**20:.1f} MiB' for h, b in sorted(read.items())} }, the most a task held "
                        f"{8 * held / 2**20:.1f} MiB of solvable (all of it: {8 * whole / 2**20:.1f} MiB)")
         assert set(read) == {n.address for n in cluster.nodes} and 0 < held < whole
+    return rows[1]
 
 
 @needs_nodes

@@ -106,6 +106,33 @@ def test_plan_raises_partitions_until_the_workers_memory_holds_every_stage(tmp_p
     assert "using partitions" not in forced.stdout and "run would refuse" in forced.stdout  # the job's own choice is kept
 
 
+def test_a_stage_must_fit_below_the_point_where_dask_pauses_a_worker(tmp_path: Path, monkeypatch) -> None:
+    """A limit at which the worst stage needs 90 % of the memory: Dask would pause the worker at 80 % and never
+    start it again, so the plan splits (run refuses a job that cannot); with pausing turned off it fits whole."""
+    job_file = tmp_path / "job.toml"
+    job_file.write_text('name = "f"\ndomain = "fling"\nwidth = 7\nheight = 8\nmax_pieces = 9\ntop_puzzles = 0\n')
+    whole = epcg("plan", str(job_file), "--workers", "2", "--memory-limit", "64GiB", "--set", "partitions=1")
+    value, unit = next(line for line in whole.stdout.splitlines() if line.startswith("total")).split()[-4:-2]
+    assert unit == "MiB", whole.stdout
+    limit = f"{float(value) / 0.9:.0f}MiB"
+    paused = epcg("plan", str(job_file), "--workers", "2", "--memory-limit", limit)
+    assert "before Dask pauses it" in paused.stdout and "using partitions=2" in paused.stdout, paused.stdout
+    refused = epcg("run", str(job_file), "--set", "partitions=1", "--out", str(tmp_path / "r"),
+                   "--cluster", str(_local_cluster(tmp_path, limit)))
+    assert refused.returncode == 2 and "at which Dask pauses a worker" in refused.stderr, refused.stderr
+    assert not (tmp_path / "r").exists()
+    monkeypatch.setenv("DASK_DISTRIBUTED__WORKER__MEMORY__PAUSE", "False")
+    monkeypatch.setenv("DASK_DISTRIBUTED__WORKER__MEMORY__TERMINATE", "False")
+    unpaused = epcg("plan", str(job_file), "--workers", "2", "--memory-limit", limit)
+    assert "using partitions" not in unpaused.stdout and "run would accept" in unpaused.stdout, unpaused.stdout
+
+
+def _local_cluster(tmp_path: Path, memory_limit: str) -> Path:
+    path = tmp_path / "local.toml"
+    path.write_text(f'kind = "local"\nworkers = 1\nmemory_limit = "{memory_limit}"\n')
+    return path
+
+
 def test_fit_memory_keeps_a_job_that_fits_or_cannot_split(tmp_path: Path) -> None:
     from epcg.runtime.tuning import fit_memory
 
@@ -114,7 +141,7 @@ def test_fit_memory_keeps_a_job_that_fits_or_cannot_split(tmp_path: Path) -> Non
     prepared = plan_job(load_job(job_file))
     assert fit_memory(prepared, 64 << 30, 2) is prepared
     assert fit_memory(prepared, None, 2) is prepared
-    split = fit_memory(prepared, 400 << 20, 2)
+    split = fit_memory(prepared, 500 << 20, 2)  # 400 MiB before Dask pauses a worker
     assert split.job.config.partitions > 1 and split.notes and split.plan.num_tasks == prepared.plan.num_tasks
     witness = tmp_path / "w.toml"
     witness.write_text('name = "w"\ndomain = "witness"\nkind = "must-cross"\nrows = ["3x3:3"]\n')

@@ -272,15 +272,34 @@ def check(figs: Sequence[StageFigures], limits: Limits, force: bool = False) -> 
     known = [f for f in figs if f.peak_memory is not None]
     if known and limits.memory_per_worker:
         worst = max(known, key=lambda f: f.peak_memory)
-        if worst.peak_memory > limits.memory_per_worker:
+        if worst.peak_memory > usable_memory(limits.memory_per_worker):
             raise UserError(
                 f"stage {worst.name} ({worst.label}) needs about {size(worst.peak_memory)} per worker process, "
-                f"more than the workers' memory limit {size(limits.memory_per_worker)}: use workers with more "
-                "memory (fewer processes per node), a smaller job, or --force")
+                f"more than the {size(usable_memory(limits.memory_per_worker))} at which Dask pauses a worker "
+                f"with the memory limit {size(limits.memory_per_worker)}: use workers with more memory (fewer "
+                "processes per node), a smaller job, or --force")
     disk = sum(f.disk_bytes or 0 for f in figs)
     if limits.free_disk is not None and disk > limits.free_disk:
         raise UserError(f"the run needs about {size(disk)} of disk, only {size(limits.free_disk)} is free there: "
                         "free space, choose another --out, or --force")
+
+
+def usable_memory(limit: int) -> int:
+    """What a stage may take of a worker's memory ``limit``: Dask pauses a worker at the fraction
+    ``distributed.worker.memory.pause`` (0.8 by default) and a paused worker starts no task until its memory
+    falls, so a stage estimated above it could wait for ever. The client's Dask configuration stands for the
+    workers'; with pausing turned off, the fraction at which the nanny restarts the worker counts instead.
+
+    >>> usable_memory(1000)
+    800
+    """
+    import dask
+
+    for key, default in (("pause", 0.8), ("terminate", 0.95)):  # distributed's defaults, whether or not imported
+        fraction = dask.config.get(f"distributed.worker.memory.{key}", default)
+        if fraction not in (False, None):
+            return int(limit * float(fraction))
+    return limit
 
 
 def machine_memory() -> int:
@@ -339,8 +358,10 @@ def table(figs: Sequence[StageFigures], limits: Limits) -> str:
                  f"{size(known([f.disk_bytes for f in figs])):>10} {size(max(peaks) if peaks else None):>12} "
                  f"{duration(known([f.wall_seconds for f in figs])):>9}")
     threads = f" x {limits.threads} threads" if limits.threads > 1 else ""
+    usable = f" ({size(usable_memory(limits.memory_per_worker))} before Dask pauses it)" \
+        if limits.memory_per_worker else ""
     lines.append(f"checked against: {limits.workers} workers{threads}, "
-                 f"{size(limits.memory_per_worker)} per worker, "
+                 f"{size(limits.memory_per_worker)} per worker{usable}, "
                  f"{'no disk (object store)' if limits.free_disk is None else size(limits.free_disk) + ' free disk'}, "
                  f"at most {limits.max_tasks:,} tasks")
     return "\n".join(lines)

@@ -22,6 +22,7 @@ from epcg.runtime.estimate import (
     share,
     size,
     too_fine,
+    usable_memory,
 )
 from epcg.runtime.jobs import Job, validate
 from epcg.runtime.plan import Plan, TooManyTasks
@@ -206,7 +207,8 @@ MAX_SPLIT = 1 << 16
 
 
 def fit_memory(tuned: Tuned, memory_per_worker: int | None, workers: int) -> Tuned:
-    """``tuned`` with its unset memory-splitting keys chosen so that every stage fits ``memory_per_worker``.
+    """``tuned`` with its unset memory-splitting keys chosen so that every stage fits ``memory_per_worker``
+    (below the fraction at which Dask pauses a worker, :func:`~epcg.runtime.estimate.usable_memory`).
 
     A job kind names in ``SPLIT_FOR_MEMORY`` the keys that lower the memory a
     worker needs without changing any result (Fling!'s ``partitions``: a task
@@ -232,9 +234,10 @@ def fit_memory(tuned: Tuned, memory_per_worker: int | None, workers: int) -> Tun
         costs = kind.estimate(candidate.config) or {}
         return max((WORKER_BASE + c.peak_memory for name, c in costs.items() if name in stages), default=0)
 
+    usable = usable_memory(memory_per_worker)
     first = last = peak(job)
     value = 2
-    while last > memory_per_worker and value <= MAX_SPLIT:
+    while last > usable and value <= MAX_SPLIT:
         try:
             scaled = validate({**data, **{k: value for k in keys}}, source=f"job {job.name}")
         except UserError:
@@ -242,9 +245,9 @@ def fit_memory(tuned: Tuned, memory_per_worker: int | None, workers: int) -> Tun
         now = peak(scaled)
         if now >= last:
             break
-        if now <= memory_per_worker:
-            note = (f"the whole layers need about {size(first)} per worker process, more than its memory limit "
-                    f"{size(memory_per_worker)}; using {', '.join(f'{k}={value}' for k in keys)} "
+        if now <= usable:
+            note = (f"the whole layers need about {size(first)} per worker process, more than the "
+                    f"{size(usable)} at which Dask pauses a worker with the memory limit {size(memory_per_worker)}; using {', '.join(f'{k}={value}' for k in keys)} "
                     f"({size(now)}, identical results)")
             return Tuned(scaled, plan_of(scaled), tuned.notes + (note,))
         last, value = now, value * 2
