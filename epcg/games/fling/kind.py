@@ -27,7 +27,7 @@ Peak memory per worker, layer ``k``: the previous layer, its ``solvable`` bits,
 chunk by chunk by :func:`read_unique`), plus twice the task's output,
 ``2·8·chunk_words`` bytes, plus one Zarr chunk being compressed. For 7×8 and
 k = 10: C(56,9)/8 = 0.95 GB + 12.0 M unique boards' index 0.12 GB + 2·8·2^18 = 4 MB
-(the plan counts the index at ``UNIQUE_FRACTION`` of the boards). A fill task
+(the plan counts the index at :func:`unique_fraction` of the boards). A fill task
 (stage ``fNN``) holds the orbit layer ``k`` instead. On disk ``unique`` stays one
 bit per board, in compressed chunks (3 % of its raw size on deep layers).
 With ``shared_previous = true`` the ``solvable`` bits a task reads are a
@@ -382,18 +382,24 @@ def parts_cost(config: Config, k: int) -> float:
     return 1.0 + PART_COST * (min(config.parts_for(k), config.words(k)) - 1) if k >= 1 else 1.0
 
 
-UNIQUE_FRACTION = 0.002
-"""Uniquely solvable boards of a layer, as a fraction of its boards, that the plan counts memory for (7×8 layers
-9, 10 and 11: 0.16 %, 0.043 % and 0.0092 %; smaller layers are small): an index of fewer is smaller."""
+def unique_fraction(k: int) -> float:
+    """Uniquely solvable boards of layer ``k``, as a fraction of its boards, that the plan counts memory for: 0.2 %
+    to layer 9, then 0.3 times the layer before (7×8 layers 9, 10 and 11 measured 0.16 %, 0.043 % and 0.0092 %,
+    1.3 to 2 times below; smaller layers are small). An index of fewer boards is smaller.
+
+    >>> [f"{unique_fraction(k):.4%}" for k in (9, 10, 11)]
+    ['0.2000%', '0.0600%', '0.0180%']
+    """
+    return 0.002 * 0.3 ** max(0, k - 9)
 
 
 def held_bytes(config: Config, k: int) -> int:
     """Bytes a task holds of layer ``k`` (full, or its orbit layer for a fill) that it reads: ``solvable``'s words
-    and ``unique``'s index (at ``UNIQUE_FRACTION``), of one of ``config.parts_for(k)`` parts."""
+    and ``unique``'s index (at :func:`unique_fraction`), of one of ``config.parts_for(k)`` parts."""
     parts = config.parts_for(k)
     words = -(-config.words(k) // parts)
     boards = kernels.layer_size(config.width, config.height, k)
-    return 8 * words + sparse.index_bytes(words, min(64 * words, -(-round(boards * UNIQUE_FRACTION) // parts)))
+    return 8 * words + sparse.index_bytes(words, min(64 * words, -(-round(boards * unique_fraction(k)) // parts)))
 
 
 def sliced_reads(config: Config, k: int) -> tuple[int, int, int]:
@@ -409,7 +415,7 @@ def sliced_reads(config: Config, k: int) -> tuple[int, int, int]:
 def group_bytes(config: Config, k: int, words: int) -> int:
     """Bytes a process holds of ``words`` words of layer ``k``: ``solvable``'s and ``unique``'s index."""
     boards = min(64 * words, kernels.layer_size(config.width, config.height, k))
-    return 8 * words + sparse.index_bytes(words, -(-round(boards * UNIQUE_FRACTION)))
+    return 8 * words + sparse.index_bytes(words, -(-round(boards * unique_fraction(k))))
 
 
 def shared_bytes(config: Config, k: int) -> int:

@@ -177,7 +177,7 @@ def test_read_unique_chunk_by_chunk_equals_the_index_of_the_words(tmp_path, monk
 @pytest.mark.parametrize("parts", [None, 4])
 def test_the_estimate_counts_solvable_and_the_index_and_what_a_machine_shares(monkeypatch, parts) -> None:
     """12 pieces: a layer-12 task holds layer 11's solvable words and an index of its unique boards (at
-    ``UNIQUE_FRACTION``), not two bit arrays; with ``shared_previous`` the solvable words are the machine's."""
+    ``kind.unique_fraction``), not two bit arrays; with ``shared_previous`` the solvable words are the machine's."""
     from epcg.games.fling import kind
 
     monkeypatch.setattr(kind, "seconds_per_board", lambda config: 1e-8)
