@@ -51,7 +51,7 @@ SCRIPT = textwrap.dedent("""
     try:
         with stops.get(how) or open(os.devnull):
             garbage()
-            for _ in range(300):
+            for _ in range(200):
                 time.sleep(0.01)
         print("not stopped")
     except KeyboardInterrupt as exc:
@@ -73,7 +73,3 @@ def test_a_signal_in_a_finalizer_still_stops(where: str) -> None:
     drained = run(where, "handled")
     assert drained.stdout.strip() == "stopped 10", drained.stderr  # SIGUSR1, as the batch driver takes it
 
-
-def test_a_signal_elsewhere_stops_once() -> None:
-    result = run("nowhere", "caught")
-    assert result.stdout.strip() == "not stopped"
