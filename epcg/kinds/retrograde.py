@@ -18,7 +18,7 @@ its own loader of whole layers (``load``).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -163,16 +163,31 @@ Loader = Callable[[RunDir, tuple[str, ...], "Spans | None"], Words]
 the words of those ranges one after another."""
 
 
+READ_STEP_WORDS = 1 << 22
+"""Words of an array read at a time (32 MiB raw) when spans of it are read: each step is copied into place, so a
+process never holds a span twice while reading it."""
+
+
+def read_steps(array: Any, spans: Spans) -> Iterator[tuple[int, int]]:
+    """Bounds of the reads of ``spans`` of a chunked array: whole chunks, about ``READ_STEP_WORDS`` words at a
+    time, but for each span's ends."""
+    step = max(READ_STEP_WORDS // array.chunks[0], 1) * array.chunks[0]
+    for a, b in spans:
+        bounds = [a, *range(a - a % step + step, b, step), b]
+        yield from zip(bounds, bounds[1:])
+
+
 def read_layer(run: RunDir, names: tuple[str, ...], spans: Spans | None = None) -> Words:
     """The default :data:`Loader`: a private in-memory copy of each array (or of its spans)."""
     if spans is None:
         return tuple(run.read_array(name) for name in names)
     out = []
     for name in names:
+        array = run.group[name]
         words, at = np.empty(span_words(spans), dtype=np.uint64), 0
-        for a, b in spans:
-            words[at:at + b - a] = run.group[name][a:b]
-            at += b - a
+        for lo, hi in read_steps(array, spans):
+            words[at:at + hi - lo] = array[lo:hi]
+            at += hi - lo
         out.append(words)
     return tuple(out)
 

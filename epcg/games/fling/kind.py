@@ -604,22 +604,15 @@ def _map_shared(run: RunDir, names: tuple[str, ...], spans: Spans | None = None)
     return tuple(maps)
 
 
-LOAD_WORDS = 1 << 22
-"""Words of ``unique`` read at a time while its index is built (32 MiB raw)."""
-
-
 def read_unique(run: RunDir, name: str, spans: Spans | None = None) -> BitIndex:
     """The ``unique`` array ``name`` (or the words of ``spans``, one after another) as a
     :class:`~epcg.games.fling.domain.sparse.BitIndex`, read a few chunks at a time, so the process never holds its
     dense words (few boards are unique)."""
     array = run.group[name]
     spans = spans if spans is not None else ((0, array.shape[0]),)
-    step = max(LOAD_WORDS // array.chunks[0], 1) * array.chunks[0]
     builder = IndexBuilder(span_words(spans))
-    for a, b in spans:
-        bounds = [a, *range(a - a % step + step, b, step), b]  # whole chunks, but for the span's ends
-        for lo, hi in zip(bounds, bounds[1:]):
-            builder.add(np.asarray(array[lo:hi]))
+    for lo, hi in retrograde.read_steps(array, spans):
+        builder.add(np.asarray(array[lo:hi]))
     return builder.finish()
 
 
