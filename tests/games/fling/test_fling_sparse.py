@@ -152,7 +152,7 @@ def test_every_layer_as_on_main_5x5(spec: str) -> None:
 
 
 class _Run:
-    """What :func:`~epcg.games.fling.kind.read_unique` uses of a run: its Zarr group (a real one, on disk)."""
+    """What ``read_unique`` and ``read_layer`` use of a run: its Zarr group (a real one, on disk)."""
 
     def __init__(self, group) -> None:
         self.group = group
@@ -160,18 +160,23 @@ class _Run:
 
 @pytest.mark.parametrize("spans", [None, ((0, 1000),), ((5, 997),), ((300, 301),), ((129, 700),),
                                    ((3, 90), (129, 300), (640, 999))])
-def test_read_unique_chunk_by_chunk_equals_the_index_of_the_words(tmp_path, monkeypatch, spans) -> None:
+def test_reads_in_steps_equal_the_words_of_the_spans(tmp_path, monkeypatch, spans) -> None:
+    """``read_unique``'s index and ``read_layer``'s words, read a few chunks at a time."""
     import zarr
 
     from epcg.games.fling import kind
+    from epcg.kinds import retrograde
 
-    monkeypatch.setattr(kind, "LOAD_WORDS", 200)  # several reads of two 128-word chunks, spans cut inside them
+    monkeypatch.setattr(retrograde, "READ_STEP_WORDS", 200)  # several reads of two 128-word chunks, spans cut inside
     words = random_words(np.random.default_rng(3), 1000, 10)
     group = zarr.open_group(str(tmp_path / "run.zarr"), mode="w")
     group.create_array("unique/9", shape=(1000,), dtype="uint64", chunks=(128,), fill_value=0)[:] = words
     held = np.concatenate([words[a:b] for a, b in spans or ((0, 1000),)])
     index = kind.read_unique(_Run(group), "unique/9", spans)
     assert (index.sparse or len(held) < 10) and np.array_equal(index.array, bit_index(held).array)
+    if spans is not None:
+        (read,) = retrograde.read_layer(_Run(group), ("unique/9",), spans)
+        assert np.array_equal(read, held)
 
 
 @pytest.mark.parametrize("parts", [None, 4])
