@@ -272,10 +272,11 @@ def check(figs: Sequence[StageFigures], limits: Limits, force: bool = False) -> 
     known = [f for f in figs if f.peak_memory is not None]
     if known and limits.memory_per_worker:
         worst = max(known, key=lambda f: f.peak_memory)
-        if worst.peak_memory > usable_memory(limits.memory_per_worker):
+        usable = usable_memory(limits.memory_per_worker)
+        if worst.peak_memory > usable:
             raise UserError(
                 f"stage {worst.name} ({worst.label}) needs about {size(worst.peak_memory)} per worker process, "
-                f"more than the {size(usable_memory(limits.memory_per_worker))} at which Dask pauses a worker "
+                f"more than the {size(usable)} at which Dask pauses a worker "
                 f"with the memory limit {size(limits.memory_per_worker)}: use workers with more memory (fewer "
                 "processes per node), a smaller job, or --force")
     disk = sum(f.disk_bytes or 0 for f in figs)
