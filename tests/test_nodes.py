@@ -124,26 +124,6 @@ def same(run: Path, ref: subprocess.Popen, ref_dir: Path) -> None:
 
 
 @needs_nodes
-@pytest.mark.slow  # (a): 60-100 s; the default run keeps (b), which runs on the same three nodes
-def test_witness_and_fling_on_three_nodes(cluster: Cluster, tmp_path: Path) -> None:
-    """(a) Table 2's small rows and Fling! to 6 pieces: the run directory on the shared mount, identical results."""
-    (cluster.shared / "w.toml").write_text(WITNESS)
-    refs = [reference(tmp_path, str(cluster.shared / "w.toml"), [], "ref-w"),
-            reference(tmp_path, str(JOBS / "fling.toml"), ["--set", "max_pieces=6", *FLING], "ref-f")]
-    began = time.monotonic()
-    code, out, err = finish(cluster.epcg("run", f"{SHARED}/w.toml", "--out", f"{SHARED}/w",
-                                         "--scheduler", cluster.address))
-    assert code == 0, err
-    code, out, err = finish(cluster.epcg("run", str(JOBS / "fling.toml"), "--out", f"{SHARED}/f",
-                                         "--scheduler", cluster.address, "--set", "max_pieces=6", *FLING))
-    assert code == 0, err
-    TIMINGS.append(f"witness + fling 6 on the nodes: {time.monotonic() - began:.1f} s")
-    same(cluster.shared / "w", refs[0], tmp_path / "ref-w")
-    same(cluster.shared / "f", refs[1], tmp_path / "ref-f")
-    assert "Couldn't gather" not in err
-
-
-@needs_nodes
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
 def test_fling_9_on_three_nodes(cluster: Cluster, tmp_path: Path) -> None:
@@ -279,12 +259,21 @@ def status_by_host(cluster: Cluster) -> None:
 
 
 @needs_nodes
-def test_worker_node_lost_and_node_added(cluster: Cluster, tmp_path: Path) -> None:
-    """(b) Every process of one worker node SIGKILLed and its /tmp wiped mid-run; a new node joins and takes
-    work; the run finishes with identical results and says which host it lost. Before the kill, `epcg status`
-    and the dashboard name the workers by host."""
+def test_witness_then_fling_with_a_worker_node_lost(cluster: Cluster, tmp_path: Path) -> None:
+    """(a) Table 2's small rows on a scheduler node and two worker nodes, the run directory on the shared mount:
+    identical to a serial run. (b) Then Fling! to 7 pieces on the same nodes: every process of one worker node
+    SIGKILLed and its /tmp wiped mid-run; a new node joins and takes work; the run finishes with identical results
+    and says which host it lost. Before the kill, `epcg status` and the dashboard name the workers by host."""
     from distributed import Client
 
+    (cluster.shared / "w.toml").write_text(WITNESS)
+    ref = reference(tmp_path, str(cluster.shared / "w.toml"), [], "ref-w")
+    began = time.monotonic()
+    code, _, err = finish(cluster.epcg("run", f"{SHARED}/w.toml", "--out", f"{SHARED}/w",
+                                       "--scheduler", cluster.address))
+    assert code == 0, err
+    TIMINGS.append(f"witness on the nodes: {time.monotonic() - began:.1f} s")
+    same(cluster.shared / "w", ref, tmp_path / "ref-w")
     run, ref, proc = fling_7_under_way(cluster, tmp_path, 40)
     deadline = time.monotonic() + 240
     status_by_host(cluster)
