@@ -346,10 +346,11 @@ def seconds_per_board(config: Config) -> float:
 
 COMPRESSED = (0.5, 0.03)
 """On-disk fraction of the raw solvable and unique arrays (measured, 7×8 layers 9 and 10: 0.40–0.54, 0.01–0.03)."""
-FILL_PER_SECOND = 18e6
-"""Boards per task-second a fill task writes (a scattered read per board, so deep layers wait on memory): 7×8 layers
-9 and 10 of an 11-piece run filled 18.3 and 13.3 M/s before their reads were prefetched, which made layer-9 fills
-1.33× faster (docs/scaling.md)."""
+FILL_RATES = ((178e6, 27.6e6), (947e6, 23.6e6), (4.45e9, 19.1e6), (18.6e9, 6.15e6))
+"""Boards per task-second a fill task writes, by the bytes of ``solvable`` it reads them from (a scattered read per
+board: the deeper the layer, the further past the caches and the TLB's reach): 7×8 fills 8, 9 and 10 of the
+53-minute 11-piece run (2 processes) and fill 11 of the 12-piece run (1 process, 2 threads, 22 tasks a minute alone,
+2026-11-26)."""
 EVALUATE_SECONDS = fling_evaluate.RATIO_SECONDS
 """Expert evaluation per board of the deepest layer (of its sample, when sampled) with symmetry: the ``top`` stage
 is an expert-ratio stage that also keeps the best boards."""
@@ -367,6 +368,21 @@ READ_PER_SECOND = (1.7e8, 6.0e8)
 its raw size) and ``unique`` (about 3 %): 7×8 layer 9 read with ``retrograde.read_layer`` and ``read_unique`` took
 5.7 and 1.6 CPU s for 0.95 GB each (zstd alone decodes ``solvable`` at 0.5 GB/s; the rest is Zarr's), on a loaded
 machine (2026-11-26)."""
+
+
+def fill_per_second(read_bytes: float) -> float:
+    """Boards per task-second of a fill reading ``read_bytes`` of ``solvable``: :data:`FILL_RATES` interpolated on
+    log scales, the smallest rate below the smallest layer, and past the largest the last slope carried on.
+
+    >>> [f"{fill_per_second(b) / 1e6:.1f}" for b in (1e6, 947e6, 2e9, 18.6e9, 74.4e9)]
+    ['27.6', '23.6', '21.3', '6.2', '2.1']
+    """
+    sizes, rates = (np.log([p[i] for p in FILL_RATES]) for i in (0, 1))
+    x = math.log(max(read_bytes, 1.0))
+    if x <= sizes[-1]:
+        return float(math.exp(np.interp(x, sizes, rates)))
+    slope = (rates[-1] - rates[-2]) / (sizes[-1] - sizes[-2])
+    return float(math.exp(rates[-1] + slope * (x - sizes[-1])))
 
 
 def reread_seconds(config: Config, k: int) -> float:
@@ -459,7 +475,8 @@ def estimate(config: Config) -> dict:
             out[fill_name(k)] = StageCost(bytes_written=2 * 8 * words, disk_bytes=round(8 * words * sum(COMPRESSED)),
                                           peak_memory=held_bytes(config, k) + 4 * 8 * chunk,
                                           shared_memory=shared_bytes(config, k),
-                                          cpu_seconds=kernels.layer_size(config.width, config.height, k) / FILL_PER_SECOND
+                                          cpu_seconds=kernels.layer_size(config.width, config.height, k)
+                                          / fill_per_second(8 * -(-words // config.parts_for(k)))
                                           * parts_cost(config, k) + tasks * reread_seconds(config, k),
                                           read_bytes=round(8 * words * sum(COMPRESSED)),
                                           read_objects=2 * -(-words // config.chunk_words),
