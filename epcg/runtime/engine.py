@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from epcg.runtime.errors import Conflict, OutputFailed, TaskFailed, UserError
-from epcg.runtime.estimate import MAX_TASKS, Limits, check, duration, figures, machine_memory
+from epcg.runtime.estimate import MAX_TASKS, TASK_OVERHEAD, Limits, check, duration, figures, machine_memory
 from epcg.runtime.execute import Executor, SerialExecutor, execute
 from epcg.runtime.jobs import Job, apply_overrides, parse_override, read_toml, validate
 from epcg.runtime.outdir import created, run_directory
@@ -261,7 +261,9 @@ class Engine:
         figs = figures(job_kind(job.domain), job.config, plan, workers * threads, set(done))
         check(figs, limits, options.force)
         walls = [f.wall_seconds for f in figs]
-        return replace(prepared, wall_seconds=sum(walls) if walls and None not in walls else None)
+        seconds = {f.name: None if f.task_seconds is None else f.task_seconds + TASK_OVERHEAD for f in figs}
+        plan = Plan(tuple(replace(stage, task_seconds=seconds.get(stage.name)) for stage in plan.stages))
+        return replace(prepared, plan=plan, wall_seconds=sum(walls) if walls and None not in walls else None)
 
     def _announce(self, prepared: Prepared, done: dict, in_process: bool, named: bool) -> None:
         for note in prepared.notes:

@@ -57,6 +57,9 @@ class Stage:
     """What a person calls the stage, e.g. 'must-cross 4x4 k=6'."""
     size: int = 0
     """Items in the stage (puzzles, boards, runs), for throughput figures."""
+    task_seconds: float | None = field(default=None, compare=False)
+    """Compute one of its tasks is expected to take (``epcg plan``'s estimate, set when a run is fitted to its
+    workers), so the time left weighs a slow stage's chunks above a quick one's; None: not estimated."""
 
 
 @dataclass(frozen=True)

@@ -115,7 +115,7 @@ class PlainProgress(Callback):
     where a progress bar's redraws become thousands of carriage returns. Each
     line says the stage under way (the first unfinished one in plan order), its
     chunks done of its total, the run's, the rate over this session and the
-    time left at that rate.
+    time left (:func:`time_left`).
     """
 
     def __init__(self, file: IO[str] | None = None, interval: float = INTERVAL, done: Iterable[str] = ()) -> None:
@@ -132,6 +132,8 @@ class PlainProgress(Callback):
         self.plan, self.began, self.finished = plan, time.monotonic(), 0
         self.total, self.already = plan.num_tasks, plan.num_tasks - pending
         self.stage_done = {stage.name: sum(t.id in self.done for t in stage.tasks) for stage in plan.stages}
+        self.work = 0.0
+        """Estimated seconds of the tasks finished in this session."""
         self.stopped.clear()
         self.thread = threading.Thread(target=self._tick, name="epcg-progress", daemon=True)
         self.thread.start()
@@ -140,6 +142,8 @@ class PlainProgress(Callback):
         with self.lock:
             self.finished += 1
             self.stage_done[event.task.stage] = self.stage_done.get(event.task.stage, 0) + 1
+            stage = self.plan.by_name.get(event.task.stage) if self.plan is not None else None
+            self.work += (stage.task_seconds or 0.0) if stage is not None else 0.0
 
     def on_run_end(self) -> None:
         if self.plan is None:
@@ -157,7 +161,7 @@ class PlainProgress(Callback):
     def status(self) -> str:
         """The status line as it would be printed now."""
         with self.lock:
-            plan, finished = self.plan, self.finished
+            plan, finished, work = self.plan, self.finished, self.work
             stage_done = dict(self.stage_done)
         assert plan is not None
         done = self.already + finished
@@ -165,7 +169,8 @@ class PlainProgress(Callback):
         current = next((s for s in plan.stages if stage_done.get(s.name, 0) < len(s.tasks)), plan.stages[-1])
         label = f" ({current.label})" if current.label else ""
         rate = finished / seconds if seconds > 0 else 0.0
-        left = f", about {_clock((self.total - done) / rate)} left" if rate > 0 else ""
+        seconds_left = time_left(plan, stage_done, finished, work, seconds)
+        left = f", about {_clock(seconds_left)} left" if seconds_left is not None else ""
         return (f"progress: {done:,} of {self.total:,} chunks ({100 * done / max(self.total, 1):.0f} %); stage "
                 f"{current.name}{label} {min(stage_done.get(current.name, 0), len(current.tasks)):,} of "
                 f"{len(current.tasks):,}; {rate:.1f} chunks/s{left}")
@@ -176,6 +181,32 @@ class PlainProgress(Callback):
 
     def _write(self, line: str) -> None:
         print(time.strftime("%H:%M:%S ") + line, file=self.file, flush=True)
+
+
+def time_left(plan: Plan, stage_done: dict[str, int], finished: int, work: float, seconds: float) -> float | None:
+    """Seconds until every chunk of ``plan`` is done, at this session's pace (``finished`` chunks, ``work``
+    estimated seconds of them, in ``seconds``); None before the first chunk.
+
+    Where every stage with chunks left has an estimate (``Stage.task_seconds``), the chunks left are weighed by it
+    and the pace is estimated seconds done per second: a run whose next stage has many quick chunks is not told it
+    has days left at the pace of a slow one. Elsewhere every chunk counts alike.
+
+    >>> from epcg.runtime.plan import Stage, Task
+    >>> slow, quick = (Stage(n, tuple(Task(n, i, i, i + 1) for i in range(k)), task_seconds=s)
+    ...                for n, k, s in (("slow", 10, 5.0), ("quick", 100, 0.1)))
+    >>> plan = Plan((slow, quick))
+    >>> time_left(plan, {"slow": 5}, 5, 25.0, 25.0)  # slow's 5 chunks (25 s) and quick's 100 (10 s)
+    35.0
+    >>> time_left(Plan((Stage("a", slow.tasks), quick)), {"a": 5}, 5, 0.0, 25.0)  # chunks alike: 105 at 0.2/s
+    525.0
+    """
+    if finished == 0 or seconds <= 0:
+        return None
+    left = {s.name: max(len(s.tasks) - stage_done.get(s.name, 0), 0) for s in plan.stages}
+    weights = [(n, s.task_seconds) for s in plan.stages if (n := left[s.name])]
+    if work > 0 and all(w is not None for _, w in weights):
+        return sum(n * w for n, w in weights if w is not None) / (work / seconds)
+    return sum(left.values()) / (finished / seconds)
 
 
 def _clock(seconds: float) -> str:
