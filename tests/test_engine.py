@@ -131,16 +131,17 @@ def test_a_lock_that_is_a_directory_is_one_line(tmp_path: Path) -> None:
 
 def test_a_fitted_plan_carries_each_stages_estimate_for_the_time_left(tmp_path: Path) -> None:
     """Fitting a run to its workers puts epcg plan's seconds per task on each stage, which the progress lines
-    weigh chunks by: Fling!'s layer stages are estimated, a deep one above a shallow one."""
+    weigh chunks by: Fling!'s layer stages are estimated, a deep fill above a shallow one."""
     from epcg.api.runs import engine
     from epcg.runtime.engine import Options
 
     runner = engine(say=lambda line: None)
-    prepared = runner.start(runner.load(ROOT / "jobs" / "fling.toml", ["max_pieces=9"]), tmp_path / "run")
+    job = runner.load(ROOT / "jobs" / "fling.toml", ["max_pieces=7", "width=5", "height=5"])
+    prepared = runner.start(job, tmp_path / "run")
     assert all(stage.task_seconds is None for stage in prepared.plan.stages)
     fitted = runner.fit(prepared, True, 2, None, {}, Options())
     seconds = {stage.name: stage.task_seconds for stage in fitted.plan.stages}
-    assert all(seconds[f"k{k:02d}"] > 0 for k in range(1, 10)), seconds
-    assert seconds["f08"] > seconds["f03"]
+    assert all(seconds[f"k{k:02d}"] > 0 for k in range(1, 8)), seconds
+    assert seconds["f06"] > seconds["f03"]
     assert [s.tasks for s in fitted.plan.stages] == [s.tasks for s in prepared.plan.stages]
     assert not (tmp_path / "run").exists()
