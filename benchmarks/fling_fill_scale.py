@@ -1,0 +1,88 @@
+"""A Fling! fill's rate at a real layer's size: tasks of a 7×8 fill reading an orbit layer of random bits.
+
+A fill task (stage ``fNN``) reads one scattered bit of the orbit layer per board, so its speed depends on how
+large that layer is (the caches, the TLB's reach) far more than on which bits are set. This builds an orbit
+layer ``K`` of random bits at its real size (``solvable``: a quarter of the words' bits set; ``unique``: the
+sparse index of 0.01 % of the ranks) and times ``--tasks`` fill tasks of ``--task-words`` words at random places
+of layer K on ``--threads`` threads, as a worker's threads share one layer. Prints the layer's size, the wall and
+CPU seconds of the tasks and boards per task-second (wall, per thread), the figure ``kind.FILL_RATES`` holds.
+
+    python benchmarks/fling_fill_scale.py --pieces 10            # 4.4 GB of solvable bits
+    python benchmarks/fling_fill_scale.py --pieces 11 --tasks 8  # 18.6 GB: the 12-piece run's fill 11
+
+Needs the layer's bytes free in memory, and twice that for a moment while the random bits are drawn.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from epcg.games.fling.domain import sparse
+from epcg.games.fling.domain.layers import layer_size, layer_words
+from epcg.games.fling.domain.symmetry import expand_words
+
+WIDTH, HEIGHT = 7, 8
+
+
+def random_layer(k: int, seed: int = 0) -> tuple[np.ndarray, sparse.BitIndex]:
+    """Orbit layer ``k``'s two arrays, random: ``solvable`` a quarter set, ``unique`` 0.01 % of the ranks."""
+    rng = np.random.default_rng(seed)
+    words = layer_words(WIDTH, HEIGHT, k)
+    solvable = np.empty(words, dtype=np.uint64)
+    step = 1 << 24
+    for a in range(0, words, step):
+        b = min(a + step, words)
+        solvable[a:b] = rng.integers(0, 1 << 64, b - a, dtype=np.uint64, endpoint=False)
+        solvable[a:b] &= rng.integers(0, 1 << 64, b - a, dtype=np.uint64, endpoint=False)
+    boards = layer_size(WIDTH, HEIGHT, k)
+    ranks = np.unique(rng.integers(0, boards, max(boards // 10_000, 1)))
+    unique = sparse.IndexBuilder(words)
+    for a in range(0, words, step):
+        b = min(a + step, words)
+        piece = np.zeros(b - a, dtype=np.uint64)
+        inside = ranks[(ranks >= 64 * a) & (ranks < 64 * b)] - 64 * a
+        np.bitwise_or.at(piece, inside >> 6, np.left_shift(np.uint64(1), (inside & 63).astype(np.uint64)))
+        unique.add(piece)
+    return solvable, unique.finish()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pieces", type=int, default=10, help="the layer filled, K")
+    parser.add_argument("--tasks", type=int, default=4)
+    parser.add_argument("--task-words", type=int, default=1 << 19, help="words a task fills (the 12-piece run: 2^19)")
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    k = args.pieces
+    began = time.perf_counter()
+    solvable, unique = random_layer(k)
+    print(f"orbit layer {k}: {solvable.nbytes / 1e9:.2f} GB of solvable bits, made in "
+          f"{time.perf_counter() - began:.0f} s", flush=True)
+    words = layer_words(WIDTH, HEIGHT, k)
+    expand_words(WIDTH, HEIGHT, k, solvable, unique, 0, 64)  # compile
+    rng = random.Random(1)
+    starts = [rng.randrange(0, words - args.task_words) for _ in range(args.tasks)]
+
+    def task(start: int) -> float:
+        cpu = time.thread_time()
+        expand_words(WIDTH, HEIGHT, k, solvable, unique, start, start + args.task_words)
+        return time.thread_time() - cpu
+
+    began = time.perf_counter()
+    with ThreadPoolExecutor(args.threads) as pool:
+        cpu = sum(pool.map(task, starts))
+    wall = time.perf_counter() - began
+    boards = 64 * args.task_words * args.tasks
+    per_thread = boards / (wall * min(args.threads, args.tasks))
+    print(f"{args.tasks} tasks of {args.task_words:,} words on {args.threads} threads: wall {wall:.1f} s, "
+          f"CPU {cpu:.1f} s; {per_thread / 1e6:.2f} M boards per task-second (wall), "
+          f"{boards / cpu / 1e6:.2f} M per CPU second")
+
+
+if __name__ == "__main__":
+    main()
