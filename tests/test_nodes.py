@@ -201,30 +201,42 @@ def same_layers_read_in_part(cluster: Cluster, ref: Path, layers: tuple[int, ...
 
 @needs_nodes
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 def test_run_on_s3_server_node_without_shared_mount(tmp_path: Path, monkeypatch) -> None:
-    """(a) on S3: moto on its own node; the worker nodes mount nothing and each has only the credentials, its
-    /tmp (Fling!'s per-machine copies of a layer live there) and a numba cache of its own there."""
+    """(a) on S3: Table 2's small rows, then Fling! to 9 pieces, each written to moto on its own node; the worker
+    nodes mount nothing and each has only the credentials, its /tmp (Fling!'s per-machine copies of a layer live
+    there) and a numba cache of its own there. Both runs are identical to serial runs on this host."""
     cluster = Cluster(tmp_path, shared_workers=False, worker_env={"NUMBA_CACHE_DIR": "/tmp/numba-cache"}, s3=True)
     try:
         bucket = f"epcg-{uuid.uuid4().hex[:12]}"
         urllib.request.urlopen(urllib.request.Request(f"{cluster.endpoint}/{bucket}", method="PUT"),
                                timeout=10).close()
-        ref = reference(tmp_path, str(JOBS / "fling.toml"), ["--set", "max_pieces=6", *FLING], "ref")
-        code, _, err = finish(cluster.epcg("run", str(JOBS / "fling.toml"), "--out", f"s3://{bucket}/f",
-                                           "--scheduler", cluster.address, "--set", "max_pieces=6", *FLING))
-        assert code == 0, err
-        local = tmp_path / "fetched"
-        local.mkdir()
         for key, value in cluster.env.items():
             monkeypatch.setenv(key, value)
-        from epcg.runtime.rundir import open_location
-
-        (local / "results.json").write_bytes(open_location(f"s3://{bucket}/f").read("results.json"))
-        same(local, ref, tmp_path / "ref")
+        (cluster.shared / "w.toml").write_text(WITNESS)
+        runs = {"w": (str(cluster.shared / "w.toml"), f"{SHARED}/w.toml", []),
+                "f": (str(JOBS / "fling.toml"), str(JOBS / "fling.toml"), ["--set", "max_pieces=9", *FLING])}
+        for name, (job, job_on_client, sets) in runs.items():
+            ref = reference(tmp_path, job, sets, f"ref-{name}")
+            began = time.monotonic()
+            code, _, err = finish(cluster.epcg("run", job_on_client, "--out", f"s3://{bucket}/{name}",
+                                               "--scheduler", cluster.address, *sets), 3000)
+            assert code == 0, err
+            TIMINGS.append(f"{name} on the nodes, written to S3: {time.monotonic() - began:.1f} s")
+            assert_same_as_fetched(f"s3://{bucket}/{name}", tmp_path / f"fetched-{name}", ref, tmp_path / f"ref-{name}")
         for node in cluster.nodes:
             assert {"epcg-scratch", "numba-cache"} <= set(node.tmp_files()), node.name
     finally:
         cluster.close()
+
+
+def assert_same_as_fetched(url: str, local: Path, ref: subprocess.Popen, ref_dir: Path) -> None:
+    """The results an object-store run wrote equal the serial reference's."""
+    from epcg.runtime.rundir import open_location
+
+    local.mkdir()
+    (local / "results.json").write_bytes(open_location(url).read("results.json"))
+    same(local, ref, ref_dir)
 
 
 def _records(run: Path) -> int:
