@@ -1,14 +1,17 @@
-"""A Fling! fill's rate at a real layer's size: tasks of a 7×8 fill reading an orbit layer of random bits.
+"""A Fling! fill's or layer stage's rate at a real layer's size: 7×8 tasks reading a layer of random bits.
 
-A fill task (stage ``fNN``) reads one scattered bit of the orbit layer per board, so its speed depends on how
-large that layer is (the caches, the TLB's reach) far more than on which bits are set. This builds an orbit
-layer ``K`` of random bits at its real size (``solvable``: a quarter of the words' bits set; ``unique``: the
-sparse index of 0.01 % of the ranks) and times ``--tasks`` fill tasks of ``--task-words`` words at random places
-of layer K on ``--threads`` threads, as a worker's threads share one layer. Prints the layer's size, the wall and
-CPU seconds of the tasks and boards per task-second (wall, per thread), the figure ``kind.FILL_RATES`` holds.
+A fill task (stage ``fNN``) reads one scattered bit of the orbit layer per board, and a layer task (stage
+``kNN+1``) a few windows of the full layer ``NN`` per block of boards, so their speed depends on how large that
+layer is (the caches, the TLB's reach) far more than on which bits are set. This builds a layer ``K`` of random
+bits at its real size (``solvable``: a quarter of the words' bits set; ``unique``: the sparse index of 0.01 % of
+the ranks) and times ``--tasks`` tasks of ``--task-words`` words at random places of the layer written (K for
+``--stage fill``, K+1 for ``--stage layer``, symmetric) on ``--threads`` threads, as a worker's threads share one
+layer. Prints the layer's size, the wall and CPU seconds of the tasks and boards per task-second (wall, per
+thread): for fills, the figure ``kind.FILL_RATES`` holds.
 
     python benchmarks/fling_fill_scale.py --pieces 10            # 4.4 GB of solvable bits
     python benchmarks/fling_fill_scale.py --pieces 11 --tasks 8  # 18.6 GB: the 12-piece run's fill 11
+    python benchmarks/fling_fill_scale.py --pieces 11 --tasks 8 --stage layer  # the 12-piece run's layer 12
 
 Needs the layer's bytes free in memory, and twice that for a moment while the random bits are drawn.
 """
@@ -24,7 +27,7 @@ import numpy as np
 
 from epcg.games.fling.domain import sparse
 from epcg.games.fling.domain.layers import layer_size, layer_words
-from epcg.games.fling.domain.symmetry import expand_words
+from epcg.games.fling.domain.symmetry import expand_words, solve_words_symmetric
 
 WIDTH, HEIGHT = 7, 8
 
@@ -53,24 +56,36 @@ def random_layer(k: int, seed: int = 0) -> tuple[np.ndarray, sparse.BitIndex]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pieces", type=int, default=10, help="the layer filled, K")
+    parser.add_argument("--pieces", type=int, default=10, help="the layer read, K")
+    parser.add_argument("--stage", choices=("fill", "layer"), default="fill",
+                        help="fill layer K from it, or solve layer K+1 from it")
     parser.add_argument("--tasks", type=int, default=4)
-    parser.add_argument("--task-words", type=int, default=1 << 19, help="words a task fills (the 12-piece run: 2^19)")
+    parser.add_argument("--task-words", type=int, default=1 << 19, help="words a task writes (the 12-piece run: 2^19)")
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     k = args.pieces
     began = time.perf_counter()
     solvable, unique = random_layer(k)
-    print(f"orbit layer {k}: {solvable.nbytes / 1e9:.2f} GB of solvable bits, made in "
+    print(f"layer {k}: {solvable.nbytes / 1e9:.2f} GB of solvable bits, made in "
           f"{time.perf_counter() - began:.0f} s", flush=True)
-    words = layer_words(WIDTH, HEIGHT, k)
-    expand_words(WIDTH, HEIGHT, k, solvable, unique, 0, 64)  # compile
+    if args.stage == "fill":
+        written = k
+
+        def solve(start: int, stop: int) -> None:
+            expand_words(WIDTH, HEIGHT, k, solvable, unique, start, stop)
+    else:
+        written = k + 1
+
+        def solve(start: int, stop: int) -> None:
+            solve_words_symmetric(WIDTH, HEIGHT, k + 1, solvable, unique, start, stop)
+    words = layer_words(WIDTH, HEIGHT, written)
+    solve(0, 64)  # compile
     rng = random.Random(1)
     starts = [rng.randrange(0, words - args.task_words) for _ in range(args.tasks)]
 
     def task(start: int) -> float:
         cpu = time.thread_time()
-        expand_words(WIDTH, HEIGHT, k, solvable, unique, start, start + args.task_words)
+        solve(start, start + args.task_words)
         return time.thread_time() - cpu
 
     began = time.perf_counter()
@@ -79,8 +94,8 @@ def main() -> None:
     wall = time.perf_counter() - began
     boards = 64 * args.task_words * args.tasks
     per_thread = boards / (wall * min(args.threads, args.tasks))
-    print(f"{args.tasks} tasks of {args.task_words:,} words on {args.threads} threads: wall {wall:.1f} s, "
-          f"CPU {cpu:.1f} s; {per_thread / 1e6:.2f} M boards per task-second (wall), "
+    print(f"stage {args.stage[0] if args.stage == 'fill' else 'k'}{written:02d}: {args.tasks} tasks of {args.task_words:,} words on {args.threads} threads: "
+          f"wall {wall:.1f} s, CPU {cpu:.1f} s; {per_thread / 1e6:.2f} M boards per task-second (wall), "
           f"{boards / cpu / 1e6:.2f} M per CPU second")
 
 
