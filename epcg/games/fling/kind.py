@@ -351,11 +351,6 @@ FILL_RATES = ((178e6, 27.6e6), (947e6, 23.6e6), (4.45e9, 19.1e6), (18.6e9, 6.15e
 board: the deeper the layer, the further past the caches and the TLB's reach): 7×8 fills 8, 9 and 10 of the
 53-minute 11-piece run (2 processes) and fill 11 of the 12-piece run (1 process, 2 threads, 22 tasks a minute alone,
 2026-11-26)."""
-LAYER_SLOWDOWN = ((58e6, 1.0), (4.45e9, 1.0), (18.6e9, 5.7))
-"""How many times the seconds per board :func:`seconds_per_board` times a layer stage takes, by the bytes of the
-previous layer's ``solvable`` a task looks its successors up in: the 12-piece run's layer stages took a median of
-14.7, 13.0, 10.5 and 10.9 CPU ns per rank at layers 8 to 11 (previous layers of 29 MB to 4.45 GB), and 62.3 at
-layer 12 (18.6 GB: past the reach of the TLB's 2,048 entries of 2 MiB pages)."""
 EVALUATE_SECONDS = fling_evaluate.RATIO_SECONDS
 """Expert evaluation per board of the deepest layer (of its sample, when sampled) with symmetry: the ``top`` stage
 is an expert-ratio stage that also keeps the best boards."""
@@ -375,21 +370,19 @@ its raw size) and ``unique`` (about 3 %): 7×8 layer 9 read with ``retrograde.re
 machine (2026-11-26)."""
 
 
-def by_bytes(table: tuple[tuple[float, float], ...], read_bytes: float) -> float:
-    """``table``'s value at ``read_bytes``, its (bytes, value) pairs interpolated on log scales: the first value
-    below the smallest size, and past the largest the last slope carried on (nothing larger was measured).
+def fill_per_second(read_bytes: float) -> float:
+    """Boards per task-second of a fill reading ``read_bytes`` of ``solvable``: :data:`FILL_RATES` interpolated on
+    log scales, the smallest rate below the smallest layer, and past the largest the last slope carried on.
 
-    >>> [f"{by_bytes(FILL_RATES, b) / 1e6:.1f}" for b in (1e6, 947e6, 2e9, 18.6e9, 74.4e9)]
+    >>> [f"{fill_per_second(b) / 1e6:.1f}" for b in (1e6, 947e6, 2e9, 18.6e9, 74.4e9)]
     ['27.6', '23.6', '21.3', '6.2', '2.1']
-    >>> [f"{by_bytes(LAYER_SLOWDOWN, b):.1f}" for b in (1e6, 4.45e9, 9e9, 18.6e9)]
-    ['1.0', '1.0', '2.4', '5.7']
     """
-    sizes, values = (np.log([p[i] for p in table]) for i in (0, 1))
+    sizes, rates = (np.log([p[i] for p in FILL_RATES]) for i in (0, 1))
     x = math.log(max(read_bytes, 1.0))
     if x <= sizes[-1]:
-        return float(math.exp(np.interp(x, sizes, values)))
-    slope = (values[-1] - values[-2]) / (sizes[-1] - sizes[-2])
-    return float(math.exp(values[-1] + slope * (x - sizes[-1])))
+        return float(math.exp(np.interp(x, sizes, rates)))
+    slope = (rates[-1] - rates[-2]) / (sizes[-1] - sizes[-2])
+    return float(math.exp(rates[-1] + slope * (x - sizes[-1])))
 
 
 def reread_seconds(config: Config, k: int) -> float:
@@ -441,15 +434,10 @@ def group_bytes(config: Config, k: int, words: int) -> int:
     return 8 * words + sparse.index_bytes(words, -(-round(boards * unique_fraction(k))))
 
 
-def part_bytes(config: Config, k: int) -> int:
-    """Bytes of ``solvable``'s words of one of ``config.parts_for(k)`` parts of layer ``k``."""
-    return 8 * -(-config.words(k) // config.parts_for(k))
-
-
 def shared_bytes(config: Config, k: int) -> int:
     """Of :func:`held_bytes`, what one machine holds once for all its workers: ``solvable``'s words (of one part)
     with ``shared_previous`` (a mapped file), else nothing."""
-    return part_bytes(config, k) if config.shared_previous else 0
+    return 8 * -(-config.words(k) // config.parts_for(k)) if config.shared_previous else 0
 
 
 def estimate(config: Config) -> dict:
@@ -469,8 +457,7 @@ def estimate(config: Config) -> dict:
                 bytes_written=2 * 8 * words, disk_bytes=round(8 * words * sum(COMPRESSED)),
                 peak_memory=PREVIOUS.capacity * group_bytes(config, k - 1, largest) + 4 * 8 * chunk
                 + Slicing(config.width, config.height, config.slice_rows).table_bytes,
-                cpu_seconds=boards * per_board * by_bytes(LAYER_SLOWDOWN, 8 * largest)
-                + sum(8 * total / rate for rate in READ_PER_SECOND),
+                cpu_seconds=boards * per_board + sum(8 * total / rate for rate in READ_PER_SECOND),
                 read_bytes=round(8 * total * sum(COMPRESSED)), read_whole=True,
                 read_objects=2 * (-(-total // config.chunk_words) + groups), objects_per_task=2)
         else:
@@ -480,9 +467,7 @@ def estimate(config: Config) -> dict:
                 bytes_written=2 * 8 * words,
                 disk_bytes=round(8 * words * sum(COMPRESSED)),
                 peak_memory=previous + 4 * 8 * chunk, shared_memory=shared_bytes(config, k - 1) if k > 1 else 0,
-                cpu_seconds=boards * per_board * parts_cost(config, k - 1)
-                * (by_bytes(LAYER_SLOWDOWN, part_bytes(config, k - 1)) if k > 1 else 1.0)
-                + tasks * reread_seconds(config, k - 1),
+                cpu_seconds=boards * per_board * parts_cost(config, k - 1) + tasks * reread_seconds(config, k - 1),
                 read_bytes=round(8 * before * sum(COMPRESSED)), read_objects=2 * -(-before // config.chunk_words),
                 read_per_task=k > 1 and config.parts_for(k - 1) > 1, objects_per_task=2,
             )
@@ -491,7 +476,7 @@ def estimate(config: Config) -> dict:
                                           peak_memory=held_bytes(config, k) + 4 * 8 * chunk,
                                           shared_memory=shared_bytes(config, k),
                                           cpu_seconds=kernels.layer_size(config.width, config.height, k)
-                                          / by_bytes(FILL_RATES, part_bytes(config, k))
+                                          / fill_per_second(8 * -(-words // config.parts_for(k)))
                                           * parts_cost(config, k) + tasks * reread_seconds(config, k),
                                           read_bytes=round(8 * words * sum(COMPRESSED)),
                                           read_objects=2 * -(-words // config.chunk_words),

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from epcg.games.fling.domain import sparse
-from epcg.games.fling.domain.layers import first_layer, layer_size, layer_words, solve_words
+from epcg.games.fling.domain.layers import first_layer, layer_words, solve_words
 from epcg.games.fling.domain.sparse import IndexBuilder, _index_bit, bit_index
 from epcg.games.fling.domain.symmetry import expand_words, solve_words_symmetric
 from epcg.games.fling.kind import fling_space
@@ -196,18 +196,3 @@ def test_the_estimate_counts_solvable_and_the_index_and_what_a_machine_shares(mo
         assert 8 * part < cost.peak_memory < 8 * part * 1.25  # 16 * part before the index
         assert cost.shared_memory == (8 * part if shared else 0)
     assert held[False] == held[True]
-
-
-def test_a_layer_stage_is_charged_by_the_size_of_the_layer_it_looks_up(monkeypatch) -> None:
-    """12 pieces: k12 looks successors up in 18.6 GB of layer 11, so the plan charges each board
-    ``LAYER_SLOWDOWN``'s 5.7 times the calibrated rate, and k11 (4.45 GB) once."""
-    from epcg.games.fling import kind
-
-    monkeypatch.setattr(kind, "seconds_per_board", lambda config: 1e-8)
-
-    def per_board(stage: str) -> float:
-        config = kind.Config(domain="fling", name="x", max_pieces=12)
-        return kind.estimate(config)[stage].cpu_seconds / layer_size(7, 8, int(stage[1:])) / 1e-8
-
-    assert per_board("k11") == pytest.approx(1.0, rel=0.01)
-    assert per_board("k12") == pytest.approx(5.7, rel=0.01)
