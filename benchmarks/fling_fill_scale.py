@@ -94,7 +94,8 @@ def main() -> None:
     wall = time.perf_counter() - began
     boards = 64 * args.task_words * args.tasks
     per_thread = boards / (wall * min(args.threads, args.tasks))
-    print(f"stage {args.stage[0] if args.stage == 'fill' else 'k'}{written:02d}: {args.tasks} tasks of {args.task_words:,} words on {args.threads} threads: "
+    stage = f"{'f' if args.stage == 'fill' else 'k'}{written:02d}"
+    print(f"stage {stage}: {args.tasks} tasks of {args.task_words:,} words on {args.threads} threads: "
           f"wall {wall:.1f} s, CPU {cpu:.1f} s; {per_thread / 1e6:.2f} M boards per task-second (wall), "
           f"{boards / cpu / 1e6:.2f} M per CPU second")
 
