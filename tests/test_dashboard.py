@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
+import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 from distributed import Client, LocalCluster
 
+from epcg.report import dashboard
 from epcg.report.dashboard import register, snapshot
 from tests.browser import chromium_page, screenshot
 from tests.workbench_runs import small_run
@@ -82,3 +85,27 @@ def test_run_on_a_client_registers_the_page(tmp_path: Path) -> None:
     serial = small_run("witness").results["rows"][0]
     assert run.table()[["min_solutions", "puzzles_at_min"]].values.tolist() == [[serial["min_solutions"],
                                                                                  serial["puzzles_at_min"]]]
+
+
+def test_pages_polling_at_once_share_one_read_of_the_run(tmp_path: Path, monkeypatch) -> None:
+    """A large run's snapshot takes seconds: requests that come while it is read wait for that read, and one that
+    comes within ``REUSE`` times its duration gets it again; a later one reads the run again."""
+    reads = []
+
+    def slow_snapshot(run_dir: str) -> dict:
+        reads.append(run_dir)
+        time.sleep(0.2)
+        return {"read": len(reads)}
+
+    monkeypatch.setattr(dashboard, "snapshot", slow_snapshot)
+    page = dashboard.ProgressPage(tmp_path)
+
+    async def polls() -> tuple[list[dict], dict, dict]:
+        together = await asyncio.gather(*(page.latest() for _ in range(5)))
+        soon = await page.latest()
+        await asyncio.sleep(0.2 * (dashboard.REUSE + 1))
+        return together, soon, await page.latest()
+
+    together, soon, later = asyncio.run(polls())
+    assert [s["read"] for s in together] == [1] * 5 and soon["read"] == 1
+    assert later["read"] == 2 and len(reads) == 2

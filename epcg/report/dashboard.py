@@ -5,8 +5,8 @@
 adds two routes to the scheduler's web server, next to ``/status``:
 
 - ``/epcg``: stages with chunks done of total, items per second, time left,
-  and for branch and bound the incumbent's history; the page refreshes itself
-  every two seconds;
+  and for branch and bound the incumbent's history; the page asks again two
+  seconds after each answer (:meth:`ProgressPage.latest` bounds what answers cost);
 - ``/epcg/status.json``: the same as data, :func:`snapshot` of the run directory.
 
 The page reads what ``epcg status`` reads: the run directory's manifest (one
@@ -29,6 +29,8 @@ from epcg.runtime.rundir import is_url
 
 NAME = "epcg-progress"
 ROUTE = "/epcg"
+REUSE = 4
+"""A snapshot is served again while younger than this many times what it took to read."""
 
 
 def snapshot(run_dir: str | Path) -> dict[str, Any]:
@@ -92,6 +94,23 @@ class ProgressPage(SchedulerPlugin):
 
     def __init__(self, run_dir: str | Path) -> None:
         self.run_dir = str(run_dir) if is_url(run_dir) else str(Path(run_dir).resolve())
+        self._latest: asyncio.Future | None = None  # the snapshot being read, or the last one read
+        self._fresh_until = 0.0
+
+    def latest(self) -> asyncio.Future:
+        """The run's snapshot, read at most once at a time and reused while younger than ``REUSE`` times what it
+        took to read: on a large run (a manifest of tens of thousands of records) a read takes seconds, and
+        however many pages poll, the scheduler's process spends at most ``1 / (1 + REUSE)`` of a core on it."""
+        loop = asyncio.get_running_loop()
+        if self._latest is None or (self._latest.done() and loop.time() >= self._fresh_until):
+            began = loop.time()
+            self._latest = loop.run_in_executor(None, snapshot, self.run_dir)
+
+            def read(_: asyncio.Future) -> None:
+                self._fresh_until = loop.time() + REUSE * (loop.time() - began)
+
+            self._latest.add_done_callback(read)
+        return self._latest
 
     async def start(self, scheduler: Any) -> None:
         if not getattr(scheduler, "_epcg_routes", False):
@@ -130,7 +149,7 @@ class _Handler(web.RequestHandler):
         if plugin is None:
             return None
         try:
-            data = await asyncio.get_running_loop().run_in_executor(None, snapshot, plugin.run_dir)
+            data = dict(await asyncio.shield(plugin.latest()))
         except UserError as exc:  # not laid out yet, or its job file was changed
             return {"state": str(exc)}
         data["hosts"] = workers_by_host(self.scheduler)
@@ -219,11 +238,12 @@ function render(s) {
   document.getElementById('incumbent').innerHTML = s.stages.filter(function (st) { return st.incumbent.length; })
     .map(function (st) { return chart(st.label, st.incumbent, s.elapsed_seconds); }).join('');
 }
-function poll() {
+function poll() {  // the next request two seconds after this one's answer: never several at once
   fetch(location.pathname.replace(/\\/$/, '') + '/status.json', {cache: 'no-store'}).then(function (r) { return r.json(); })
-    .then(function (s) { if (s.stages) render(s); }).catch(function () {});
+    .then(function (s) { if (s.stages) render(s); }).catch(function () {})
+    .then(function () { setTimeout(poll, 2000); });
 }
-poll(); setInterval(poll, 2000);
+poll();
 </script>
 </body></html>
 """
