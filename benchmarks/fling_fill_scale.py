@@ -14,6 +14,13 @@ thread): for fills, the figure ``kind.FILL_RATES`` holds.
     python benchmarks/fling_fill_scale.py --pieces 11 --tasks 8 --stage layer  # the 12-piece run's layer 12
 
 Needs the layer's bytes free in memory, and twice that for a moment while the random bits are drawn.
+``--run RUN`` reads orbit layer K from a symmetric Fling! run's store instead of drawing it (the real layer:
+its unique boards cluster, and its tasks cost what that run's did at the same places):
+
+    python benchmarks/fling_fill_scale.py --pieces 10 --tasks 10 --run /var/tmp/epcg-fling12/run
+
+A fill goes through the space's ``expand``, as a worker's tasks do, so what a worker derives from the layer once
+(the unique orbits' members) is timed in the first task.
 """
 
 from __future__ import annotations
@@ -27,7 +34,9 @@ import numpy as np
 
 from epcg.games.fling.domain import sparse
 from epcg.games.fling.domain.layers import layer_size, layer_words
-from epcg.games.fling.domain.symmetry import expand_words, solve_words_symmetric
+from epcg.games.fling.domain.symmetry import first_layer_symmetric, solve_words_symmetric
+from epcg.games.fling.kind import fling_space
+from epcg.runtime.verification import open_run
 
 WIDTH, HEIGHT = 7, 8
 
@@ -54,6 +63,12 @@ def random_layer(k: int, seed: int = 0) -> tuple[np.ndarray, sparse.BitIndex]:
     return solvable, unique.finish()
 
 
+def stored_layer(run: str, k: int) -> tuple[np.ndarray, sparse.BitIndex]:
+    """Orbit layer ``k`` of a symmetric Fling! run: its ``solvable`` words and the index of its ``unique`` bits."""
+    stored = open_run(run)
+    return stored.read_array(f"orbits/solvable/{k}"), sparse.bit_index(stored.read_array(f"orbits/unique/{k}"))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pieces", type=int, default=10, help="the layer read, K")
@@ -62,24 +77,28 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=4)
     parser.add_argument("--task-words", type=int, default=1 << 19, help="words a task writes (the 12-piece run: 2^19)")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--run", help="read orbit layer K from this symmetric Fling! run instead of drawing it")
     args = parser.parse_args()
     k = args.pieces
     began = time.perf_counter()
-    solvable, unique = random_layer(k)
-    print(f"layer {k}: {solvable.nbytes / 1e9:.2f} GB of solvable bits, made in "
-          f"{time.perf_counter() - began:.0f} s", flush=True)
+    solvable, unique = stored_layer(args.run, k) if args.run else random_layer(k)
+    print(f"layer {k}: {solvable.nbytes / 1e9:.2f} GB of solvable bits, {unique.count():,} unique, "
+          f"{'read' if args.run else 'made'} in {time.perf_counter() - began:.0f} s", flush=True)
     if args.stage == "fill":
         written = k
+        space = fling_space(WIDTH, HEIGHT, k, True)
+        space.expand(1, first_layer_symmetric(WIDTH, HEIGHT)[:2], 0, 1)  # compile
 
         def solve(start: int, stop: int) -> None:
-            expand_words(WIDTH, HEIGHT, k, solvable, unique, start, stop)
+            space.expand(k, (solvable, unique), start, stop)
     else:
         written = k + 1
 
         def solve(start: int, stop: int) -> None:
             solve_words_symmetric(WIDTH, HEIGHT, k + 1, solvable, unique, start, stop)
     words = layer_words(WIDTH, HEIGHT, written)
-    solve(0, 64)  # compile
+    if args.stage == "layer":
+        solve(0, 64)  # compile
     rng = random.Random(1)
     starts = [rng.randrange(0, words - args.task_words) for _ in range(args.tasks)]
 
