@@ -54,10 +54,11 @@ import fcntl
 import math
 import os
 import shutil
+import threading
 import weakref
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Callable, ClassVar, Literal
 
 import numpy as np
 import pydantic
@@ -94,6 +95,34 @@ MAX_BOARDS = 1 << 43
 """Largest layer a job may name (C(56, 14) = 5.8e12 fits); whether it fits the workers is the plan's check."""
 
 
+class LastMade:
+    """``make(key, *args)`` for the ``key`` last asked about, made once and kept while ``key`` lives.
+
+    A worker's tasks of one layer share the layer's arrays (``LayerCache``), so
+    what is derived from them once (an index, a fill's unique orbits) is kept
+    beside them and dropped with them; threads asking at once wait for one make.
+    """
+
+    def __init__(self, make: Callable[..., Any]) -> None:
+        self._make = make
+        self._lock = threading.Lock()
+        self._last: tuple[weakref.ref, Any] | None = None
+
+    def __call__(self, key: Any, *args: Any) -> Any:
+        with self._lock:
+            if self._last is not None and self._last[0]() is key:
+                return self._last[1]
+            self._last = None  # the value for the object before is freed before the next is made
+            value = self._make(key, *args)
+            self._last = weakref.ref(key, self._forget), value
+            return value
+
+    def _forget(self, ref: weakref.ref) -> None:
+        last = self._last
+        if last is not None and last[0] is ref:
+            self._last = None
+
+
 @lru_cache(maxsize=8)
 def fling_space(width: int, height: int, max_pieces: int, symmetric: bool = False,
                 kernel: str = "auto", slice_rows: int = 0) -> RetrogradeSpace:
@@ -110,20 +139,16 @@ def fling_space(width: int, height: int, max_pieces: int, symmetric: bool = Fals
     ([3, 3, 1], ('solvable', 'unique'), False, True)
     """
 
-    last: list = [None, None]  # the unique words last indexed here (a weak reference) and their index
+    index_of = LastMade(sparse.bit_index)
+    members_of = LastMade(lambda unique, k, part_start=None: symmetry.orbit_members(
+        width, height, k, unique, part_start=part_start))
     slicing = Slicing(width, height, slice_rows) if slice_rows else None
 
     def indexed(layer: Words) -> Words:
         """``layer`` with its unique bits as an index: as given by the job's loader, or indexed once here for
         every range of a layer handed over as words (``solve_layers``, plan-time checks)."""
         solvable, unique = layer
-        if isinstance(unique, np.ndarray):
-            ref, index = last
-            if ref is None or ref() is not unique:
-                index = sparse.bit_index(unique)
-                last[:] = weakref.ref(unique), index
-            unique = index
-        return solvable, unique
+        return solvable, index_of(unique) if isinstance(unique, np.ndarray) else unique
 
     def previous_layer(k: int, previous: Words | Held) -> dict[str, Any]:
         """The kernels' arguments for the layer before ``k``: all of it, or the slices a task holds."""
@@ -144,10 +169,14 @@ def fling_space(width: int, height: int, max_pieces: int, symmetric: bool = Fals
         return (s, u), (solvable, unique)
 
     def expand(k: int, orbits: Words, start: int, stop: int) -> Words:
-        return symmetry.expand_words(width, height, k, *indexed(orbits), start, stop)
+        solvable, unique = indexed(orbits)
+        return symmetry.expand_words(width, height, k, solvable, unique, start, stop,
+                                     members=members_of(unique, k))
 
     def expand_partial(k: int, part: Words, part_start: int, start: int, stop: int) -> Words:
-        return symmetry.expand_words(width, height, k, *part, start, stop, part_start=part_start)
+        solvable, unique = part
+        return symmetry.expand_words(width, height, k, solvable, unique, start, stop, part_start=part_start,
+                                     members=members_of(unique, k, part_start))
 
     def solve_partial(k: int, part: Words, part_start: int, start: int, stop: int) -> Words:
         if symmetric:

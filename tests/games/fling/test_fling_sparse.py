@@ -58,6 +58,20 @@ def test_lookups_equal_the_dense_words(density: int, form: str) -> None:
         assert int(_index_bit(index.array, int(r))) == dense_bit(words, int(r)), r
 
 
+@pytest.mark.parametrize("form", ["dense", "sparse"])
+@pytest.mark.parametrize("density", [-1, 0, 3, 9])
+def test_ranks_and_word_ranges_equal_the_dense_words(density: int, form: str) -> None:
+    words = random_words(np.random.default_rng(density + 11), 300, density)
+    index = forced(words, form)
+    ranks = np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little")).astype(np.uint64)
+    assert np.array_equal(index.ranks(), ranks)
+    for a, b in [(0, 300), (0, 0), (17, 18), (63, 250), (299, 300), (300, 300)]:
+        assert np.array_equal(index.dense_range(a, b), words[a:b]), (a, b)
+    assert np.array_equal(sparse.from_ranks(ranks, 300).dense(), words)
+    with pytest.raises(ValueError, match="not within"):
+        index.dense_range(5, 301)
+
+
 @pytest.mark.parametrize("density", [-1, 1, 3, 12])
 def test_builder_from_pieces_equals_the_index_of_the_whole(density: int) -> None:
     rng = np.random.default_rng(density + 7)

@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import functools
+import gc
 import itertools
 import random
+import weakref
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 
+from epcg.combinatorics.bitboard import _rank_lex_bb, _unrank_lex_bb
 from epcg.games.fling.domain.layers import first_layer, layer_size, layer_words, solve_words
+from epcg.games.fling.kind import LastMade
 from epcg.games.fling.domain.symmetry import (
     canonical,
     canonical_words,
     expand_layer,
     expand_words,
     first_layer_symmetric,
+    orbit_members,
     orbit_size,
     solve_words_symmetric,
     symmetry_maps,
@@ -134,3 +140,50 @@ def test_any_word_split_gives_same_words() -> None:
     assert (np.concatenate([p[0] for p in filled]) == sym[4][4]).all()
     assert (np.concatenate([p[1] for p in filled]) == sym[4][5]).all()
     assert all(part.shape == (0,) for part in solve_words_symmetric(7, 8, 4, *sym[3][4:], 5, 5)[:2])
+
+
+@pytest.mark.parametrize(("width", "height", "k"), [(4, 4, 5), (7, 8, 3), (5, 3, 4), (6, 6, 2)])
+def test_orbit_members_are_the_boards_whose_canonical_image_is_set(width: int, height: int, k: int) -> None:
+    """Board by board: a rank is a member when its canonical image's rank is among the orbit ranks given; the
+    members of parts of the orbit layer, ORed, are the whole layer's, and the words ``expand_words`` fills."""
+    n, maps, words = width * height, symmetry_maps(width, height), layer_words(width, height, k)
+    mask, _ = canonical_words(width, height, k, 0, words)
+    rng = np.random.default_rng(k)
+    orbit = mask & rng.integers(0, 1 << 64, words, dtype=np.uint64, endpoint=False)
+    chosen = {r for r in range(layer_size(width, height, k)) if orbit[r >> 6] >> np.uint64(r & 63) & np.uint64(1)}
+    expected = np.zeros(words, dtype=np.uint64)
+    for r in range(layer_size(width, height, k)):
+        if int(_rank_lex_bb(canonical(_unrank_lex_bb(r, n, k), maps), n, k)) in chosen:
+            expected[r >> 6] |= np.uint64(1) << np.uint64(r & 63)
+    assert chosen and (orbit_members(width, height, k, orbit).dense() == expected).all()
+    cuts = [0, words // 3, words // 2, words]
+    parts = [orbit_members(width, height, k, orbit[a:b], part_start=a).dense() for a, b in zip(cuts, cuts[1:])]
+    assert (np.bitwise_or.reduce(parts) == expected).all()
+    assert (expand_words(width, height, k, mask, orbit, 0, words)[1] == expected).all()
+    with pytest.raises(ValueError, match="within layer"):
+        orbit_members(width, height, k, orbit, part_start=1)
+
+
+def test_a_layers_derived_index_is_made_once_and_dropped_with_the_layer() -> None:
+    """Threads asking at once for the same layer's value wait for one make; another layer replaces it, and it
+    is freed when its layer is."""
+    made: list[int] = []
+
+    class Layer:
+        pass
+
+    def make(layer: Layer, k: int) -> np.ndarray:
+        made.append(k)
+        return np.full(4, k)
+
+    last = LastMade(make)
+    first = Layer()
+    with ThreadPoolExecutor(4) as pool:
+        values = list(pool.map(lambda _: last(first, 1), range(16)))
+    assert made == [1] and all(v is values[0] for v in values)
+    second = Layer()
+    assert int(last(second, 2)[0]) == 2 and made == [1, 2]
+    value = weakref.ref(last(second, 2))
+    del second
+    gc.collect()
+    assert value() is None and made == [1, 2]

@@ -37,7 +37,7 @@ from numba import njit
 
 from epcg.combinatorics.bits import ctz, popcount, prefetch
 
-__all__ = ["BitIndex", "IndexBuilder", "as_index", "bit_index"]
+__all__ = ["BitIndex", "IndexBuilder", "as_index", "bit_index", "from_ranks"]
 
 _ONE = np.uint64(1)
 HEADER = 4
@@ -80,6 +80,27 @@ class BitIndex:
             return self.array[HEADER:].copy()
         out = np.zeros(self.words, dtype=np.uint64)
         _scatter(self.array[HEADER + int(self.array[3]) + 1:], 0, out)
+        return out
+
+    def ranks(self) -> np.ndarray:
+        """The set ranks, in order (uint64)."""
+        if self.sparse:
+            return self.array[HEADER + int(self.array[3]) + 1:]
+        words = self.array[HEADER:]
+        out = np.empty(int(_popcount(words)), dtype=np.uint64)
+        _ranks(words, 0, out, 0)
+        return out
+
+    def dense_range(self, start: int, stop: int) -> np.ndarray:
+        """Words ``[start, stop)`` of the words the index stands for (``0 <= start <= stop <= words``)."""
+        if not 0 <= start <= stop <= self.words:
+            raise ValueError(f"word range [{start}, {stop}) not within the index's {self.words} words")
+        if not self.sparse:
+            return self.array[HEADER + start:HEADER + stop].copy()
+        ranks = self.array[HEADER + int(self.array[3]) + 1:]
+        lo, hi = np.searchsorted(ranks, np.array([start << 6, stop << 6], dtype=np.uint64))
+        out = np.zeros(stop - start, dtype=np.uint64)
+        _scatter(ranks[lo:hi], start, out)
         return out
 
 
@@ -181,6 +202,17 @@ def _dense(words: np.ndarray) -> BitIndex:
     array[:HEADER] = (DENSE, words.shape[0], 0, 0)
     array[HEADER:] = words
     return BitIndex(array)
+
+
+def from_ranks(ranks: np.ndarray, words: int) -> BitIndex:
+    """The index of ``words`` words whose set bits are ``ranks`` (sorted, distinct, below ``64 * words``), in the
+    smaller of the two forms."""
+    ranks = np.ascontiguousarray(ranks, dtype=np.uint64)
+    if index_bytes(words, ranks.shape[0]) == sparse_bytes(words, ranks.shape[0]):
+        return _sparse(ranks, words)
+    dense = np.zeros(words, dtype=np.uint64)
+    _scatter(ranks, 0, dense)
+    return _dense(dense)
 
 
 def bit_index(words: np.ndarray) -> BitIndex:

@@ -14,7 +14,8 @@ and any word range still is one task. Each solved board adds its orbit size
 the unreduced layer. Solving layer ``k`` reads the unreduced layer ``k - 1``,
 filled from its orbit layer by :func:`expand_words` (every board gets its
 canonical image's bits; any word range at a time, so filling can be a stage of
-tasks), and ranks and looks up successors exactly like the unreduced kernel,
+tasks: ``solvable`` is read board by board, while the few ``unique`` orbits are
+ranked member by member once per layer, :func:`orbit_members`), and ranks and looks up successors exactly like the unreduced kernel,
 whose lookups for neighbouring boards stay close in memory. The block kernel
 (``layers._solve_blocks`` with the symmetries) first finds which boards of a
 block (those sharing their lowest ``k - 1`` pieces) are canonical: mostly the
@@ -63,13 +64,14 @@ from epcg.games.fling.domain.layers import (
     layer_words,
 )
 from epcg.games.fling.domain.moves import _fling, line_table
-from epcg.games.fling.domain.sparse import BitIndex, _index_bit, _index_prefetch
+from epcg.games.fling.domain.sparse import BitIndex, _index_bit, as_index, from_ranks
 
 __all__ = [
     "canonical",
     "canonical_words",
     "expand_layer",
     "expand_words",
+    "orbit_members",
     "orbit_total",
     "first_layer_symmetric",
     "orbit_size",
@@ -201,41 +203,49 @@ def _image_sums(image, n, k, low, high, g):
 
 
 @njit(cache=True, nogil=True)
-def _read_bits(src_s, src_u, ranks, where, count, out_s, out_u, part):
-    """Set bit ``where[i]`` of ``out_*`` to the bits of rank ``ranks[i]`` in ``src_*``, for ``i < count``:
-    all ``solvable`` reads first, then ``unique`` where ``solvable`` is set, so the scattered reads overlap.
+def _read_bits(src_s, ranks, where, count, out_s, part):
+    """Set bit ``where[i]`` of ``out_s`` to the bit of rank ``ranks[i]`` in ``src_s``, for ``i < count``.
     ``part`` as in ``_expand``."""
     for i in range(count):
         cr = ranks[i]
         if part is None:
             ok = (src_s[cr >> 6] >> np.uint64(cr & 63)) & _ONE
         else:
-            bit, q = _bit_in_part(src_s, cr, part)
-            ranks[i] = q
-            ok = np.uint64(bit)
+            ok = np.uint64(_bit_in_part(src_s, cr, part)[0])
         out_s[where[i] >> 6] |= ok << np.uint64(where[i] & 63)
-        where[i] = where[i] if ok else -1
-    for i in range(count):
-        if where[i] >= 0:
-            cr = ranks[i]
-            out_u[where[i] >> 6] |= _index_bit(src_u, cr) << np.uint64(where[i] & 63)
 
 
 @njit(cache=True, nogil=True)
-def _expand(n, k, r0, r1, src_s, src_u, out_s, out_u, w0, maps, part):
-    """Bits of ranks ``r0 .. r1-1`` of the unreduced layer (word 0 of ``out_*`` = ``w0``), each read
-    from the symmetric layer ``src_*`` at the rank of the board's canonical image.
+def _members(ranks, first, n, k, maps, out):
+    """Write the ranks of every member of the orbits of ``ranks`` (relative to word ``first``) to ``out``, each
+    rank's own first; returns how many were written (``ranks`` times the group's order)."""
+    at = 0
+    for i in range(ranks.shape[0]):
+        r = np.int64(ranks[i]) + (first << 6)
+        board = _unrank_lex_bb(r, n, k)
+        out[at] = np.uint64(r)
+        at += 1
+        for g in range(maps.shape[0]):
+            out[at] = np.uint64(_rank_lex_bb(_image(board, maps, g), n, k))
+            at += 1
+    return at
+
+
+@njit(cache=True, nogil=True)
+def _expand(n, k, r0, r1, src_s, out_s, w0, maps, part):
+    """``solvable`` bits of ranks ``r0 .. r1-1`` of the unreduced layer (word 0 of ``out_s`` = ``w0``), each
+    read from the symmetric layer's ``src_s`` at the rank of the board's canonical image.
 
     Boards go block by block as in ``layers._solve_blocks``: the boards
     ``P + {c}`` sharing their lowest ``k - 1`` pieces ``P``. A board's images
     are ``g(P) + {g(c)}``, so the images of ``P`` are kept current and each
     canonical image is ranked from sums over its prefix's image (computed once
     per block and symmetry, :func:`_image_sums`) with one popcount and lookup.
-    Each rank's words are prefetched as soon as it is known and read a few
+    Each rank's word is prefetched as soon as it is known and read a few
     hundred ranks later (:func:`_read_bits`). ``part`` is None
-    (``src_*`` is the whole layer) or the first word of the layer ``src_*``
+    (``src_s`` is the whole layer) or the first word of the layer ``src_s``
     holds: then only boards whose canonical image lies inside get bits.
-    Unchecked: ``r0 < r1 <= C(n, k)``, outputs zeroed and long enough.
+    Unchecked: ``r0 < r1 <= C(n, k)``, ``out_s`` zeroed and long enough.
     """
     nmaps = maps.shape[0]
     last_rank = BINOMIAL[n, k] - 1
@@ -246,7 +256,7 @@ def _expand(n, k, r0, r1, src_s, src_u, out_s, out_u, w0, maps, part):
     summed = np.zeros(nmaps, dtype=np.uint64)  # the image each symmetry's sums are for
     batch = 256
     ranks = np.empty(batch, dtype=np.int64)
-    where = np.empty(batch, dtype=np.int64)  # bit of out_* each rank's bits go to
+    where = np.empty(batch, dtype=np.int64)  # bit of out_s each rank's bit goes to
     count = 0
     board = _unrank_lex_bb(r0, n, k)
     top = msb(board)
@@ -281,10 +291,9 @@ def _expand(n, k, r0, r1, src_s, src_u, out_s, out_u, w0, maps, part):
             q = ranks[count] >> 6 if part is None else (ranks[count] >> 6) - part
             if 0 <= q < src_s.shape[0]:
                 prefetch(src_s, q)
-                _index_prefetch(src_u, ranks[count] - ((part << 6) if part is not None else 0))
             count += 1
         if count > batch - 64:
-            _read_bits(src_s, src_u, ranks, where, count, out_s, out_u, part)
+            _read_bits(src_s, ranks, where, count, out_s, part)
             count = 0
         block += length
         nxt = _increment(prefix, prefixes, n - 1)
@@ -292,7 +301,7 @@ def _expand(n, k, r0, r1, src_s, src_u, out_s, out_u, w0, maps, part):
             break
         _flip_images(images, maps, prefix ^ nxt)
         prefix = nxt
-    _read_bits(src_s, src_u, ranks, where, count, out_s, out_u, part)
+    _read_bits(src_s, ranks, where, count, out_s, part)
 
 
 @njit(cache=True, nogil=True)
@@ -457,15 +466,49 @@ def first_layer_symmetric(width: int, height: int) -> tuple[np.ndarray, np.ndarr
     return words, words.copy(), boards, boards
 
 
+def orbit_members(width: int, height: int, k: int, unique: BitIndex | np.ndarray, *,
+                  part_start: int | None = None) -> BitIndex:
+    """The unreduced layer ``k``'s ``unique`` bits from the symmetric layer's: every member of each set orbit.
+
+    Few boards of a deep layer are uniquely solvable, so ranking their orbits
+    once per layer costs far less than a lookup per board in every fill task.
+    ``unique`` is the whole symmetric layer's, or (``part_start``) the words
+    from ``part_start`` on; the index returned covers the whole layer.
+
+    >>> s1, u1, _, _ = first_layer_symmetric(3, 1)        # orbits {0, 2} and {1}
+    >>> bin(int(orbit_members(3, 1, 1, u1).dense()[0]))
+    '0b111'
+    """
+    n = _check_board(width, height)
+    words = layer_words(width, height, k)
+    if part_start is not None and not (isinstance(part_start, int) and 0 <= part_start <= words):
+        raise ValueError(f"part_start must be a word of layer {k} ({words} words), got {part_start!r}")
+    first = part_start or 0
+    given = unique.words if isinstance(unique, BitIndex) else np.shape(unique)[0] if np.ndim(unique) == 1 else -1
+    if not 0 <= given <= words - first:
+        raise ValueError(f"unique must lie within layer {k}'s {words} words from word {first}, got {given} words")
+    ranks = BitIndex(as_index("unique", unique, given)).ranks()
+    maps = symmetry_maps(width, height)
+    members = np.empty(ranks.shape[0] * (maps.shape[0] + 1), dtype=np.uint64)
+    members = members[:_members(ranks, first, n, k, maps, members)]
+    members.sort()  # then drop repeats (symmetric boards): np.unique takes 50 times as long here
+    distinct = np.ones(members.shape[0], dtype=bool)
+    np.not_equal(members[1:], members[:-1], out=distinct[1:])
+    return from_ranks(members[distinct], words)
+
+
 def expand_words(width: int, height: int, k: int, solvable: np.ndarray, unique: BitIndex | np.ndarray,
-                 word_start: int, word_stop: int, *, part_start: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+                 word_start: int, word_stop: int, *, part_start: int | None = None,
+                 members: BitIndex | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Words ``[word_start, word_stop)`` of the unreduced layer ``k`` from the whole symmetric one:
     each board gets its canonical image's bits. Any split into word ranges gives the same words.
 
     With ``part_start``, ``solvable``/``unique`` are only the words from
     ``part_start`` on of the symmetric layer, and only boards whose canonical
     image lies in them get bits: ORed over parts covering the layer, the
-    results are the words from the whole of it.
+    results are the words from the whole of it. ``members`` is
+    :func:`orbit_members` of the same ``unique`` (and ``part_start``), made
+    once by a caller that fills many ranges; made here when not given.
 
     >>> s1, u1, _, _ = first_layer_symmetric(3, 1)        # orbits {0, 2} and {1}
     >>> bin(int(expand_words(3, 1, 1, s1[:1], u1[:1], 0, 1, part_start=0)[0][0]))
@@ -476,12 +519,15 @@ def expand_words(width: int, height: int, k: int, solvable: np.ndarray, unique: 
     if not (isinstance(word_start, int) and isinstance(word_stop, int)) or not 0 <= word_start <= word_stop <= words:
         raise ValueError(f"word range [{word_start!r}, {word_stop!r}) not within [0, {words}]")
     solvable, unique = check_previous(width, height, k + 1, solvable, unique, part_start)
+    if members is None:
+        members = orbit_members(width, height, k, BitIndex(unique), part_start=part_start)
+    elif not isinstance(members, BitIndex) or members.words != words:
+        raise ValueError(f"members must be the BitIndex of layer {k}'s {words} words from orbit_members")
     out_s = np.zeros(word_stop - word_start, dtype=np.uint64)
-    out_u = np.zeros(word_stop - word_start, dtype=np.uint64)
     r0, r1 = 64 * word_start, min(64 * word_stop, layer_size(width, height, k))
     if r0 < r1:
-        _expand(n, k, r0, r1, solvable, unique, out_s, out_u, word_start, symmetry_maps(width, height), part_start)
-    return out_s, out_u
+        _expand(n, k, r0, r1, solvable, out_s, word_start, symmetry_maps(width, height), part_start)
+    return out_s, members.dense_range(word_start, word_stop)
 
 
 def expand_layer(width: int, height: int, k: int, solvable: np.ndarray, unique: np.ndarray
