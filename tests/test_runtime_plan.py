@@ -87,8 +87,8 @@ def test_a_workers_setup_adds_to_the_wall_time_whole() -> None:
 
 
 def test_plan_raises_partitions_until_the_workers_memory_holds_every_stage(tmp_path: Path) -> None:
-    """7×8 to 10 pieces needs about 1.3 GiB per worker in one part (layer 9's solvable bits and its unique
-    index); under a 700 MiB limit the plan takes more parts."""
+    """7×8 to 10 pieces needs about 1.5 GiB per worker in one part (fill 9: layer 9's solvable bits, its unique
+    index and the index of the unique boards it writes); under a 700 MiB limit the plan takes more parts."""
     job_file = tmp_path / "job.toml"
     job_file.write_text('name = "f"\ndomain = "fling"\nwidth = 7\nheight = 8\nmax_pieces = 10\ntop_puzzles = 0\n')
     roomy, tight = (epcg("plan", str(job_file), "--workers", "2", "--memory-limit", limit, "--out", str(tmp_path / "r"))
@@ -96,7 +96,7 @@ def test_plan_raises_partitions_until_the_workers_memory_holds_every_stage(tmp_p
     assert roomy.returncode == 0 and tight.returncode == 0, roomy.stderr + tight.stderr
     assert "using partitions" not in roomy.stdout and "run would accept" in roomy.stdout
     note = next(line for line in tight.stdout.splitlines() if line.startswith("note:") and "using partitions" in line)
-    assert "need about 1.3 GiB per worker process" in note and "using partitions=4" in note, note
+    assert "need about 1.5 GiB per worker process" in note and "using partitions=8" in note, note
     assert "run would accept" in tight.stdout
     value, unit = next(line for line in tight.stdout.splitlines() if line.startswith("total")).split()[-4:-2]
     assert unit == "MiB" and float(value) < 1024, (value, unit)

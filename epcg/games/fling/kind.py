@@ -28,7 +28,8 @@ chunk by chunk by :func:`read_unique`), plus twice the task's output,
 ``2·8·chunk_words`` bytes, plus one Zarr chunk being compressed. For 7×8 and
 k = 10: C(56,9)/8 = 0.95 GB + 12.0 M unique boards' index 0.12 GB + 2·8·2^18 = 4 MB
 (the plan counts the index at :func:`unique_fraction` of the boards). A fill task
-(stage ``fNN``) holds the orbit layer ``k`` instead. On disk ``unique`` stays one
+(stage ``fNN``) holds the orbit layer ``k`` instead, and the index of the unique
+boards it writes (every member of the unique orbits, ranked once per worker). On disk ``unique`` stays one
 bit per board, in compressed chunks (3 % of its raw size on deep layers).
 With ``shared_previous = true`` the ``solvable`` bits a task reads are a
 read-only map of a raw file, so the processes of one machine share one copy in
@@ -447,6 +448,13 @@ def held_bytes(config: Config, k: int) -> int:
     return 8 * words + sparse.index_bytes(words, min(64 * words, -(-round(boards * unique_fraction(k)) // parts)))
 
 
+def members_bytes(config: Config, k: int) -> int:
+    """Bytes of the index a fill of layer ``k`` makes of the unique boards it writes (``symmetry.orbit_members`` of
+    the unique orbits of one of ``config.parts_for(k)`` parts), at :func:`unique_fraction`."""
+    boards = kernels.layer_size(config.width, config.height, k)
+    return sparse.index_bytes(config.words(k), -(-round(boards * unique_fraction(k)) // config.parts_for(k)))
+
+
 def sliced_reads(config: Config, k: int) -> tuple[int, int, int]:
     """A sliced layer stage ``k``'s reads of layer ``k - 1``: words of its largest read group, words of all its groups
     (each read once, if its tasks run on one worker), and how many groups."""
@@ -502,7 +510,8 @@ def estimate(config: Config) -> dict:
             )
         if config.symmetry and 1 < k < config.max_pieces:
             out[fill_name(k)] = StageCost(bytes_written=2 * 8 * words, disk_bytes=round(8 * words * sum(COMPRESSED)),
-                                          peak_memory=held_bytes(config, k) + 4 * 8 * chunk,
+                                          peak_memory=held_bytes(config, k) + members_bytes(config, k)
+                                          + 4 * 8 * chunk,
                                           shared_memory=shared_bytes(config, k),
                                           cpu_seconds=kernels.layer_size(config.width, config.height, k)
                                           / fill_per_second(8 * -(-words // config.parts_for(k)))
