@@ -34,7 +34,7 @@ import numpy as np
 from epcg.games.fling.domain import sparse
 from epcg.games.fling.domain.layers import layer_size, layer_words
 from epcg.games.fling.domain.symmetry import first_layer_symmetric, solve_words_symmetric
-from epcg.games.fling.kind import fling_space
+from epcg.games.fling.kind import fling_space, read_unique
 from epcg.runtime.verification import open_run
 
 WIDTH, HEIGHT = 7, 8
@@ -65,7 +65,7 @@ def random_layer(k: int, seed: int = 0) -> tuple[np.ndarray, sparse.BitIndex]:
 def stored_layer(run: str, k: int) -> tuple[np.ndarray, sparse.BitIndex]:
     """Orbit layer ``k`` of a symmetric Fling! run: its ``solvable`` words and the index of its ``unique`` bits."""
     stored = open_run(run)
-    return stored.read_array(f"orbits/solvable/{k}"), sparse.bit_index(stored.read_array(f"orbits/unique/{k}"))
+    return stored.read_array(f"orbits/solvable/{k}"), read_unique(stored, f"orbits/unique/{k}")
 
 
 def main() -> None:
