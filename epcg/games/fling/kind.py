@@ -29,8 +29,9 @@ chunk by chunk by :func:`read_unique`), plus twice the task's output,
 k = 10: C(56,9)/8 = 0.95 GB + 12.0 M unique boards' index 0.12 GB + 2·8·2^18 = 4 MB
 (the plan counts the index at :func:`unique_fraction` of the boards). A fill task
 (stage ``fNN``) holds the orbit layer ``k`` instead, and the index of the unique
-boards it writes (every member of the unique orbits, ranked once per worker). On disk ``unique`` stays one
-bit per board, in compressed chunks (3 % of its raw size on deep layers).
+boards it writes (every member of the unique orbits, ranked once per worker).
+On disk ``unique`` stays one bit per board, in compressed chunks (3 % of its
+raw size on deep layers).
 With ``shared_previous = true`` the ``solvable`` bits a task reads are a
 read-only map of a raw file, so the processes of one machine share one copy in
 the page cache (each holds its own small index of ``unique``; the estimate

@@ -15,8 +15,9 @@ the unreduced layer. Solving layer ``k`` reads the unreduced layer ``k - 1``,
 filled from its orbit layer by :func:`expand_words` (every board gets its
 canonical image's bits; any word range at a time, so filling can be a stage of
 tasks: ``solvable`` is read board by board, while the few ``unique`` orbits are
-ranked member by member once per layer, :func:`orbit_members`), and ranks and looks up successors exactly like the unreduced kernel,
-whose lookups for neighbouring boards stay close in memory. The block kernel
+ranked member by member once per layer, :func:`orbit_members`), and ranks and
+looks up successors exactly like the unreduced kernel, whose lookups for
+neighbouring boards stay close in memory. The block kernel
 (``layers._solve_blocks`` with the symmetries) first finds which boards of a
 block (those sharing their lowest ``k - 1`` pieces) are canonical: mostly the
 shared pieces decide, so about three blocks in four have none and cost only
@@ -491,7 +492,7 @@ def orbit_members(width: int, height: int, k: int, unique: BitIndex | np.ndarray
     maps = symmetry_maps(width, height)
     members = np.empty(ranks.shape[0] * (maps.shape[0] + 1), dtype=np.uint64)
     members = members[:_members(ranks, first, n, k, maps, members)]
-    members.sort()  # then drop repeats (symmetric boards): np.unique takes 50 times as long here
+    members.sort()  # then drop repeats (symmetric boards); np.unique (hashing) is far slower on these
     distinct = np.ones(members.shape[0], dtype=bool)
     np.not_equal(members[1:], members[:-1], out=distinct[1:])
     return from_ranks(members[distinct], words)
