@@ -14,7 +14,6 @@ import pytest
 
 from epcg.combinatorics.bitboard import _rank_lex_bb, _unrank_lex_bb
 from epcg.games.fling.domain.layers import first_layer, layer_size, layer_words, solve_words
-from epcg.games.fling.kind import LastMade
 from epcg.games.fling.domain.symmetry import (
     canonical,
     canonical_words,
@@ -26,6 +25,7 @@ from epcg.games.fling.domain.symmetry import (
     solve_words_symmetric,
     symmetry_maps,
 )
+from epcg.games.fling.kind import LastMade
 
 from tests.reference import fling as ref
 

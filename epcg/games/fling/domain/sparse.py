@@ -79,7 +79,7 @@ class BitIndex:
         if not self.sparse:
             return self.array[HEADER:].copy()
         out = np.zeros(self.words, dtype=np.uint64)
-        _scatter(self.array[HEADER + int(self.array[3]) + 1:], 0, out)
+        _scatter(self.ranks(), 0, out)
         return out
 
     def ranks(self) -> np.ndarray:
@@ -97,7 +97,7 @@ class BitIndex:
             raise ValueError(f"word range [{start}, {stop}) not within the index's {self.words} words")
         if not self.sparse:
             return self.array[HEADER + start:HEADER + stop].copy()
-        ranks = self.array[HEADER + int(self.array[3]) + 1:]
+        ranks = self.ranks()
         lo, hi = np.searchsorted(ranks, np.array([start << 6, stop << 6], dtype=np.uint64))
         out = np.zeros(stop - start, dtype=np.uint64)
         _scatter(ranks[lo:hi], start, out)
