@@ -14,10 +14,12 @@ thread): for fills, the figure ``kind.FILL_RATES`` holds.
     python benchmarks/fling_fill_scale.py --pieces 11 --tasks 8 --stage layer  # the 12-piece run's layer 12
 
 Needs the layer's bytes free in memory, and twice that for a moment while the random bits are drawn.
-``--run RUN`` reads orbit layer K from a symmetric Fling! run's store instead of drawing it (the real layer:
-its unique boards cluster, and its tasks cost what that run's did at the same places):
+``--run RUN`` reads layer K from a symmetric Fling! run's store instead of drawing it, the orbit layer for a fill
+and the filled layer for a layer stage (the real layer: its unique boards cluster, and its tasks cost what that
+run's did at the same places):
 
     python benchmarks/fling_fill_scale.py --pieces 10 --tasks 10 --run /var/tmp/epcg-fling12/run
+    python benchmarks/fling_fill_scale.py --pieces 9 --tasks 10 --stage layer --run /var/tmp/epcg-fling12/run
 
 A fill goes through the space's ``expand``, as a worker's tasks do: what a worker derives from the layer once (the
 unique orbits' members) is made by a first task of 64 words, timed apart, as it is spread over a stage's thousands.
@@ -62,10 +64,11 @@ def random_layer(k: int, seed: int = 0) -> tuple[np.ndarray, sparse.BitIndex]:
     return solvable, unique.finish()
 
 
-def stored_layer(run: str, k: int) -> tuple[np.ndarray, sparse.BitIndex]:
-    """Orbit layer ``k`` of a symmetric Fling! run: its ``solvable`` words and the index of its ``unique`` bits."""
+def stored_layer(run: str, k: int, prefix: str) -> tuple[np.ndarray, sparse.BitIndex]:
+    """Layer ``k`` of a symmetric Fling! run, the orbit layer (``prefix`` ``"orbits/"``) or the filled one
+    (``""``): its ``solvable`` words and the index of its ``unique`` bits."""
     stored = open_run(run)
-    return stored.read_array(f"orbits/solvable/{k}"), read_unique(stored, f"orbits/unique/{k}")
+    return stored.read_array(f"{prefix}solvable/{k}"), read_unique(stored, f"{prefix}unique/{k}")
 
 
 def main() -> None:
@@ -76,11 +79,12 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=4)
     parser.add_argument("--task-words", type=int, default=1 << 19, help="words a task writes (the 12-piece run: 2^19)")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--run", help="read orbit layer K from this symmetric Fling! run instead of drawing it")
+    parser.add_argument("--run", help="read layer K from this symmetric Fling! run instead of drawing it")
     args = parser.parse_args()
     k = args.pieces
     began = time.perf_counter()
-    solvable, unique = stored_layer(args.run, k) if args.run else random_layer(k)
+    prefix = "orbits/" if args.stage == "fill" else ""  # a fill reads the orbit layer, a layer task the filled one
+    solvable, unique = stored_layer(args.run, k, prefix) if args.run else random_layer(k)
     print(f"layer {k}: {solvable.nbytes / 1e9:.2f} GB of solvable bits, {unique.count():,} unique, "
           f"{'read' if args.run else 'made'} in {time.perf_counter() - began:.0f} s", flush=True)
     if args.stage == "fill":
