@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from epcg.combinatorics.bitboard import _rank_lex_bb, _unrank_lex_bb
-from epcg.games.fling.domain.layers import first_layer, layer_size, layer_words, solve_words
+from epcg.games.fling.domain.layers import _decided_lead, first_layer, layer_size, layer_words, solve_words
 from epcg.games.fling.domain.symmetry import (
     canonical,
     canonical_words,
@@ -22,6 +22,7 @@ from epcg.games.fling.domain.symmetry import (
     first_layer_symmetric,
     orbit_members,
     orbit_size,
+    _image,
     solve_words_symmetric,
     symmetry_maps,
 )
@@ -94,6 +95,40 @@ def test_every_board_matches_slow_solver(width: int, height: int, kmax: int, ker
         assert (ns, nu) == (sum(solvable), sum(unique)), k
         assert es.tolist() == ref.pack(solvable) and eu.tolist() == ref.pack(unique), k
         assert canonical_words(width, height, k, 0, len(s))[0].tolist() == ref.pack(first)
+
+
+@pytest.mark.parametrize(("width", "height", "k"), [(4, 4, 5), (3, 5, 4), (4, 3, 6), (7, 2, 4)])
+def test_decided_leads_hold_for_every_board_beginning_with_them(width: int, height: int, k: int) -> None:
+    """The block kernel passes over every board beginning with a prefix's decided lead: the lead is the shortest
+    leading part ``S`` with, for some symmetry ``g``, the lowest cell where ``S`` and ``g(S)`` differ in ``g(S)``
+    and below ``S``'s highest cell, and no board beginning with it is canonical."""
+    n, maps = width * height, symmetry_maps(width, height)
+    canonical_boards = [b for b in (sum(1 << c for c in combo) for combo in itertools.combinations(range(n), k))
+                        if int(canonical(np.uint64(b), maps)) == b]
+
+    def image(cells: tuple[int, ...], g: int) -> int:
+        return sum(int(maps[g, c]) for c in cells)
+
+    def shortest_lead(cells: tuple[int, ...]) -> int:
+        for j in range(1, len(cells) + 1):
+            lead = sum(1 << c for c in cells[:j])
+            for g in range(len(maps)):
+                lowest_diff = (lead ^ image(cells[:j], g)) & -(lead ^ image(cells[:j], g))
+                if image(cells[:j], g) & lowest_diff and lowest_diff < 1 << cells[j - 1]:
+                    return lead
+        return 0
+
+    skipped = 0
+    for combo in itertools.combinations(range(n - 1), k - 1):
+        prefix = sum(1 << c for c in combo)
+        images = np.array([image(combo, g) for g in range(len(maps))], dtype=np.uint64)
+        lead = int(_decided_lead(np.uint64(prefix), combo[-1], images, maps))
+        assert lead == shortest_lead(combo), combo
+        if lead:
+            below = (1 << lead.bit_length()) - 1  # the lead's cells and the cells between them
+            assert not any(b & below == lead for b in canonical_boards), combo
+            skipped += lead != prefix
+    assert skipped > 0
 
 
 def test_long_lines_use_plain_kernel() -> None:

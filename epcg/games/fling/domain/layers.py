@@ -405,6 +405,41 @@ def _canonical_in_block(prefix, m, valid, images, maps, fixed):
     return canon
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _decided_lead(prefix, m, images, maps):
+    """The shortest leading part of ``prefix`` (its lowest cells, as a bitboard) that makes every board
+    beginning with it non-canonical; 0 if not even the whole prefix (highest cell ``m``) does.
+
+    A board is canonical when, against each image, the lowest cell where the two differ is the board's. If
+    for a symmetry ``g`` the lowest cell ``x`` where a leading part ``S`` and ``g(S)`` differ is ``g(S)``'s and
+    lies below ``S``'s highest cell, it stays the lowest difference for every board beginning with ``S``: the
+    board's further cells lie above ``S``'s, and their images below ``x``, if any, are not the board's. A
+    longer part is then decided too, so only symmetries that decide the whole prefix (``images[g]``: its
+    image) are scanned for the shortest part."""
+    best = np.uint64(0)
+    top = _ONE << np.uint64(m)
+    for g in range(maps.shape[0]):
+        d = images[g] ^ prefix
+        low = d & (~d + _ONE)
+        if not (images[g] & low) or low >= top:
+            continue
+        lead = np.uint64(0)
+        image = np.uint64(0)
+        x = prefix
+        while x:
+            cell = x & (~x + _ONE)
+            x ^= cell
+            lead |= cell
+            image |= maps[g, ctz(cell)]
+            d = image ^ lead
+            low = d & (~d + _ONE)
+            if image & low and low < cell:
+                break
+        if best == 0 or lead < best:  # leads of one prefix are nested: the shorter is the smaller number
+            best = lead
+    return best
+
+
 @njit(cache=True, nogil=True)
 def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                   row_start, row_result, row_frm, row_step, col_start, col_result, col_frm, col_step,
@@ -433,8 +468,10 @@ def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
 
     ``maps`` None: every board. Otherwise the symmetries (``symmetry.symmetry_maps``):
     only canonical boards get bits, each adding its orbit size to ``counts[0]``
-    (solvable) and ``counts[1]`` (unique); a block without a canonical board,
-    the common case (the prefix mostly decides), costs a few compares a board.
+    (solvable) and ``counts[1]`` (unique). Most boards are not canonical, and
+    mostly their lowest cells decide it: the prefixes that begin with such
+    cells are passed over as one range of ranks (:func:`_decided_lead`); a
+    block without a canonical board otherwise costs a few compares a board.
     Unchecked like ``_solve_fast``.
     """
     n = width * height
@@ -474,7 +511,17 @@ def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
         j1 = min(r1 - block, length)
         valid = (~np.uint64(0) >> np.uint64(64 - j1)) & ~((_ONE << np.uint64(j0)) - _ONE)
         if maps is not None:
-            valid = _canonical_in_block(prefix, m, valid, images, maps, fixed)
+            lead = _decided_lead(prefix, m, images, maps)
+            if lead != prefix and lead:  # no board of any prefix beginning with lead is canonical: go past them
+                rest = np.uint64(k - 1 - popcount(lead))
+                nxt = _increment(lead | (((_ONE << rest) - _ONE) << (np.uint64(n - 1) - rest)), prefixes, n - 1)
+                if nxt == 0:
+                    break
+                _flip_images(images, maps, prefix ^ nxt)
+                prefix = nxt
+                block = _rank_lex_bb(prefix | (_ONE << np.uint64(msb(prefix) + 1)), n, k)
+                continue
+            valid = np.uint64(0) if lead else _canonical_in_block(prefix, m, valid, images, maps, fixed)
         if valid:
             x = prefix ^ solved
             while x:
