@@ -189,13 +189,15 @@ def _boards(h: dict[str, Any]) -> str:
 
 def distribution_figures(results: dict[str, Any]) -> list[tuple[str, Any]]:
     """``(stem, figure)`` of the expert-ratio and solution-count distributions per piece count (none without them)."""
+    from matplotlib import colormaps
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     ratios, counts = results.get("ratio_histograms"), results.get("solution_counts")
     if not ratios:
         return []
-    colours = {h["pieces"]: f"C{i % 10}" for i, h in enumerate(ratios)}
+    palette = colormaps["viridis"]  # one colour per piece count, in order, however many there are
+    colours = {h["pieces"]: palette(0.9 * i / max(len(ratios) - 1, 1)) for i, h in enumerate(ratios)}
     out = []
     fig = Figure(figsize=(11, 4), layout="constrained")
     FigureCanvasAgg(fig)

@@ -133,5 +133,10 @@ def puzzle_figure(board: Board, solution: Sequence[Move] | None = None, *,
                 family="monospace", color=TEXT_COLOUR)
         ax.text(w + 0.35, h, LEGEND, ha="left", va="bottom", fontsize=8, color="#555555", linespacing=1.4)
     if title:
-        ax.text(w / 2, -0.65, title, ha="center", va="bottom", fontsize=13, color=TEXT_COLOUR)
+        # centred on the figure (x in axes units: the axes fill it), shrunk if wider than the figure
+        label = ax.text(0.5, -0.65, title, ha="center", va="bottom", fontsize=13, color=TEXT_COLOUR,
+                        transform=ax.get_yaxis_transform())
+        width, room = label.get_window_extent(fig.canvas.get_renderer()).width, 0.97 * fig.bbox.width
+        if width > room:
+            label.set_fontsize(13 * room / width)
     return fig
