@@ -129,6 +129,18 @@ def test_a_lock_that_is_a_directory_is_one_line(tmp_path: Path) -> None:
         assert ".lock" in refusal(done.stderr)
 
 
+def test_report_keeps_the_timing_of_the_execution_that_finished_the_run(tmp_path: Path) -> None:
+    job = tmp_path / "job.toml"
+    job.write_text('name = "p"\ndomain = "witness"\nkind = "paths"\nrows = ["2x2"]\n')
+    run = tmp_path / "run"
+    assert epcg_cli("run", str(job), "--out", str(run), "--serial", cwd=tmp_path).returncode == 0
+    ran = json.loads((run / "results.json").read_text())
+    assert ran["wall_seconds"] > 0 and "warm_up_seconds" in ran
+    reported = epcg_cli("report", str(run), cwd=tmp_path)
+    assert reported.returncode == 0, reported.stderr
+    assert json.loads((run / "results.json").read_text()) == ran
+
+
 def test_a_fitted_plan_carries_each_stages_estimate_for_the_time_left(tmp_path: Path) -> None:
     """Fitting a run to its workers puts epcg plan's seconds per task on each stage, which the progress lines
     weigh chunks by: Fling!'s layer stages are estimated, a deep fill above a shallow one."""

@@ -40,7 +40,7 @@ from epcg.runtime.plan import Plan
 from epcg.runtime.progress import Callback
 from epcg.runtime.registry import job_kind
 from epcg.runtime.stopping import caught_signals
-from epcg.runtime.store import DIGEST_FILE, REDUCE, REDUCED_FILE, RunDir, seal
+from epcg.runtime.store import DIGEST_FILE, REDUCE, REDUCED_FILE, RESULTS, RunDir, seal
 from epcg.runtime.tuning import Tuned, fit_memory, plan_job, plan_of
 from epcg.runtime.verification import checkable, open_run, unverified, verify
 
@@ -450,15 +450,32 @@ def run_plan(prepared: Prepared, executor: Executor | None = None, callbacks: Se
     return finish(prepared, records, timing)
 
 
+TIMING_KEYS = ("warm_up_seconds", "wall_seconds")
+
+
+def recorded_timing(run: RunDir) -> dict[str, float]:
+    """The timing the run's last execution wrote into results.json (none if it has no results yet)."""
+    text = run.read_text(RESULTS)
+    try:
+        results = json.loads(text) if text else {}
+    except json.JSONDecodeError:
+        return {}
+    return {key: results[key] for key in TIMING_KEYS if isinstance(results.get(key), (int, float))}
+
+
 def finish(prepared: Prepared, records: dict[str, dict] | None = None, timing: dict[str, float] | None = None
            ) -> dict[str, Any]:
-    """Reduce the records into results.json and write the summary and figures."""
+    """Reduce the records into results.json and write the summary and figures.
+
+    Without ``timing`` (``epcg report``) the timing of the execution that finished the run is kept.
+    """
     import shutil
 
     from epcg.runtime.batch import history_for_results
 
     job, plan, run = prepared
     records = records if records is not None else run.done(plan.tasks())
+    timing = timing if timing is not None else recorded_timing(run)
     missing = plan.num_tasks - len(records)
     if missing:
         raise UserError(f"run {run.path} has {missing} unfinished tasks: 'epcg resume {run.path}'")
@@ -468,7 +485,7 @@ def finish(prepared: Prepared, records: dict[str, dict] | None = None, timing: d
         run.written = {}
         results = {"job": job.name, "domain": job.domain}
         results.update(kind.reduce(job.config, plan, records, run))
-        results.update(timing or {})
+        results.update(timing)
         allocations = history_for_results(run, records)
         if allocations:
             results["allocations"] = allocations
