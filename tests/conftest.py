@@ -26,13 +26,13 @@ def epcg(*args: str, cwd: Path | None = None, timeout: float = 600, **popen) -> 
     )
 
 
-LAYOUT = ("tasks", "allocations")
+LAYOUT = ("tasks", "allocations", "parts")
 """results.json keys that depend on the cluster and the plan it gave, not on the answer."""
 
 
 def without_timings(data: Any) -> Any:
     """results.json minus every timing field and what follows from how the run was laid out (its tasks, a
-    submitted run's allocations), for comparing runs on different clusters."""
+    submitted run's allocations, a resumed run's parts), for comparing runs on different clusters."""
     if isinstance(data, dict):
         return {k: without_timings(v) for k, v in data.items() if "second" not in k and k not in LAYOUT}
     if isinstance(data, list):

@@ -81,6 +81,28 @@ def test_sigterm_then_resume(fling_job: Path, reference: Path, tmp_path: Path, m
     assert checksums(out) == checksums(reference)
 
 
+def test_a_run_killed_and_resumed_says_each_part(fling_job: Path, reference: Path, tmp_path: Path) -> None:
+    """results.json and report.html give the wall time of each session that computed chunks, the killed one too."""
+    out = tmp_path / "run"
+    proc = start("run", str(fling_job), "--out", str(out), "--serial")
+    wait_for_records(out, 8, proc)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    kept = len(records(out))
+    resumed = epcg("resume", str(out), "--serial")
+    assert resumed.returncode == 0, resumed.stderr
+    results = json.loads((out / "results.json").read_text())
+    first, second = results["parts"]
+    assert (first["chunks"], second["chunks"]) == (kept, len(records(reference)) - kept)
+    assert first["started_at"] < first["ended_at"] <= second["started_at"] < second["ended_at"]
+    assert first["seconds"] == pytest.approx(first["ended_at"] - first["started_at"], abs=0.01)
+    assert second["seconds"] >= results["wall_seconds"]  # the session began before the run's plan started
+    assert "computed in 2 parts" in (out / "report.html").read_text()
+    assert epcg("report", str(out)).returncode == 0
+    assert json.loads((out / "results.json").read_text())["parts"] == results["parts"]
+    assert "parts" not in json.loads((reference / "results.json").read_text())  # a run of one part has none
+
+
 def soak(fling_job: Path, reference: Path, out: Path, kills: int, seed: int, pause: float = 1.5) -> dict[str, int]:
     """SIGKILL (or SIGTERM) the client at random moments, resuming each time; return the tally."""
     rng = random.Random(seed)

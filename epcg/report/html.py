@@ -26,6 +26,7 @@ from typing import Any
 
 from epcg.report.gallery import Group, Reported
 from epcg.report.pictures import data_uri
+from epcg.runtime.estimate import duration
 from epcg.runtime.store import REPORT
 
 GALLERY_ITEMS = 32
@@ -55,9 +56,7 @@ def build_html(run: Reported, items: int = GALLERY_ITEMS) -> str:
                                      if run.FILTERS else "")
     parts = [
         f"<h1>{_e(run.name)} <small>({_e(run.domain)})</small></h1>",
-        f"<p class=meta>run directory <code>{_e(str(run.path))}</code>"
-        + (f" · wall time {run.results['wall_seconds']:.1f} s" if "wall_seconds" in run.results else "")
-        + "</p>",
+        f"<p class=meta>run directory <code>{_e(str(run.path))}</code>{_wall_html(run.results)}</p>",
         "<nav><a href='#tables'>tables</a> · <a href='#plots'>plots</a> · <a href='#gallery'>gallery</a>"
         + (" · <a href='#notation'>how to read this</a>" if notation else "") + "</nav>",
         "<section id=tables>", markdown_html(run.summary), "</section>",
@@ -70,6 +69,15 @@ def build_html(run: Reported, items: int = GALLERY_ITEMS) -> str:
         "<img id=detail-img alt='detail'><p id=detail-caption></p><pre id=detail-json></pre></div></div>",
     ]
     return PAGE.format(title=_e(f"{run.name}: epcg report"), style=STYLE, body="\n".join(parts), script=SCRIPT)
+
+
+def _wall_html(results: dict[str, Any]) -> str:
+    """How long the run took: its one execution, or each part of a run continued with ``epcg resume``."""
+    parts = results.get("parts") or []
+    if len(parts) > 1:
+        each = ", ".join(duration(part["seconds"]) for part in parts)
+        return _e(f" · computed in {len(parts)} parts, {duration(sum(p['seconds'] for p in parts))} in all ({each})")
+    return f" · wall time {results['wall_seconds']:.1f} s" if "wall_seconds" in results else ""
 
 
 def _allocations_html(allocations: list[dict[str, Any]] | None) -> str:

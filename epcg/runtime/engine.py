@@ -36,6 +36,7 @@ from epcg.runtime.estimate import MAX_TASKS, TASK_OVERHEAD, Limits, check, durat
 from epcg.runtime.execute import Executor, SerialExecutor, execute
 from epcg.runtime.jobs import Job, apply_overrides, parse_override, read_toml, validate
 from epcg.runtime.outdir import created, run_directory
+from epcg.runtime.parts import computed_parts, epoch_of
 from epcg.runtime.plan import Plan
 from epcg.runtime.progress import Callback
 from epcg.runtime.registry import job_kind
@@ -446,24 +447,28 @@ def run_plan(prepared: Prepared, executor: Executor | None = None, callbacks: Se
         records = execute(job, plan, run, executor, callbacks)
     finally:
         kind.cleanup(job.config, run)
-    timing = {"warm_up_seconds": round(warm, 3), "wall_seconds": round(time.perf_counter() - began, 3)}
+    timing: dict[str, Any] = {"warm_up_seconds": round(warm, 3),
+                              "wall_seconds": round(time.perf_counter() - began, 3)}
+    parts = computed_parts(records.values(), run.epoch_starts(), epoch_of(run.fence), time.time())
+    if len(parts) > 1:
+        timing["parts"] = parts
     return finish(prepared, records, timing)
 
 
-TIMING_KEYS = ("warm_up_seconds", "wall_seconds")
+TIMING_KEYS = ("warm_up_seconds", "wall_seconds", "parts")
 
 
-def recorded_timing(run: RunDir) -> dict[str, float]:
-    """The timing the run's last execution wrote into results.json (none if it has no results yet)."""
+def recorded_timing(run: RunDir) -> dict[str, Any]:
+    """The timing (and parts) the run's last execution wrote into results.json (none if it has no results)."""
     text = run.read_text(RESULTS)
     try:
         results = json.loads(text) if text else {}
     except json.JSONDecodeError:
         return {}
-    return {key: results[key] for key in TIMING_KEYS if isinstance(results.get(key), (int, float))}
+    return {key: results[key] for key in TIMING_KEYS if key in results} if isinstance(results, dict) else {}
 
 
-def finish(prepared: Prepared, records: dict[str, dict] | None = None, timing: dict[str, float] | None = None
+def finish(prepared: Prepared, records: dict[str, dict] | None = None, timing: dict[str, Any] | None = None
            ) -> dict[str, Any]:
     """Reduce the records into results.json and write the summary and figures.
 

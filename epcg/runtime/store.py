@@ -235,8 +235,16 @@ class RunDir:
         return ident, found[1]
 
     def identity(self) -> dict[str, Any]:
-        """``{"run_id", "epoch", "started_at"}`` from DIR/run.json (a run started before ids: derived)."""
+        """``{"run_id", "epoch", "started_at", "starts"}`` from DIR/run.json (a run started before ids:
+        derived); ``starts`` maps each epoch to when its session began (not kept before parts were counted)."""
         return self._identity()[0]
+
+    def epoch_starts(self) -> dict[int, float]:
+        """When each epoch's session began, as far as run.json kept it."""
+        starts = self.identity().get("starts")
+        if not isinstance(starts, dict):
+            return {}
+        return {int(e): float(t) for e, t in starts.items() if e.isdigit() and isinstance(t, (int, float))}
 
     def new_epoch(self) -> str:
         """Start a client session: bump the epoch with a compare-and-swap on run.json; return the new fence.
@@ -245,7 +253,9 @@ class RunDir:
         cannot both bump from the same epoch: the second gets a UserError.
         """
         ident, version = self._identity()
-        ident.update(epoch=int(ident["epoch"]) + 1, started_at=round(time.time(), 3))
+        epoch, started = int(ident["epoch"]) + 1, round(time.time(), 3)
+        starts = ident.get("starts") if isinstance(ident.get("starts"), dict) else {}
+        ident.update(epoch=epoch, started_at=started, starts={**starts, str(epoch): started})
         body = json.dumps(ident).encode()
         swapped = self.location.create(RUN_FILE, body) if version is None else \
             self.location.replace(RUN_FILE, body, version)
