@@ -19,10 +19,11 @@ def cli_engine() -> Engine:
     """The engine as the command line uses it: lines to stdout, progress to stderr (a bar on a terminal, plain
     status lines in a log), report.html and the dashboard page."""
     from epcg.api.runs import engine
-    from epcg.runtime.progress import for_output
+    from epcg.runtime.progress import for_output, interval
 
     runner = engine(say=click.echo)
     runner.progress = lambda done: for_output(sys.stderr, done)
+    runner.progress_every = interval()
     runner.exits_after = True
     return runner
 

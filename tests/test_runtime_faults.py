@@ -91,6 +91,8 @@ def test_a_run_killed_and_resumed_says_each_part(fling_job: Path, reference: Pat
     kept = len(records(out))
     resumed = epcg("resume", str(out), "--serial")
     assert resumed.returncode == 0, resumed.stderr
+    assert f"checking {kept:,} chunks against their records (those written since the last check)" \
+        in resumed.stdout and f"checked {kept:,} chunks in " in resumed.stdout, resumed.stdout
     results = json.loads((out / "results.json").read_text())
     first, second = results["parts"]
     assert (first["chunks"], second["chunks"]) == (kept, len(records(reference)) - kept)

@@ -165,6 +165,6 @@ def test_verify_runs_its_checks_on_the_schedulers_workers(cluster: Cluster, tmp_
     with Client(cluster.address, timeout="30s") as client:
         keys = client.run_on_scheduler(lambda dask_scheduler: {entry[0] for entry in dask_scheduler.transition_log
                                                                if str(entry[0]).startswith("epcg-verify-")})
-    assert len({key.rsplit("-", 1)[0] for key in keys}) == len(done)
+    assert keys and len(keys) < len(done)  # in batches, each reading several chunks
     assert not (out / "manifest" / "k04" / "00000.json").exists()
     assert len(list(out.glob("manifest/*/*.json"))) == len(done) - 1

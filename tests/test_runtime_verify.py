@@ -32,10 +32,11 @@ def tree(run: Path) -> dict[str, int]:
     return {str(p.relative_to(run)): p.stat().st_mtime_ns for p in run.rglob("*") if p.name != ".lock"}
 
 
-def damage(run: Path) -> str:
-    """Flip a byte in the middle of a stored chunk of layer 5; return the task that wrote it."""
+def damage(run: Path, where: float = 0.5) -> str:
+    """Flip a byte in the middle of a stored chunk of layer 5, ``where`` along the layer; return the task that
+    wrote it."""
     chunks = sorted((run / "store.zarr" / "orbits" / "solvable" / "5" / "c").iterdir(), key=lambda p: int(p.name))
-    victim = chunks[len(chunks) // 2]
+    victim = chunks[min(int(where * len(chunks)), len(chunks) - 1)]
     data = bytearray(victim.read_bytes())
     data[len(data) // 2] ^= 0xFF
     victim.write_bytes(bytes(data))
@@ -103,3 +104,27 @@ def test_a_chunk_file_gone_is_damage_of_that_chunk_only(reference: Path, tmp_pat
     assert result.returncode == 1 and "k05/00000" in result.stdout, result.stdout + result.stderr
     assert records(out) == every - {"k05/00000"}
     assert json.loads((out / "manifest" / "verified.json").read_text())
+
+
+@pytest.mark.parametrize("where", ["--serial", "--workers"])
+def test_chunks_are_checked_in_batches_each_damaged_one_found_and_progress_said(reference: Path, tmp_path: Path,
+                                                                                 where: str, monkeypatch) -> None:
+    """Damage in the first, a middle and the last batch is found chunk by chunk, in this process and on Dask,
+    a chunk that cannot be decoded too (its neighbours, read with it, are not condemned); the check says first
+    what it reads and then how far it got."""
+    out = tmp_path / "run"
+    shutil.copytree(reference, out)
+    every = records(out)
+    victims = {damage(out, at) for at in (0.0, 1.0)}
+    chunks = sorted((out / "store.zarr" / "orbits" / "solvable" / "5" / "c").iterdir(), key=lambda p: int(p.name))
+    chunks[len(chunks) // 2].write_bytes(b"garbage")  # cannot be decoded: the read of its neighbours fails with it
+    victims.add(f"k05/{int(chunks[len(chunks) // 2].name):05d}")
+    assert len(victims) == 3
+    monkeypatch.setenv("EPCG_PROGRESS_INTERVAL", "0.001")
+    result = epcg("verify", str(out), "--all", *([where, "1"] if where == "--workers" else [where]))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"checking {len(every):,} chunks against their records (all written so far)" in result.stdout
+    assert f"3 of {len(every)} chunks checked" in result.stdout and ", ".join(sorted(victims)) in result.stdout
+    counted = [line for line in result.stdout.splitlines() if " checked: " in line and f"of {len(every):,}" in line]
+    assert counted, result.stdout
+    assert records(out) == every - victims

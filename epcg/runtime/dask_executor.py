@@ -18,7 +18,7 @@ from epcg.runtime.errors import Drain, TaskFailed, UserError
 from epcg.runtime.execute import Failed, OnDone, run_task_quietly, warm_up
 from epcg.runtime.plan import Stage, Task
 from epcg.runtime.progress import WorkersLost, note
-from epcg.runtime.store import RUN_FILE, RunDir, check_chunk
+from epcg.runtime.store import CHECK_BATCH, RUN_FILE, RunDir, check_chunks
 
 PATIENCE = 20.0
 """Seconds a run waits with no live worker (none started, or all died) before it ends with one line."""
@@ -193,22 +193,35 @@ class DaskExecutor:
             address, why = blinded[0]
             raise blind(address, run_path, why)
 
-    def check(self, run_path: str, records: list[dict]) -> list[bool]:
-        """Verify chunks on the workers (they read the store where it lives), one task per record.
+    def check(self, run_path: str, records: list[dict], on_checked: Callable[[int], None] = lambda n: None
+              ) -> list[bool]:
+        """Verify chunks on the workers (they read the store where it lives), in batches of :data:`CHECK_BATCH`
+        at most (smaller where that leaves fewer than four batches a thread); ``on_checked`` is told how many
+        chunks each batch held as it ends.
 
         A check that raises (StoreMissing: the store itself is gone) cancels the
         others and reaches the caller before anything is deleted.
         """
         if not records:
             return []
-        batch = uuid.uuid4().hex[:12]
-        futures = [self.client.submit(check_chunk, run_path, record, key=f"epcg-verify-{record['task']}-{batch}")
-                   for record in records]
+        threads = sum(w.get("nthreads", 1) for w in self.client.scheduler_info(n_workers=-1)["workers"].values())
+        size = max(1, min(CHECK_BATCH, -(-len(records) // (4 * max(threads, 1)))))
+        batches = [records[i:i + size] for i in range(0, len(records), size)]
+        token = uuid.uuid4().hex[:12]
+        futures = {}
+        for i, batch in enumerate(batches):
+            key = f"epcg-verify-{batch[0]['task']}-{token}"
+            futures[self.client.submit(check_chunks, run_path, batch, key=key)] = i
+        intact: list[list[bool]] = [[] for _ in batches]
         try:
-            return self.client.gather(futures)
+            for future in as_completed(futures):
+                i = futures[future]
+                intact[i] = future.result()
+                on_checked(len(batches[i]))
         except BaseException:
-            self.client.cancel(futures)
+            self.client.cancel(list(futures))
             raise
+        return [ok for batch in intact for ok in batch]
 
     def run(
         self,

@@ -38,12 +38,12 @@ from epcg.runtime.jobs import Job, apply_overrides, parse_override, read_toml, v
 from epcg.runtime.outdir import created, run_directory
 from epcg.runtime.parts import computed_parts, epoch_of
 from epcg.runtime.plan import Plan
-from epcg.runtime.progress import Callback
+from epcg.runtime.progress import Callback, counting
 from epcg.runtime.registry import job_kind
 from epcg.runtime.stopping import caught_signals
 from epcg.runtime.store import DIGEST_FILE, REDUCE, REDUCED_FILE, RESULTS, RunDir, seal
 from epcg.runtime.tuning import Tuned, fit_memory, plan_job, plan_of
-from epcg.runtime.verification import checkable, open_run, unverified, verify
+from epcg.runtime.verification import checkable, open_run, to_read, unverified, verify
 
 SMALL_JOB_SECONDS = 10.0
 """A job whose plan estimates at most this much compute in all runs in this process when no cluster is named:
@@ -129,6 +129,9 @@ class Engine:
     hooks: Hooks = field(default_factory=Hooks)
     progress: Callable[[set[str]], Callback] | None = None
     """Builds the progress callback once the chunks done before this session are known (their ids)."""
+    progress_every: float | None = None
+    """Seconds between the status lines of a long step that is not the run's chunks (verifying them before a
+    resume); None: no such lines."""
     exits_after: bool = False
     """The process ends after the run (the command line): Dask's loggers stay with the run's log, so clusters
     closed by finalizers do not write to the terminal. A notebook gets its loggers back."""
@@ -284,11 +287,25 @@ class Engine:
         run, plan = prepared.run, prepared.plan
         if not everything and not unverified(plan, run):
             return
-        checked, bad = verify(plan, run, executor, everything)
+        began = time.perf_counter()
+        checked, bad = self._checked(plan, run, executor, everything)
         if bad:
             self.say(f"{len(bad)} of {checked} checked chunks were damaged on disk and will be recomputed: "
                      f"{', '.join(bad)}")
             self.say(f"now {plan.num_tasks - len(run.done(plan.tasks()))} of {plan.num_tasks} chunks to do")
+        elif checked:
+            self.say(f"checked {checked:,} chunks in {duration(time.perf_counter() - began)}: all intact")
+
+    def _checked(self, plan: Plan, run: RunDir, executor: Executor | None, everything: bool
+                 ) -> tuple[int, list[str]]:
+        """:func:`verify`, saying first how many chunks it reads and then how far it got, every
+        :attr:`progress_every` seconds."""
+        total = to_read(plan, run, everything)
+        if total:
+            self.say(f"checking {total:,} chunks against their records"
+                     + (" (all written so far)" if everything else " (those written since the last check)"))
+        with counting(self.say, "checked", total, self.progress_every) as count:
+            return verify(plan, run, executor, everything, count)
 
     # ---- the other commands that hold a run ----------------------------------------------------------------
 
@@ -311,7 +328,7 @@ class Engine:
             target = Target()  # nothing to read: no cluster to start
         with kept(restore=not self.exits_after) as log, claimed(prepared, new=False), \
                 to_run_directory(log, None, run.logs_dir()), _connected_executor(target) as executor:
-            checked, bad = verify(plan, run, executor, everything)
+            checked, bad = self._checked(plan, run, executor, everything)
             where_text = "in this process" if executor is None else f"on {_workers_text(executor)}"
         if bad:
             self.say(f"{run.path}: {len(bad)} of {checked} chunks checked {where_text} are damaged on disk: "

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from collections.abc import Iterable
 from typing import IO, Any
 
 from epcg.runtime.errors import UserError
@@ -216,16 +217,53 @@ def _clock(seconds: float) -> str:
     return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
 
 
+def interval() -> float:
+    """Seconds between plain status lines: ``EPCG_PROGRESS_INTERVAL``, else :data:`INTERVAL`."""
+    given = os.environ.get("EPCG_PROGRESS_INTERVAL", str(INTERVAL))
+    try:
+        seconds = float(given)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0:
+        raise UserError(f"EPCG_PROGRESS_INTERVAL={given!r} is not a number of seconds above 0")
+    return seconds
+
+
 def for_output(file: IO[str], done: Iterable[str] = ()) -> Callback:
     """The progress a reader of ``file`` wants: the bar on a terminal, else :class:`PlainProgress` lines
     (``done``: the ids of tasks finished before)."""
     if file.isatty():
         return TqdmProgress(file=file, dynamic_ncols=True)
-    given = os.environ.get("EPCG_PROGRESS_INTERVAL", str(INTERVAL))
+    return PlainProgress(file, interval(), done)
+
+
+@contextlib.contextmanager
+def counting(say: Callable[[str], None], what: str, total: int, every: float | None
+             ) -> Iterator[Callable[[int], None]]:
+    """A counter of ``total`` units for the block to call as units end; every ``every`` seconds (None: never)
+    ``say`` is told "<time> <what>: N of TOTAL (P %)": progress of a step that is not a run's chunks, such as
+    verifying them before a resume."""
+    done = 0
+    lock = threading.Lock()
+    stopped = threading.Event()
+
+    def count(units: int) -> None:
+        nonlocal done
+        with lock:
+            done += units
+
+    def tick() -> None:
+        while not stopped.wait(every):
+            with lock:
+                now = done
+            say(f"{time.strftime('%H:%M:%S')} {what}: {now:,} of {total:,} ({100 * now / max(total, 1):.0f} %)")
+
+    thread = threading.Thread(target=tick, name="epcg-counting", daemon=True) if every else None
+    if thread is not None:
+        thread.start()
     try:
-        interval = float(given)
-    except ValueError:
-        interval = -1.0
-    if not interval > 0:
-        raise UserError(f"EPCG_PROGRESS_INTERVAL={given!r} is not a number of seconds above 0")
-    return PlainProgress(file, interval, done)
+        yield count
+    finally:
+        stopped.set()
+        if thread is not None:
+            thread.join()

@@ -26,7 +26,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
 from pathlib import Path
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
     from epcg.runtime.jobs import Job
 
-__all__ = ["RunDir", "StoreMissing", "Vouched", "check_chunk", "corrupted", "digest", "seal", "unseal",
+__all__ = ["RunDir", "StoreMissing", "Vouched", "CHECK_BATCH", "check_chunks", "digest", "seal", "unseal",
            "write_atomic"]
 
 JOB_FILE = "job.toml"
@@ -108,7 +108,7 @@ class RunDir:
     :class:`~epcg.runtime.rundir.Location`. Every array write through
     :meth:`write_array` or :meth:`write_slice` is logged in ``written``
     (name → ``[start, stop, digest]``); the task's manifest record keeps that
-    log, so :func:`corrupted` can later tell whether the stored bytes are
+    log, so :func:`check_chunks` can later tell whether the stored bytes are
     still the ones the task wrote. ``fence`` (``"<run id>/<epoch>"``) is the
     session a task belongs to; records are written only while it is current.
     """
@@ -583,29 +583,76 @@ class StoreMissing(UserError):
     """The run's Zarr store is gone or unreadable: nothing is recomputed or deleted."""
 
 
-def check_chunk(run_path: str, record: dict[str, Any]) -> bool:
-    """True if every array range of ``record`` still has the digest it was written with.
+CHECK_BATCH = 64
+"""Most chunks one verification task reads: few enough for progress and balance, enough that a task's
+overhead and opening the store are spread over many."""
 
-    Raises StoreMissing if the store itself cannot be opened (that is not
-    damage of one chunk). A chunk that cannot be read (a damaged compressed
-    block, a missing array) counts as damaged.
+READ_BYTES = 32 << 20
+"""Most bytes one read brings back when adjacent chunks are checked together (Zarr decodes the chunks of one
+read concurrently)."""
+
+
+def check_chunks(run_path: str, records: Sequence[dict[str, Any]]) -> list[bool]:
+    """For each of ``records``: True if every array range it names still has the digest it was written with.
+
+    The store is opened once for all of them (``verify`` sends chunks in
+    batches), and adjacent ranges of one array are read together, up to
+    :data:`READ_BYTES`; a read that fails is repeated range by range, so one
+    damaged chunk does not condemn its neighbours. Raises StoreMissing if the
+    store itself cannot be opened (that is not damage of one chunk). A chunk
+    that cannot be read (a damaged compressed block, a missing array) counts
+    as damaged.
     """
     group = RunDir(run_path).group
-    for name, (start, stop, expected) in record.get("data", {}).items():
-        try:
-            ok = digest(np.asarray(group[name][start:stop])) == expected
-        except StorageFault:
-            raise  # the store failed (unreachable, permission): not damage of this chunk, nothing is forgotten
-        except PermissionError as exc:
-            raise PermissionDenied(f"{exc.filename or run_path}: permission denied (this user cannot read the "
-                                   "run's chunks); nothing was checked or forgotten") from None
-        except Exception:  # noqa: BLE001 - any failure to read back one chunk is damage of that chunk
-            ok = False
-        if not ok:
-            return False
-    return True
+    intact = [True] * len(records)
+    ranges: dict[str, list[tuple[int, int, str, int]]] = {}
+    for i, record in enumerate(records):
+        for name, (start, stop, expected) in record.get("data", {}).items():
+            ranges.setdefault(name, []).append((start, stop, expected, i))
+    for name, entries in ranges.items():
+        array = _read_back(run_path, group.__getitem__, name)
+        if array is None:
+            for *_, i in entries:
+                intact[i] = False
+            continue
+        for together in _adjacent(sorted(entries), max(1, READ_BYTES // array.dtype.itemsize)):
+            first = together[0][0]
+            values = _read_back(run_path, _values, array, first, together[-1][1])
+            for start, stop, expected, i in together:
+                if values is None and len(together) > 1:
+                    alone = _read_back(run_path, _values, array, start, stop)
+                    ok = alone is not None and digest(alone) == expected
+                else:
+                    ok = values is not None and digest(values[start - first:stop - first]) == expected
+                intact[i] = intact[i] and ok
+    return intact
 
 
-def corrupted(run: RunDir, records: dict[str, dict[str, Any]]) -> list[str]:
-    """Task ids whose stored arrays no longer match the digests in their records (in this process)."""
-    return [task_id for task_id, record in sorted(records.items()) if not check_chunk(run.location.where, record)]
+def _adjacent(entries: list[tuple[int, int, str, int]], most: int) -> Iterator[list[tuple[int, int, str, int]]]:
+    """Runs of sorted ranges, each starting where the one before stopped, of ``most`` entries at most in all."""
+    together: list[tuple[int, int, str, int]] = []
+    for entry in entries:
+        if together and (entry[0] != together[-1][1] or entry[1] - together[0][0] > most):
+            yield together
+            together = []
+        together.append(entry)
+    if together:
+        yield together
+
+
+def _values(array: Any, start: int, stop: int) -> np.ndarray:
+    return np.asarray(array[start:stop])
+
+
+def _read_back(run_path: str, read: Callable[..., Any], *args: Any) -> Any:
+    """``read(*args)``, or None where what it reads is damaged; a failing store raises as itself."""
+    try:
+        return read(*args)
+    except StorageFault:
+        raise  # the store failed (unreachable, permission): not damage of a chunk, nothing is forgotten
+    except PermissionError as exc:
+        raise PermissionDenied(f"{exc.filename or run_path}: permission denied (this user cannot read the "
+                               "run's chunks); nothing was checked or forgotten") from None
+    except Exception:  # noqa: BLE001 - any failure to read back a chunk is damage of that chunk
+        return None
+

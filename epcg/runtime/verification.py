@@ -8,12 +8,14 @@ import json
 import os
 import re
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from epcg.runtime.errors import UserError
 from epcg.runtime.execute import Executor
 from epcg.runtime.plan import Plan
 from epcg.runtime.store import (
+    CHECK_BATCH,
     DIGEST_FILE,
     JOB_FILE,
     REDUCE,
@@ -21,7 +23,7 @@ from epcg.runtime.store import (
     RESULTS,
     RUN_FILE,
     RunDir,
-    check_chunk,
+    check_chunks,
     unseal,
 )
 from epcg.runtime.tuning import plan_of
@@ -73,14 +75,15 @@ def _stamp(task_id: str, record: dict[str, Any]) -> str:
     return f"{task_id}@{record.get('ended_at')}@{record.get('fence')}"
 
 
-def verify(plan: Plan, run: RunDir, executor: Executor | None = None, everything: bool = True
-           ) -> tuple[int, list[str]]:
+def verify(plan: Plan, run: RunDir, executor: Executor | None = None, everything: bool = True,
+           on_checked: Callable[[int], None] = lambda n: None) -> tuple[int, list[str]]:
     """Check finished chunks' stored bytes against their records; forget the damaged ones.
 
     Returns ``(chunks checked, damaged task ids)``; records that cannot be read (torn, or another chunk's
     record under this one's name: what ``status`` lists as damaged) count as damaged too. ``everything=False`` checks
     only chunks not verified since they were recorded. The checks run where
-    the executor runs tasks (on the cluster for Dask). A damaged chunk's record
+    the executor runs tasks (on the cluster for Dask), a batch at a time;
+    ``on_checked`` is told how many chunks each batch held. A damaged chunk's record
     is removed (and results.json with it), so the next resume recomputes
     exactly those chunks. A missing or unreadable store is not damage: it
     raises StoreMissing (a UserError) and nothing is deleted. The caller holds
@@ -89,13 +92,17 @@ def verify(plan: Plan, run: RunDir, executor: Executor | None = None, everything
     run.group  # noqa: B018 - raises StoreMissing before anything is checked or deleted
     records = checkable(run, plan)
     verified = _verified(run)
-    todo = {t: r for t, r in records.items() if everything or _stamp(t, r) not in verified}
+    todo = _to_read(records, verified, everything)
     ids = sorted(todo)
     checker = getattr(executor, "check", None)
     if checker is not None:
-        intact = checker(run.location.where, [todo[t] for t in ids])
+        intact = checker(run.location.where, [todo[t] for t in ids], on_checked)
     else:
-        intact = [check_chunk(run.location.where, todo[t]) for t in ids]
+        intact = []
+        for at in range(0, len(ids), CHECK_BATCH):
+            batch = [todo[t] for t in ids[at:at + CHECK_BATCH]]
+            intact += check_chunks(run.location.where, batch)
+            on_checked(len(batch))
     torn = run.torn(plan.tasks())
     bad = [t for t, ok in zip(ids, intact) if not ok] + torn
     for task_id in bad:
@@ -110,9 +117,16 @@ def verify(plan: Plan, run: RunDir, executor: Executor | None = None, everything
 def unverified(plan: Plan, run: RunDir) -> int:
     """Finished chunks not verified since they were recorded, and damaged records: what :func:`verify` reads by
     default."""
-    verified = _verified(run)
-    fresh = sum(_stamp(t, r) not in verified for t, r in checkable(run, plan).items())
-    return fresh + len(run.torn(plan.tasks()))
+    return to_read(plan, run, everything=False) + len(run.torn(plan.tasks()))
+
+
+def to_read(plan: Plan, run: RunDir, everything: bool) -> int:
+    """How many chunks :func:`verify` reads back (``everything``: all finished ones)."""
+    return len(_to_read(checkable(run, plan), _verified(run), everything))
+
+
+def _to_read(records: dict[str, dict[str, Any]], verified: set[str], everything: bool) -> dict[str, dict[str, Any]]:
+    return {t: r for t, r in records.items() if everything or _stamp(t, r) not in verified}
 
 
 def checkable(run: RunDir, plan: Plan) -> dict[str, dict[str, Any]]:
