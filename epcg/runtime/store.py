@@ -629,7 +629,13 @@ def check_chunks(run_path: str, records: Sequence[dict[str, Any]]) -> list[bool]
 
 
 def _adjacent(entries: list[tuple[int, int, str, int]], most: int) -> Iterator[list[tuple[int, int, str, int]]]:
-    """Runs of sorted ranges, each starting where the one before stopped, of ``most`` entries at most in all."""
+    """Runs of sorted ranges, each starting where the one before stopped, each run spanning at most ``most``
+    array entries (a longer range alone is a run of its own).
+
+    >>> [[entry[:2] for entry in run] for run in _adjacent([(0, 4, "", 0), (4, 8, "", 1), (9, 12, "", 2),
+    ...                                                      (12, 20, "", 3)], 8)]
+    [[(0, 4), (4, 8)], [(9, 12)], [(12, 20)]]
+    """
     together: list[tuple[int, int, str, int]] = []
     for entry in entries:
         if together and (entry[0] != together[-1][1] or entry[1] - together[0][0] > most):
@@ -655,4 +661,3 @@ def _read_back(run_path: str, read: Callable[..., Any], *args: Any) -> Any:
                                "run's chunks); nothing was checked or forgotten") from None
     except Exception:  # noqa: BLE001 - any failure to read back a chunk is damage of that chunk
         return None
-
