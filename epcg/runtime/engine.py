@@ -43,7 +43,7 @@ from epcg.runtime.registry import job_kind
 from epcg.runtime.stopping import caught_signals
 from epcg.runtime.store import DIGEST_FILE, REDUCE, REDUCED_FILE, RESULTS, RunDir, seal
 from epcg.runtime.tuning import Tuned, fit_memory, plan_job, plan_of
-from epcg.runtime.verification import checkable, open_run, to_read, unverified, verify
+from epcg.runtime.verification import checkable, open_run, unverified, verify
 
 SMALL_JOB_SECONDS = 10.0
 """A job whose plan estimates at most this much compute in all runs in this process when no cluster is named:
@@ -285,8 +285,6 @@ class Engine:
 
     def _verify_before_resume(self, prepared: Prepared, executor: Executor | None, everything: bool) -> None:
         run, plan = prepared.run, prepared.plan
-        if not everything and not unverified(plan, run):
-            return
         began = time.perf_counter()
         checked, bad = self._checked(plan, run, executor, everything)
         if bad:
@@ -300,12 +298,15 @@ class Engine:
                  ) -> tuple[int, list[str]]:
         """:func:`verify`, saying first how many chunks it reads and then how far it got, every
         :attr:`progress_every` seconds."""
-        total = to_read(plan, run, everything)
-        if total:
-            self.say(f"checking {total:,} chunks against their records"
-                     + (" (all written so far)" if everything else " (those written since the last check)"))
-        with counting(self.say, "checked", total, self.progress_every) as count:
-            return verify(plan, run, executor, everything, count)
+        @contextlib.contextmanager
+        def told(total: int) -> Iterator[Callable[[int], None]]:
+            if total:
+                self.say(f"checking {total:,} chunks against their records"
+                         + (" (all written so far)" if everything else " (those written since the last check)"))
+            with counting(self.say, "checked", total, self.progress_every) as count:
+                yield count
+
+        return verify(plan, run, executor, everything, told)
 
     # ---- the other commands that hold a run ----------------------------------------------------------------
 

@@ -9,6 +9,7 @@ import os
 import re
 import uuid
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from epcg.runtime.errors import UserError
@@ -75,17 +76,26 @@ def _stamp(task_id: str, record: dict[str, Any]) -> str:
     return f"{task_id}@{record.get('ended_at')}@{record.get('fence')}"
 
 
+Progress = Callable[[int], AbstractContextManager[Callable[[int], None]]]
+"""Given how many chunks :func:`verify` will read, a context whose counter is told how many each batch held."""
+
+
+def unwatched(total: int) -> AbstractContextManager[Callable[[int], None]]:
+    """No progress: a counter that counts nothing."""
+    return nullcontext(lambda n: None)
+
+
 def verify(plan: Plan, run: RunDir, executor: Executor | None = None, everything: bool = True,
-           on_checked: Callable[[int], None] = lambda n: None) -> tuple[int, list[str]]:
+           progress: Progress = unwatched) -> tuple[int, list[str]]:
     """Check finished chunks' stored bytes against their records; forget the damaged ones.
 
     Returns ``(chunks checked, damaged task ids)``; records that cannot be read (torn, or another chunk's
     record under this one's name: what ``status`` lists as damaged) count as damaged too. ``everything=False`` checks
     only chunks not verified since they were recorded. The checks run where
-    the executor runs tasks (on the cluster for Dask), a batch at a time;
-    ``on_checked`` is told how many chunks each batch held. A damaged chunk's record
-    is removed (and results.json with it), so the next resume recomputes
-    exactly those chunks. A missing or unreadable store is not damage: it
+    the executor runs tasks (on the cluster for Dask), a batch at a time,
+    within ``progress``. Nothing is written when there is nothing to read and
+    no torn record. A damaged chunk's record is removed (and results.json
+    with it), so the next resume recomputes exactly those chunks. A missing or unreadable store is not damage: it
     raises StoreMissing (a UserError) and nothing is deleted. The caller holds
     the run's lock.
     """
@@ -95,15 +105,18 @@ def verify(plan: Plan, run: RunDir, executor: Executor | None = None, everything
     todo = _to_read(records, verified, everything)
     ids = sorted(todo)
     checker = getattr(executor, "check", None)
-    if checker is not None:
-        intact = checker(run.location.where, [todo[t] for t in ids], on_checked)
-    else:
-        intact = []
-        for at in range(0, len(ids), CHECK_BATCH):
-            batch = [todo[t] for t in ids[at:at + CHECK_BATCH]]
-            intact += check_chunks(run.location.where, batch)
-            on_checked(len(batch))
+    with progress(len(ids)) as on_checked:
+        if checker is not None:
+            intact = checker(run.location.where, [todo[t] for t in ids], on_checked)
+        else:
+            intact = []
+            for at in range(0, len(ids), CHECK_BATCH):
+                batch = [todo[t] for t in ids[at:at + CHECK_BATCH]]
+                intact += check_chunks(run.location.where, batch)
+                on_checked(len(batch))
     torn = run.torn(plan.tasks())
+    if not ids and not torn:
+        return 0, []
     bad = [t for t, ok in zip(ids, intact) if not ok] + torn
     for task_id in bad:
         run.delete(REDUCED_FILE) if task_id == REDUCE else run.forget(task_id)
@@ -117,12 +130,7 @@ def verify(plan: Plan, run: RunDir, executor: Executor | None = None, everything
 def unverified(plan: Plan, run: RunDir) -> int:
     """Finished chunks not verified since they were recorded, and damaged records: what :func:`verify` reads by
     default."""
-    return to_read(plan, run, everything=False) + len(run.torn(plan.tasks()))
-
-
-def to_read(plan: Plan, run: RunDir, everything: bool) -> int:
-    """How many chunks :func:`verify` reads back (``everything``: all finished ones)."""
-    return len(_to_read(checkable(run, plan), _verified(run), everything))
+    return len(_to_read(checkable(run, plan), _verified(run), everything=False)) + len(run.torn(plan.tasks()))
 
 
 def _to_read(records: dict[str, dict[str, Any]], verified: set[str], everything: bool) -> dict[str, dict[str, Any]]:
