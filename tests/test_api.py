@@ -115,6 +115,21 @@ def test_run_resumes_the_same_job_and_refuses_another(tmp_path: Path) -> None:
         epcg.run(job, tmp_path / "r", progress=False, chunk_size=5)
 
 
+def test_a_resumed_run_says_its_check_of_the_chunks_as_the_cli_does(tmp_path: Path, capsys, monkeypatch) -> None:
+    job = {**JOBS["witness"], "rows": ["2x2:2"]}
+    epcg.run(job, tmp_path / "r", progress=False)
+    records = sorted((tmp_path / "r" / "manifest").rglob("*.json"))
+    records[0].unlink()
+    (tmp_path / "r" / "results.json").unlink()
+    monkeypatch.setenv("EPCG_PROGRESS_INTERVAL", "0.001")
+    capsys.readouterr()
+    epcg.run(job, tmp_path / "r")
+    said = capsys.readouterr().err
+    assert f"checking {len(records) - 1:,} chunks against their records (those written since the last check)" \
+        in said and f"checked {len(records) - 1:,} chunks in " in said, said
+    assert " checked: " in said and f" of {len(records) - 1:,} (" in said, said
+
+
 @pytest.mark.parametrize(
     ("job", "overrides", "message"),
     [

@@ -67,7 +67,7 @@ def run(job: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str
     import sys
 
     from epcg.runtime.engine import Options, target
-    from epcg.runtime.progress import TqdmProgress
+    from epcg.runtime.progress import TqdmProgress, interval
 
     if not isinstance(job, (str, os.PathLike, dict)):
         raise InvalidValue(f"job must be a job file's path or its data as a dict, got {type(job).__name__}")
@@ -77,6 +77,7 @@ def run(job: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str
     where = target(cluster_file=cluster, workers=workers, serial=serial, client=client)
     say = (lambda line: print(line, file=sys.stderr)) if progress else (lambda line: None)
     runner = engine(say, [TqdmProgress()] if progress else [], report)
+    runner.progress_every = interval() if progress else None
     validated = runner.load(job, list(overrides.items()), where)
     path = out if out is not None else Path("runs") / validated.name
     existing = RunDir(path)
