@@ -203,11 +203,19 @@ def _image_sums(image, n, k, low, high, g):
         high[g, i] += high[g, i + 1]
 
 
+_READ_BATCH = 4096  # ranks computed before they are read: 64 KiB of ranks and places, in the L2 cache
+_READ_AHEAD = 64  # reads in flight: a prefetch this many ranks ahead of the read
+
+
 @njit(cache=True, nogil=True)
 def _read_bits(src_s, ranks, where, count, out_s, part):
-    """Set bit ``where[i]`` of ``out_s`` to the bit of rank ``ranks[i]`` in ``src_s``, for ``i < count``.
-    ``part`` as in ``_expand``."""
+    """Set bit ``where[i]`` of ``out_s`` to the bit of rank ``ranks[i]`` in ``src_s``, for ``i < count``,
+    prefetching ``_READ_AHEAD`` ranks ahead. ``part`` as in ``_expand``."""
     for i in range(count):
+        if i + _READ_AHEAD < count:
+            q = ranks[i + _READ_AHEAD] >> 6 if part is None else (ranks[i + _READ_AHEAD] >> 6) - part
+            if 0 <= q < src_s.shape[0]:
+                prefetch(src_s, q)
         cr = ranks[i]
         if part is None:
             ok = (src_s[cr >> 6] >> np.uint64(cr & 63)) & _ONE
@@ -242,8 +250,11 @@ def _expand(n, k, r0, r1, src_s, out_s, w0, maps, part):
     are ``g(P) + {g(c)}``, so the images of ``P`` are kept current and each
     canonical image is ranked from sums over its prefix's image (computed once
     per block and symmetry, :func:`_image_sums`) with one popcount and lookup.
-    Each rank's word is prefetched as soon as it is known and read a few
-    hundred ranks later (:func:`_read_bits`). ``part`` is None
+    The ranks of a few thousand boards are computed first, then read in one
+    pass that prefetches a little ahead (:func:`_read_bits`): prefetches issued
+    while ranking pile up behind the memory system's few outstanding misses
+    and stall the ranking, so a large layer fills about half as fast that way
+    (docs/scaling.md). ``part`` is None
     (``src_s`` is the whole layer) or the first word of the layer ``src_s``
     holds: then only boards whose canonical image lies inside get bits.
     Unchecked: ``r0 < r1 <= C(n, k)``, ``out_s`` zeroed and long enough.
@@ -255,9 +266,8 @@ def _expand(n, k, r0, r1, src_s, out_s, w0, maps, part):
     low = np.zeros((nmaps, k + 1), dtype=np.int64)
     high = np.zeros((nmaps, k + 1), dtype=np.int64)
     summed = np.zeros(nmaps, dtype=np.uint64)  # the image each symmetry's sums are for
-    batch = 256
-    ranks = np.empty(batch, dtype=np.int64)
-    where = np.empty(batch, dtype=np.int64)  # bit of out_s each rank's bit goes to
+    ranks = np.empty(_READ_BATCH, dtype=np.int64)
+    where = np.empty(_READ_BATCH, dtype=np.int64)  # bit of out_s each rank's bit goes to
     count = 0
     board = _unrank_lex_bb(r0, n, k)
     top = msb(board)
@@ -289,11 +299,8 @@ def _expand(n, k, r0, r1, src_s, out_s, w0, maps, part):
                 cell = maps[by, c]
                 p = popcount(images[by] & (cell - _ONE))
                 ranks[count] = last_rank - (low[by, p] + BINOMIAL[n - 1 - ctz(cell), k - p] + high[by, p])
-            q = ranks[count] >> 6 if part is None else (ranks[count] >> 6) - part
-            if 0 <= q < src_s.shape[0]:
-                prefetch(src_s, q)
             count += 1
-        if count > batch - 64:
+        if count > _READ_BATCH - 64:
             _read_bits(src_s, ranks, where, count, out_s, part)
             count = 0
         block += length
