@@ -377,11 +377,11 @@ def seconds_per_board(config: Config) -> float:
 
 COMPRESSED = (0.5, 0.03)
 """On-disk fraction of the raw solvable and unique arrays (measured, 7×8 layers 9 and 10: 0.40–0.54, 0.01–0.03)."""
-FILL_RATES = ((178e6, 59.7e6), (947e6, 53.4e6), (4.45e9, 40.9e6), (18.6e9, 20.0e6))
+FILL_RATES = ((178e6, 65.1e6), (947e6, 51.4e6), (4.45e9, 44.7e6), (18.6e9, 31.8e6))
 """Boards per task-second a fill task writes, by the bytes of ``solvable`` it reads them from (a scattered read per
 board: the deeper the layer, the further past the caches and the TLB's reach): 7×8 fills 8 to 11 of the real layers,
 10 tasks spread over each, 2 threads, nothing else running (``benchmarks/fling_fill_scale.py --run`` on the 12-piece
-run, 2026-11-27, ``docs/scaling.md``). The 12-piece run's fill 11 as a stage, reads back and writes included: 23.8 M."""
+run, medians of 2 or 3 runs, 2026-11-27, ``docs/scaling.md``)."""
 EVALUATE_SECONDS = fling_evaluate.RATIO_SECONDS
 """Expert evaluation per board of the deepest layer (of its sample, when sampled) with symmetry: the ``top`` stage
 is an expert-ratio stage that also keeps the best boards."""
@@ -406,7 +406,7 @@ def fill_per_second(read_bytes: float) -> float:
     log scales, the smallest rate below the smallest layer, and past the largest the last slope carried on.
 
     >>> [f"{fill_per_second(b) / 1e6:.1f}" for b in (1e6, 947e6, 2e9, 18.6e9, 74.4e9)]
-    ['59.7', '53.4', '46.9', '20.0', '10.0']
+    ['65.1', '51.4', '48.0', '31.8', '22.9']
     """
     sizes, rates = (np.log([p[i] for p in FILL_RATES]) for i in (0, 1))
     x = math.log(max(read_bytes, 1.0))
