@@ -18,8 +18,8 @@ Needs the layer's bytes free in memory, and twice that for a moment while the ra
 and the filled layer for a layer stage (the real layer: its unique boards cluster, and its tasks cost what that
 run's did at the same places):
 
-    python benchmarks/fling_fill_scale.py --pieces 10 --tasks 10 --run /var/tmp/epcg-fling12/run
-    python benchmarks/fling_fill_scale.py --pieces 9 --tasks 10 --stage layer --run /var/tmp/epcg-fling12/run
+    python benchmarks/fling_fill_scale.py --pieces 10 --tasks 10 --run /var/tmp/epcg-fling12b/run
+    python benchmarks/fling_fill_scale.py --pieces 9 --tasks 10 --stage layer --run /var/tmp/epcg-fling12b/run
 
 A fill goes through the space's ``expand``, as a worker's tasks do: what a worker derives from the layer once (the
 unique orbits' members) is made by a first task of 64 words, timed apart, as it is spread over a stage's thousands.
