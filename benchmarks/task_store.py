@@ -1,0 +1,98 @@
+"""What a layer task's storing costs beside busy kernels: the path every task's output takes into the run directory.
+
+A Fling! layer task ends by writing two bit-array slices (``solvable``, ``unique``) through a fresh
+:class:`~epcg.runtime.store.RunDir`, measuring the bytes it wrote and writing its record (which first makes the
+chunks durable). On a worker those steps run while the other threads' numba kernels hold every core, and each
+trip through Zarr's event loop waits for a core. This benchmark repeats those steps ``--tasks`` times on a
+local run directory, beside ``--busy`` threads spinning a ``nogil`` numba loop, and prints the milliseconds per
+task (median and mean over the tasks) and the Zarr store reads the steps made.
+
+    python benchmarks/task_store.py                        # 200 tasks of 2^18 words beside 2 busy threads
+    python benchmarks/compare_commits.py BASE benchmarks/task_store.py --metric "([\\d.]+) ms per task \\(median" \\
+        -- --tasks 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import threading
+import time
+
+import numpy as np
+import zarr
+from numba import njit
+from zarr.storage import LocalStore
+
+from epcg.runtime.plan import Task
+from epcg.runtime.store import ZARR, RunDir
+
+ARRAYS = ("solvable/11", "unique/11")
+
+
+@njit(nogil=True, cache=True)
+def _spin(n: int) -> int:
+    x = 0
+    for i in range(n):
+        x = (x * 6364136223846793005 + i) & 0xFFFFFFFF
+    return x
+
+
+def busy(stop: threading.Event) -> None:
+    """Keep a core busy in numba (the GIL released) until ``stop``, as a layer kernel does."""
+    while not stop.is_set():
+        _spin(20_000_000)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=200)
+    parser.add_argument("--words", type=int, default=1 << 18, help="words per slice (a task's chunk)")
+    parser.add_argument("--busy", type=int, default=2, help="threads spinning a nogil kernel meanwhile")
+    opts = parser.parse_args()
+
+    rng = np.random.default_rng(1)
+    solvable = rng.integers(0, 2**63, opts.words, dtype=np.uint64) & rng.integers(0, 2**63, opts.words, dtype=np.uint64)
+    unique = np.where(rng.random(opts.words) < 0.01, solvable, 0).astype(np.uint64)
+    reads = 0
+    get = LocalStore.get
+
+    async def counted_get(self, *args, **kwargs):  # noqa: ANN001, ANN202 - the store's own signature
+        nonlocal reads
+        reads += 1
+        return await get(self, *args, **kwargs)
+
+    with tempfile.TemporaryDirectory(prefix="epcg-task-store-", dir="/var/tmp") as tmp:
+        group = zarr.open_group(LocalStore(f"{tmp}/{ZARR}"), mode="w-")
+        for name in ARRAYS:
+            group.create_array(name, shape=(opts.words * opts.tasks,), dtype="uint64", chunks=(opts.words,),
+                               fill_value=0)
+        _spin(10)
+        stop = threading.Event()
+        spinners = [threading.Thread(target=busy, args=(stop,), daemon=True) for _ in range(opts.busy)]
+        for thread in spinners:
+            thread.start()
+        LocalStore.get = counted_get
+        seconds = []
+        try:
+            for i in range(opts.tasks):
+                began = time.perf_counter()
+                run = RunDir(tmp)
+                for name, words in zip(ARRAYS, (solvable, unique)):
+                    run.write_slice(name, i * opts.words, words)
+                record = {"task": f"k11/{i:05d}", "bytes": run.bytes_written(), "data": run.written}
+                run.write_record(Task("k11", i, i * opts.words, (i + 1) * opts.words), record)
+                seconds.append(time.perf_counter() - began)
+        finally:
+            LocalStore.get = get
+            stop.set()
+            for thread in spinners:
+                thread.join()
+    print(f"{opts.tasks} tasks of 2 x {opts.words:,} words beside {opts.busy} busy threads: "
+          f"{1e3 * statistics.median(seconds):.2f} ms per task (median), {1e3 * statistics.fmean(seconds):.2f} "
+          f"(mean); {reads / opts.tasks:.1f} store reads per task")
+
+
+if __name__ == "__main__":
+    main()
