@@ -183,7 +183,7 @@ def read_layer(run: RunDir, names: tuple[str, ...], spans: Spans | None = None) 
         return tuple(run.read_array(name) for name in names)
     out = []
     for name in names:
-        array = run.group[name]
+        array = run.array(name)
         words, at = np.empty(span_words(spans), dtype=np.uint64), 0
         for lo, hi in read_steps(array, spans):
             words[at:at + hi - lo] = array[lo:hi]

@@ -117,6 +117,7 @@ class RunDir:
         self.location = open_location(where)
         self.fence = fence
         self.written: dict[str, list] = {}
+        self._arrays: dict[str, zarr.Array] = {}
 
     @property
     def path(self) -> Path | str:
@@ -422,7 +423,8 @@ class RunDir:
         try:
             if not self.location.exists(f"{ZARR}/zarr.json"):  # opening a store for writing would create it
                 raise FileNotFoundError(f"no {ZARR}/zarr.json")
-            return zarr.open_group(self.location.zarr_store(ZARR), mode="r+")
+            # format 3 named: one read of zarr.json, where an unnamed format also looks for format 2's three files
+            return zarr.open_group(self.location.zarr_store(ZARR), mode="r+", zarr_format=3)
         except StorageFault:
             raise
         except UserError as exc:
@@ -436,23 +438,30 @@ class RunDir:
         """Store a 1-D array under ``name``, replacing any earlier copy (idempotent)."""
         data = np.ascontiguousarray(data)
         chunk = max(1, min(chunks or len(data) or 1, 1 << 24))
-        array = self.group.create_array(
+        array = self._arrays[name] = self.group.create_array(
             name, shape=data.shape, dtype=data.dtype, chunks=(chunk,), overwrite=True
         )
         if data.size:
             array[:] = data
         self.written[name] = [0, len(data), digest(data)]
 
+    def array(self, name: str) -> zarr.Array:
+        """The run's array ``name``, opened once per RunDir: a task writes, syncs and measures it with one read of
+        its metadata (each opening is a request on an object store and a trip through Zarr's event loop)."""
+        if name not in self._arrays:
+            self._arrays[name] = self.group[name]
+        return self._arrays[name]
+
     def write_slice(self, name: str, start: int, data: np.ndarray) -> None:
         """Store ``data`` at ``[start, start+len)`` of an existing array (whole chunks, ideally)."""
-        self.group[name][start:start + len(data)] = data
+        self.array(name)[start:start + len(data)] = data
         self.written[name] = [start, start + len(data), digest(data)]
 
     def sync_written(self) -> None:
         """Make the chunks (and metadata) of every array this task wrote durable (fsync on a filesystem)."""
         keys: set[str] = set()
         for name, (start, stop, _digest) in self.written.items():
-            array = self.group[name]
+            array = self.array(name)
             base = f"{ZARR}/{name}"
             keys.add(f"{base}/zarr.json")
             size = array.chunks[0]
@@ -463,10 +472,10 @@ class RunDir:
 
     def bytes_written(self) -> int:
         """Uncompressed bytes of the arrays this task wrote (what ``epcg plan`` estimates)."""
-        return sum((stop - start) * self.group[name].dtype.itemsize for name, (start, stop, _) in self.written.items())
+        return sum((stop - start) * self.array(name).dtype.itemsize for name, (start, stop, _) in self.written.items())
 
     def read_array(self, name: str) -> np.ndarray:
-        return np.asarray(self.group[name][:])
+        return np.asarray(self.array(name)[:])
 
     def has_array(self, name: str) -> bool:
         return name in self.group

@@ -664,7 +664,7 @@ def read_unique(run: RunDir, name: str, spans: Spans | None = None) -> BitIndex:
     """The ``unique`` array ``name`` (or the words of ``spans``, one after another) as a
     :class:`~epcg.games.fling.domain.sparse.BitIndex`, read a few chunks at a time, so the process never holds its
     dense words (few boards are unique)."""
-    array = run.group[name]
+    array = run.array(name)
     spans = spans if spans is not None else ((0, array.shape[0]),)
     builder = IndexBuilder(span_words(spans))
     for lo, hi in retrograde.read_steps(array, spans):
