@@ -115,10 +115,8 @@ PRICE_GET = 0.0004 / 1000
 TASK_GETS = 4
 """GETs every task makes besides its arrays': run.json twice (the fence, at start and before the record), the
 group's zarr.json twice (present? open)."""
-GETS_PER_ARRAY = 3
-"""GETs of each array a task writes: its metadata and its parent groups' (3 per array for Fling!'s
-``solvable/8``, measured by benchmarks/objstore.py: 11.7 requests per 7x8 layer-8 task besides the fence and
-record)."""
+GETS_PER_ARRAY = 1
+"""GETs of each array a task writes: its metadata, read once per task (:meth:`RunDir.array`)."""
 
 
 @dataclass(frozen=True)
