@@ -5,7 +5,8 @@ A Fling! layer task ends by writing two bit-array slices (``solvable``, ``unique
 chunks durable). On a worker those steps run while the other threads' numba kernels hold every core, and each
 trip through Zarr's event loop waits for a core. This benchmark repeats those steps ``--tasks`` times on a
 local run directory, beside ``--busy`` threads spinning a ``nogil`` numba loop, and prints the milliseconds per
-task (median and mean over the tasks) and the Zarr store reads the steps made.
+task (median and mean over the tasks), each step's median (opening the store; writing the slices, which
+compresses them; the record, which first fsyncs the chunks) and the Zarr store reads the steps made.
 
     python benchmarks/task_store.py                        # 200 tasks of 2^18 words beside 2 busy threads
     python benchmarks/compare_commits.py BASE benchmarks/task_store.py --metric "([\\d.]+) ms per task \\(median" \\
@@ -74,24 +75,32 @@ def main() -> None:
         for thread in spinners:
             thread.start()
         LocalStore.get = counted_get
-        seconds = []
+        steps: list[list[float]] = []
         try:
             for i in range(opts.tasks):
-                began = time.perf_counter()
+                times = [time.perf_counter()]
                 run = RunDir(tmp)
+                run.group  # noqa: B018 - opening the store is the first step timed
+                times.append(time.perf_counter())
                 for name, words in zip(ARRAYS, (solvable, unique)):
                     run.write_slice(name, i * opts.words, words)
+                times.append(time.perf_counter())
                 record = {"task": f"k11/{i:05d}", "bytes": run.bytes_written(), "data": run.written}
                 run.write_record(Task("k11", i, i * opts.words, (i + 1) * opts.words), record)
-                seconds.append(time.perf_counter() - began)
+                times.append(time.perf_counter())
+                steps.append([b - a for a, b in zip(times, times[1:])])
         finally:
             LocalStore.get = get
             stop.set()
             for thread in spinners:
                 thread.join()
+    seconds = [sum(step) for step in steps]
     print(f"{opts.tasks} tasks of 2 x {opts.words:,} words beside {opts.busy} busy threads: "
           f"{1e3 * statistics.median(seconds):.2f} ms per task (median), {1e3 * statistics.fmean(seconds):.2f} "
           f"(mean); {reads / opts.tasks:.1f} store reads per task")
+    medians = [1e3 * statistics.median(column) for column in zip(*steps)]
+    print("median ms per step: " + ", ".join(f"{name} {ms:.2f}" for name, ms in
+                                            zip(("opening the store", "writing both slices", "the record"), medians)))
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from epcg.games.fling.domain.sparse import IndexBuilder, _index_bit, bit_index
 from epcg.games.fling.domain.symmetry import expand_words, solve_words_symmetric
 from epcg.games.fling.kind import fling_space
 from epcg.search.retrograde import solve_layers
+from epcg.runtime.store import ZARR, RunDir
 
 from tests.reference import fling as ref
 
@@ -165,13 +166,6 @@ def test_every_layer_as_on_main_5x5(spec: str) -> None:
     assert _rows(spec) == MAIN_ROWS[spec]
 
 
-class _Run:
-    """What ``read_unique`` and ``read_layer`` use of a run: its Zarr group (a real one, on disk)."""
-
-    def __init__(self, group) -> None:
-        self.group = group
-
-
 @pytest.mark.parametrize("spans", [None, ((0, 1000),), ((5, 997),), ((300, 301),), ((129, 700),),
                                    ((3, 90), (129, 300), (640, 999))])
 def test_reads_in_steps_equal_the_words_of_the_spans(tmp_path, monkeypatch, spans) -> None:
@@ -183,13 +177,13 @@ def test_reads_in_steps_equal_the_words_of_the_spans(tmp_path, monkeypatch, span
 
     monkeypatch.setattr(retrograde, "READ_STEP_WORDS", 200)  # several reads of two 128-word chunks, spans cut inside
     words = random_words(np.random.default_rng(3), 1000, 10)
-    group = zarr.open_group(str(tmp_path / "run.zarr"), mode="w")
+    group = zarr.open_group(str(tmp_path / ZARR), mode="w")
     group.create_array("unique/9", shape=(1000,), dtype="uint64", chunks=(128,), fill_value=0)[:] = words
     held = np.concatenate([words[a:b] for a, b in spans or ((0, 1000),)])
-    index = kind.read_unique(_Run(group), "unique/9", spans)
+    index = kind.read_unique(RunDir(tmp_path), "unique/9", spans)
     assert (index.sparse or len(held) < 10) and np.array_equal(index.array, bit_index(held).array)
     if spans is not None:
-        (read,) = retrograde.read_layer(_Run(group), ("unique/9",), spans)
+        (read,) = retrograde.read_layer(RunDir(tmp_path), ("unique/9",), spans)
         assert np.array_equal(read, held)
 
 
