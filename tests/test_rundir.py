@@ -144,3 +144,31 @@ def test_posix_lock_file_is_not_content(tmp_path):
     with location.lock("pid 1"):
         assert location.is_empty()
     assert Path(location.where, ".lock").exists() and location.is_empty()
+
+
+def test_a_task_reads_the_store_metadata_once_per_array(tmp_path, monkeypatch):
+    """Writing two arrays' slices, syncing them and measuring them opens the group once and each array once: each
+    opening is a trip through Zarr's event loop on a worker whose cores are busy, and a request on an object store."""
+    import zarr
+    from zarr.storage import LocalStore
+
+    from epcg.runtime.plan import Task
+    from epcg.runtime.store import ZARR, RunDir
+
+    group = zarr.open_group(LocalStore(tmp_path / ZARR), mode="w-")
+    for name in ("solvable/9", "unique/9"):
+        group.create_array(name, shape=(64,), dtype="uint64", chunks=(16,), fill_value=0)
+    reads: list[str] = []
+    get = LocalStore.get
+
+    async def counted(self, key, *args, **kwargs):
+        reads.append(key)
+        return await get(self, key, *args, **kwargs)
+
+    monkeypatch.setattr(LocalStore, "get", counted)
+    run = RunDir(tmp_path)
+    for name in ("solvable/9", "unique/9"):
+        run.write_slice(name, 16, np.arange(16, dtype=np.uint64))
+    run.write_record(Task("k09", 1, 16, 32), {"task": "k09/00001", "bytes": run.bytes_written()})
+    assert sorted(reads) == ["solvable/9/zarr.json", "unique/9/zarr.json", "zarr.json"]
+    assert np.array_equal(RunDir(tmp_path).read_array("unique/9")[16:32], np.arange(16))
