@@ -332,15 +332,16 @@ def _solve_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
 @njit(cache=True, nogil=True, inline="always")
 def _window(words, start, length, part):
     """Bits ``start .. start+length-1`` (``1 <= length <= 64``) of a layer as the low bits of a word;
-    ``part`` as in ``_bit_in_part`` (ranks outside the words held read 0). Branch-free."""
+    ``part`` as in ``_bit_in_part`` (ranks outside the words held read 0). Branch-free, so its inlined copies
+    in the kernels' move loops hold no atomic reference-count update of ``words``, as branches would."""
     if part is not None:
         start -= part << 6
     w = start >> 6
     sh = np.uint64(start & 63)
     last = words.shape[0] - 1
-    lo = words[min(max(w, 0), last)] if 0 <= w <= last else np.uint64(0)
-    hi = words[min(max(w + 1, 0), last)] if 0 <= w + 1 <= last else np.uint64(0)
-    x = (lo >> sh) | ((hi << (np.uint64(64) - sh)) if sh else np.uint64(0))
+    lo = words[min(max(w, 0), last)] & (np.uint64(0) - np.uint64(0 <= w <= last))
+    hi = words[min(max(w + 1, 0), last)] & (np.uint64(0) - np.uint64((0 <= w + 1 <= last) & (sh != 0)))
+    x = (lo >> sh) | (hi << ((np.uint64(64) - sh) & np.uint64(63)))
     return x & (~np.uint64(0) >> np.uint64(64 - length))
 
 
