@@ -113,7 +113,7 @@ def main() -> None:
 def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker, memory_limit, out,
          max_tasks, cluster_file) -> None:
     """Print what JOB_FILE would cost, stage by stage, and whether `run` would accept it (nothing is written)."""
-    from epcg.runtime.cluster import LocalSpec, default_shape, default_workers, local_memory, parse_size
+    from epcg.runtime.cluster import LocalSpec, computing, default_shape, default_workers, local_memory, parse_size
     from epcg.runtime.engine import Engine, small_job
     from epcg.runtime.estimate import MAX_TASKS, Limits, check, figures, io_table, table
     from epcg.runtime.outdir import run_directory
@@ -125,18 +125,21 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
     where = run_directory(out if out is not None else Path("runs") / job.name)
     if cluster_file is not None:
         n, memory, threads_per_worker = _planned_workers(cluster_file, workers, memory_limit)
+        parallel = n * threads_per_worker
     else:
         if workers or threads_per_worker:
             n, threads_per_worker = workers or default_workers(), threads_per_worker or 1
+            parallel = n * threads_per_worker
         else:
             n, threads_per_worker = default_shape(job_kind(job.domain))
+            parallel = computing(n, threads_per_worker)
         memory = parse_size(memory_limit, "--memory-limit") if memory_limit else local_memory(LocalSpec(workers=n))
     tuned = fit_memory(plan_job(job, max_tasks or MAX_TASKS), memory, n)
     job, job_plan, location = tuned.job, tuned.plan, RunDir(where).location
     limits = Limits(workers=n, memory_per_worker=memory, free_disk=location.free_bytes(),
                     max_tasks=max_tasks or MAX_TASKS, threads=threads_per_worker)
     kind = job_kind(job.domain)
-    figs = figures(kind, job.config, job_plan, n * threads_per_worker)
+    figs = figures(kind, job.config, job_plan, parallel)
     for note in tuned.notes:
         click.echo(f"note: {note}")
     click.echo(f"{job.name} ({job.domain}) -> {where}")
@@ -147,7 +150,7 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
     for line in kind.plan_notes(job.config):
         click.echo(line)
     if not location.is_local:
-        click.echo(f"\non the object store {where}:\n{io_table(figs, n * threads_per_worker)}")
+        click.echo(f"\non the object store {where}:\n{io_table(figs, parallel)}")
     seconds = small_job(job, job_plan) if cluster_file is None and not workers else None
     if seconds is not None:
         click.echo(f"epcg run would run it in this process, without Dask: a small job (about {seconds:.1f} s of "

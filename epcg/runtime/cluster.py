@@ -5,9 +5,10 @@ A cluster file (``cluster/*.toml``) is data, validated like a job file:
     kind = "local" | "scheduler" | "slurm" | "pbs"
 
 The embedded default listens on 127.0.0.1 only. Every way can name TLS
-certificate files (distributed's security settings). Worker threads are never
-oversubscribed: each worker runs ``threads_per_worker`` Dask threads and numba
-and OpenMP are pinned to one thread per Dask thread.
+certificate files (distributed's security settings). Each worker runs
+``threads_per_worker`` Dask threads and numba and OpenMP are pinned to one
+thread per Dask thread; only a job kind whose tasks share their reads gets one
+thread more than the machine's cores by default (``SPARE_THREADS``).
 """
 
 from __future__ import annotations
@@ -312,14 +313,26 @@ def default_workers() -> int:
     return max(1, len(os.sched_getaffinity(0)))
 
 
+SPARE_THREADS = 1
+"""Threads the embedded cluster's one process runs beyond one per core, for a job kind whose tasks share what they
+read (``default_shape``): while a task stores its chunk and record (compression handed to Zarr's threads, ``fsync``)
+its core would wait idle, and the spare thread's task computes on it meanwhile."""
+
+
 def default_shape(kind: Any) -> tuple[int, int]:
     """Worker processes and threads per process of the embedded cluster when nobody chose them: one
     single-threaded process per core, or, for a job kind whose tasks share what they read within a process and
-    whose kernels release the GIL (``THREADS_SHARE_READS``: Fling!'s layers), one process with a thread per core,
-    which holds that once per machine at the same speed."""
+    whose kernels release the GIL (``THREADS_SHARE_READS``: Fling!'s layers), one process with a thread per core
+    and ``SPARE_THREADS`` more, which holds that once per machine."""
     if getattr(kind, "THREADS_SHARE_READS", False):
-        return 1, default_workers()
+        return 1, default_workers() + SPARE_THREADS
     return default_workers(), 1
+
+
+def computing(workers: int, threads: int) -> int:
+    """Tasks an embedded cluster of ``workers`` processes with ``threads`` each computes at once: no more than
+    this machine's cores, whatever waits beside them."""
+    return max(1, min(workers * threads, default_workers()))
 
 
 @contextlib.contextmanager

@@ -225,7 +225,8 @@ class Engine:
 
     def _on_dask(self, prepared: Prepared, new: bool, target: Target, options: Options, done: dict, log: Any,
                  callbacks: Sequence[Callback]) -> tuple[Prepared, dict[str, Any]]:
-        from epcg.runtime.cluster import JobqueueSpec, LocalSpec, dashboard_url, default_shape
+        from epcg.runtime.cluster import (JobqueueSpec, LocalSpec, computing, dashboard_url, default_shape,
+                                          default_workers)
         from epcg.runtime.dask_executor import PATIENCE, DaskExecutor
         from epcg.runtime.logs import to_run_directory
 
@@ -234,7 +235,8 @@ class Engine:
             workers, threads = default_shape(job_kind(prepared.job.domain))
             spec = spec.model_copy(update={"workers": workers, "threads_per_worker": threads})
         if isinstance(spec, LocalSpec):
-            prepared = self.fit(prepared, new, *_capacity(spec, None), done, options, spec.threads_per_worker)
+            prepared = self.fit(prepared, new, *_capacity(spec, None), done, options, spec.threads_per_worker,
+                                computing(spec.workers or default_workers(), spec.threads_per_worker))
         with _connected(spec, target.client) as client:
             if not isinstance(spec, LocalSpec):
                 prepared = self.fit(prepared, new, *_capacity(spec, client), done, options)
@@ -252,8 +254,9 @@ class Engine:
                 return prepared, run_plan(prepared, executor, callbacks)
 
     def fit(self, prepared: Prepared, new: bool, workers: int, memory: int | None, done: dict,
-            options: Options, threads: int = 1) -> Prepared:
+            options: Options, threads: int = 1, parallel: int | None = None) -> Prepared:
         """A new run's plan fitted to ``workers`` with ``memory`` each; refuse (one line) what they cannot take.
+        ``parallel``: tasks computing at once (default: every thread of every worker).
         (``epcg submit`` fits a job to one allocation's workers before any of them exists.)"""
         if new:
             tuned = fit_memory(Tuned(prepared.job, prepared.plan, prepared.notes), memory, workers)
@@ -262,7 +265,7 @@ class Engine:
         with os_errors_are_input():
             limits = Limits(workers=workers, memory_per_worker=memory, free_disk=run.location.free_bytes(),
                             max_tasks=max(options.max_tasks, plan.num_tasks if not new else 0), threads=threads)
-        figs = figures(job_kind(job.domain), job.config, plan, workers * threads, set(done))
+        figs = figures(job_kind(job.domain), job.config, plan, parallel or workers * threads, set(done))
         check(figs, limits, options.force)
         walls = [f.wall_seconds for f in figs]
         seconds = {f.name: None if f.task_seconds is None else f.task_seconds + TASK_OVERHEAD for f in figs}
