@@ -104,7 +104,8 @@ def main() -> None:
 @click.option("--workers", type=click.IntRange(min=1), help="Worker processes to plan for (default: one per core).")
 @click.option("--threads-per-worker", type=click.IntRange(min=1),
               help="Threads per worker process: they share its memory and each runs tasks (default: 1; for "
-                   "Fling! without --workers, one process with a thread per core, as run starts it).")
+                   "Fling! without --workers, one process with a thread per core and one more, as run starts "
+                   "it).")
 @click.option("--memory-limit", metavar="SIZE", help="Memory per worker process to check against, e.g. 64GiB.")
 @click.option("--out", help="Where the run would go: a path or a URL such as s3://bucket/prefix.")
 @click.option("--max-tasks", type=click.IntRange(min=1), default=None, help="Most tasks a run may have.")

@@ -73,6 +73,19 @@ def test_plan_for_threaded_workers_divides_compute_not_memory(tmp_path: Path) ->
     assert not (tmp_path / "run").exists()
 
 
+def test_a_fling_job_gets_a_spare_thread_that_the_estimate_does_not_count_as_a_core(tmp_path: Path) -> None:
+    from epcg.runtime.cluster import SPARE_THREADS, computing, default_shape, default_workers
+
+    cores = default_workers()
+    assert default_shape(job_kind("witness")) == (cores, 1)
+    workers, threads = default_shape(job_kind("fling"))
+    assert (workers, threads) == (1, cores + SPARE_THREADS)
+    assert computing(workers, threads) == cores and computing(4, 16) == cores
+    printed = epcg("plan", str(Path(__file__).parents[1] / "jobs" / "fling.toml"), "--out", str(tmp_path / "run"))
+    assert printed.returncode == 0, printed.stderr
+    assert f"checked against: 1 workers x {cores + SPARE_THREADS} threads" in printed.stdout
+
+
 def test_a_workers_setup_adds_to_the_wall_time_whole() -> None:
     from types import SimpleNamespace
 

@@ -325,8 +325,9 @@ COARSEN = ("chunk_words", "evaluate_chunk_words")
 """Keys the runtime may scale up to bound the task count: results do not depend on them."""
 THREADS_SHARE_READS = True
 """A worker process's threads share the layer its tasks read (``LayerCache``; the kernels release the GIL), so the
-embedded cluster runs one process with a thread per core: layer 9 of a 9-piece run at the speed of one process per
-core, with half their peak memory on 2 cores (``benchmarks/fling_layers.py``, docs/scaling.md)."""
+embedded cluster runs one process with a thread per core (and ``cluster.SPARE_THREADS`` more): layer 9 of a
+9-piece run at the speed of one process per core, with half their peak memory on 2 cores
+(``benchmarks/fling_layers.py``, docs/scaling.md)."""
 SPLIT_FOR_MEMORY = ("partitions",)
 """Keys the runtime sets, when a job leaves them unset, so that the workers' memory holds every stage: results do
 not depend on them."""
