@@ -27,6 +27,7 @@ import pydantic
 
 from epcg.kinds.base import JobConfig, named_space, stage_records
 from epcg.runtime.errors import UserError
+from epcg.runtime.execute import compute_seconds
 from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.registry import load_object
 from epcg.runtime.store import RunDir
@@ -229,11 +230,11 @@ def layer_rows(space: RetrogradeSpace, plan: Plan, records: dict[str, dict], las
     for k in range(space.first, last + 1):
         recs = stage_records(plan, pre + layer_name(k), records)
         entry = {"layer": k, "states": space.layer_size(k), **merge_layer(space, [r["result"] for r in recs]),
-                 "tasks": len(recs), "seconds": round(sum(r["seconds"] for r in recs), 4)}
+                 "tasks": len(recs), "seconds": round(compute_seconds(recs), 4)}
         if pre + fill_name(k) in plan.by_name:
             fill = stage_records(plan, pre + fill_name(k), records)
             entry["full_checksum"] = merge_layer(space, [r["result"] for r in fill])["checksum"]
-            entry["fill_seconds"] = round(sum(r["seconds"] for r in fill), 4)
+            entry["fill_seconds"] = round(compute_seconds(fill), 4)
         out.append(entry)
     return out
 

@@ -36,6 +36,7 @@ from epcg.kinds.designs import decoded_text
 from epcg.kinds.keep import Keeps, kept_lines, kept_of_record, kept_record, store_kept
 from epcg.report.figures import save_figure
 from epcg.runtime.errors import UserError
+from epcg.runtime.execute import compute_seconds
 from epcg.runtime.plan import Plan, Stage, Task, split_range
 from epcg.runtime.store import RunDir
 from epcg.search.scan import (
@@ -349,7 +350,7 @@ def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) ->
             row["histogram_above"] = merged.histogram.above
         if merged.kept:
             row["kept"] = store_kept(run, name, merged.kept)
-        row["seconds"] = round(sum(r["seconds"] for r in stage_records(plan, name, records)), 4)
+        row["seconds"] = round(compute_seconds(stage_records(plan, name, records)), 4)
         rows.append(row)
     return {"space": config.space, "rows": rows}
 

@@ -25,6 +25,7 @@ from distributed.diagnostics.plugin import SchedulerPlugin
 from tornado import web
 
 from epcg.runtime.errors import UserError
+from epcg.runtime.execute import compute_seconds
 from epcg.runtime.rundir import is_url
 
 NAME = "epcg-progress"
@@ -57,7 +58,7 @@ def snapshot(run_dir: str | Path) -> dict[str, Any]:
         stages.append({
             "name": stage.name, "label": stage.label or stage.name, "done": len(finished),
             "total": len(stage.tasks), "items_done": round(items), "items_total": stage.size or span,
-            "compute_seconds": round(sum(r["seconds"] for _, r in finished), 3),
+            "compute_seconds": round(compute_seconds(r for _, r in finished), 3),
             "incumbent": _incumbent_history(finished, first),
         })
     elapsed = (last - first) if records else 0.0

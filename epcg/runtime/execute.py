@@ -12,7 +12,7 @@ import json
 import resource
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol
@@ -129,6 +129,13 @@ def _attempt(domain: str, job_json: str, run_path: str, fence: str | None, task:
         record["io"] = {key: value - io_before[key] for key, value in run.io().items()}
     run.write_record(task, record)
     return record
+
+
+def compute_seconds(records: Iterable[dict[str, Any]]) -> float:
+    """The tasks' compute summed, as reductions and progress report it: each record's CPU seconds on its worker
+    thread (its wall seconds in a record written before they were kept). A task's wall time also counts waiting
+    for storage, and for a core where a worker runs more threads than cores."""
+    return sum(r.get("cpu_seconds", r["seconds"]) for r in records)
 
 
 def warm_up(domain: str, job_json: str) -> float:

@@ -17,6 +17,7 @@ import pydantic
 
 from epcg.games.dwp.domain.study import ExperimentParams, run_replicate, seed_for
 from epcg.kinds.base import JobConfig, stage_records
+from epcg.runtime.execute import compute_seconds
 from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.store import RunDir
 
@@ -219,7 +220,7 @@ def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) ->
             "best_run": best,
             "fitness": fitness.tolist(),
             "per_run": [r["result"] for r in recs],
-            "seconds": round(sum(r["seconds"] for r in recs), 4),
+            "seconds": round(compute_seconds(recs), 4),
         })
     return {"rows": rows, "findings": findings(rows)}
 

@@ -77,6 +77,7 @@ from epcg.games.fling.domain.layers import layer_size
 from epcg.games.fling.domain.symmetry import canonical, symmetry_maps
 from epcg.kinds.base import stage_records
 from epcg.kinds.keep import Band, kept_of_record, kept_record, store_kept
+from epcg.runtime.execute import compute_seconds
 from epcg.runtime.plan import Plan, Stage, Task, split_range
 from epcg.runtime.store import RunDir
 from epcg.search.retrograde import layer_name
@@ -423,7 +424,7 @@ def reduce(config: Any, plan: Plan, records: dict[str, dict]) -> dict[str, Any]:
     for k in range(2, config.max_pieces + 1):
         name = EVALUATE if k == config.max_pieces else ratio_name(k)
         recs = stage_records(plan, name, records)
-        seconds += sum(r["seconds"] for r in recs) if name != EVALUATE else 0.0
+        seconds += compute_seconds(recs) if name != EVALUATE else 0.0
         h = _merged(recs, "ratios")
         sampled = {} if fraction(config, k) == 1 else {"fraction": fraction(config, k), "seed": config.seed}
         ratios.append({"pieces": k, "exact": not sampled, **sampled, "boards": h.total,
@@ -431,7 +432,7 @@ def reduce(config: Any, plan: Plan, records: dict[str, dict]) -> dict[str, Any]:
         row: dict[str, Any] = {"pieces": k, "exact": exact(config, k)}
         if count_name(k) in plan.by_name:
             recs = stage_records(plan, count_name(k), records)
-            seconds += sum(r["seconds"] for r in recs)
+            seconds += compute_seconds(recs)
             h = _merged(recs, "counts")
         else:
             h = Histogram({})

@@ -78,6 +78,7 @@ from epcg.games.fling.domain.sparse import BitIndex, IndexBuilder
 from epcg.kinds import retrograde
 from epcg.kinds.base import JobConfig, stage_records
 from epcg.kinds.keep import Keeps
+from epcg.runtime.execute import compute_seconds
 from epcg.runtime.plan import Plan, Task
 from epcg.runtime.store import RunDir
 from epcg.search.retrograde import (
@@ -723,7 +724,7 @@ def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) ->
         results = [r["result"] for r in recs]
         # with symmetry, layer k also costs the fill of layer k-1 that its lookups need
         fill = stage_records(plan, fill_name(k - 1), records) if fill_name(k - 1) in plan.by_name else []
-        seconds = sum(r["seconds"] for r in recs + fill)
+        seconds = compute_seconds(recs + fill)
         boards = kernels.layer_size(config.width, config.height, k)
         wall = max(r["ended_at"] for r in recs) - min(r["ended_at"] - r["seconds"] for r in recs + fill)
         row = {
@@ -734,7 +735,7 @@ def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) ->
             "checksum": _checksum(results),
             "tasks": len(recs),
             "seconds": round(seconds, 4),
-            "fill_seconds": round(sum(r["seconds"] for r in fill), 4),
+            "fill_seconds": round(compute_seconds(fill), 4),
             "boards_per_second": round(boards / seconds) if seconds else None,
             "wall_seconds": round(wall, 4),
             "boards_per_wall_second": round(boards / wall) if wall > 0 else None,
@@ -749,7 +750,7 @@ def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) ->
         results["evaluated"] = sum(r["result"]["evaluated"] for r in recs)
         results["evaluated_fraction"] = fling_evaluate.fraction(config, config.max_pieces)
         results["exact"] = results["evaluated_fraction"] == 1
-        results["evaluate_seconds"] = round(sum(r["seconds"] for r in recs), 4)
+        results["evaluate_seconds"] = round(compute_seconds(recs), 4)
         if config.top_puzzles:
             results["puzzles"] = _best_puzzles(config, recs)
             results["top_tie"] = fling_evaluate.top_tie(recs)

@@ -42,8 +42,8 @@ def summary(config: Any, results: dict[str, Any]) -> str:
         "",
         "Every count in this file is of boards, mirror images included (a run with `symmetry = true` solves "
         "one board per orbit and counts each orbit's boards); the best list alone counts orbits. "
-        "`seconds` is compute time summed over tasks; boards/s per worker divides the layer by it, "
-        "boards/s wall by the layer's elapsed time. The checksum does not depend on chunking: "
+        "`seconds` is compute time (the CPU seconds of the tasks' threads) summed over tasks; boards/s per worker "
+        "divides the layer by it, boards/s wall by the layer's elapsed time. The checksum does not depend on chunking: "
         "two runs agree bit for bit exactly when their checksums agree.",
     ]
     puzzles = results.get("puzzles") or []

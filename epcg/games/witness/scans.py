@@ -29,6 +29,7 @@ from epcg.games.witness.rows import Row, parse_row
 from epcg.kinds.base import JobConfig, stage_records
 from epcg.kinds.keep import Keeps, store_kept
 from epcg.kinds.scan import histogram_json, merge_stage, store_partial
+from epcg.runtime.execute import compute_seconds
 from epcg.runtime.plan import Plan, Stage, Task, split_range
 from epcg.runtime.store import RunDir
 from epcg.search.scan import Reductions, scan_range
@@ -286,7 +287,7 @@ def _reduce_paths(row: Row, records: list[dict]) -> dict[str, Any]:
         "paths": records[0]["result"]["paths"],
         "listed": row.listed,
         "paper_paths": paper.PATHS.get((row.width, row.height)),
-        "seconds": round(sum(r["seconds"] for r in records), 4),
+        "seconds": round(compute_seconds(records), 4),
     }
 
 
@@ -314,7 +315,7 @@ def _reduce_scan(config: Config, plan: Plan, row: Row, records: dict, run: RunDi
         "puzzles_at_min": int(len(ranks)),
         "longest_solution": top,
         "puzzles_at_longest": int(np.count_nonzero(longest == top)) if top is not None else 0,
-        "seconds": round(sum(r["seconds"] for r in recs), 4),
+        "seconds": round(compute_seconds(recs), 4),
         "store": f"store.zarr/{row.name}/at_min",
         "first": [_decoded(config, row, int(ranks[i])) for i in order[: config.decoded_per_row]],
         "solution_counts": histogram_json(merged.histogram),

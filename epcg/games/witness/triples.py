@@ -26,6 +26,7 @@ from epcg.games.witness.domain.pieces import LIBRARY
 from epcg.games.witness.domain.triple import search_range, triple_info
 from epcg.games.witness.domain.triple_problem import problem_for
 from epcg.kinds.base import JobConfig, stage_records
+from epcg.runtime.execute import compute_seconds
 from epcg.runtime.incumbent import incumbent_name, release, shared_incumbent
 from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.store import RunDir
@@ -197,7 +198,7 @@ def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) ->
             "nodes": merged.nodes,
             "pruned": merged.pruned,
             "improvements": merged.improvements,
-            "seconds": round(sum(r["seconds"] for r in recs), 4),
+            "seconds": round(compute_seconds(recs), 4),
             "triples": [info.to_dict(problem) for info in infos[: config.reported]],
         })
     return {"mode": config.mode, "rows": rows}

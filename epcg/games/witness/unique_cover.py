@@ -30,6 +30,7 @@ from epcg.games.witness.domain.geometry import MAX_SIDE, Geometry
 from epcg.games.witness.domain.paths import paths_for
 from epcg.games.witness.domain.symmetry import orbit_key, position_maps
 from epcg.kinds.base import JobConfig, stage_records
+from epcg.runtime.execute import compute_seconds
 from epcg.runtime.incumbent import incumbent_name, release, shared_incumbent
 from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.store import RunDir
@@ -188,7 +189,7 @@ def _reduce_board(config: Config, plan: Plan, text: str, records: dict, run: Run
         "paths_discarded_by_bound": sum(r["result"]["discarded"] for r in recs),
         "nodes": sum(r["result"]["nodes"] for r in recs),
         "checked": sum(r["result"]["checked"] for r in recs),
-        "seconds": round(sum(r["seconds"] for r in recs), 4),
+        "seconds": round(compute_seconds(recs), 4),
         "store": f"store.zarr/{name}/covers",
         "first": [_decoded(g, ps, int(paths_idx[m[0]]), masks[m[0]], len(m)) for m in reps[: config.decoded]],
     }
