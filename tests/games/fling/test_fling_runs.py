@@ -45,6 +45,23 @@ def test_published_counts(reference: Path) -> None:
     assert counts[5] == (481_048, 103_324)
 
 
+def test_each_layers_seconds_are_its_tasks_cpu_seconds(reference: Path) -> None:
+    """A row's compute is its tasks' CPU seconds (a task's wall time may also count waiting for a core): the
+    layer's and the fill before it, which its lookups need."""
+    cpu: dict[str, float] = {}
+    for path in (reference / "manifest").rglob("*.json"):
+        record = json.loads(path.read_text()).get("record", {})
+        if "cpu_seconds" in record:
+            stage = record["task"].rsplit("/", 1)[0]
+            cpu[stage] = cpu.get(stage, 0.0) + record["cpu_seconds"]
+    rows = json.loads((reference / "results.json").read_text())["rows"]
+    for row in rows:
+        fill = cpu.get(f"f{row['pieces'] - 1:02d}", 0.0)
+        assert row["fill_seconds"] == pytest.approx(fill, abs=1e-4)
+        assert row["seconds"] == pytest.approx(cpu[f"k{row['pieces']:02d}"] + fill, abs=1e-4)
+    assert any(row["fill_seconds"] > 0 for row in rows)
+
+
 @pytest.mark.slow  # 33 s; the 8-part and fault tests run shared and multi-worker layers by default
 def test_two_workers_other_chunks_same_layers(reference: Path, tmp_path: Path) -> None:
     """Two workers mapping one shared copy of the previous layer, other chunks: the same layers."""
