@@ -225,8 +225,7 @@ class Engine:
 
     def _on_dask(self, prepared: Prepared, new: bool, target: Target, options: Options, done: dict, log: Any,
                  callbacks: Sequence[Callback]) -> tuple[Prepared, dict[str, Any]]:
-        from epcg.runtime.cluster import (JobqueueSpec, LocalSpec, computing, dashboard_url, default_shape,
-                                          default_workers)
+        from epcg.runtime.cluster import JobqueueSpec, LocalSpec, computing, dashboard_url, default_shape
         from epcg.runtime.dask_executor import PATIENCE, DaskExecutor
         from epcg.runtime.logs import to_run_directory
 
@@ -235,8 +234,9 @@ class Engine:
             workers, threads = default_shape(job_kind(prepared.job.domain))
             spec = spec.model_copy(update={"workers": workers, "threads_per_worker": threads})
         if isinstance(spec, LocalSpec):
-            prepared = self.fit(prepared, new, *_capacity(spec, None), done, options, spec.threads_per_worker,
-                                computing(spec.workers or default_workers(), spec.threads_per_worker))
+            workers, memory = _capacity(spec, None)
+            prepared = self.fit(prepared, new, workers, memory, done, options, spec.threads_per_worker,
+                                computing(workers, spec.threads_per_worker))
         with _connected(spec, target.client) as client:
             if not isinstance(spec, LocalSpec):
                 prepared = self.fit(prepared, new, *_capacity(spec, client), done, options)
