@@ -441,6 +441,29 @@ def _decided_lead(prefix, m, images, maps):
     return best
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _look_up(diff, line, anchor, valid, m, length, ones, twos, base, total_hi, p_hi, lo, above, rank_t,
+             prev_s, where, part, firsts, located, counts):
+    """One move of a block's prefix (``diff``: the cells it flips): its results' bits in ``prev_s`` added to
+    ``ones`` and ``twos`` (``_solve_blocks``), which it returns. ``line``: the cells of the move's line if it
+    moves towards higher cells, else 0; the boards whose ``c`` lies on it are left to the board-by-board moves."""
+    cr = _rank_near(anchor ^ diff, diff, base, total_hi, p_hi, lo, above, rank_t)
+    mask = valid & ~(line >> np.uint64(m + 1))
+    one_by_one = False
+    if where is None:
+        hit = _window(prev_s, cr, length, part) & mask
+        at = cr if part is None else cr - (part << 6)
+    else:
+        hit, at = _window_sliced(prev_s, where, anchor ^ diff, cr, m, length, mask, located, counts)
+        one_by_one = at < 0
+    new = hit & ~ones
+    while new:
+        j = ctz(new)
+        firsts[j] = located[j] if one_by_one else at + j
+        new &= new - _ONE
+    return ones | hit, twos | (ones & hit)
+
+
 @njit(cache=True, nogil=True)
 def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                   row_start, row_result, row_frm, row_step, col_start, col_result, col_frm, col_step,
@@ -486,8 +509,6 @@ def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
     c_lo = np.zeros(nchunks, dtype=np.int64)
     p_hi = np.zeros(nchunks, dtype=np.int64)
     lo = np.zeros(nchunks, dtype=np.int64)
-    diffs = np.empty(4 * k, dtype=np.uint64)
-    lines = np.empty(4 * k, dtype=np.uint64)  # cells of a move's line if it moves towards higher cells
     firsts = np.empty(64, dtype=np.int64)  # board j's first solvable result (relative to prev_s's word 0)
     located = np.empty(64, dtype=np.int64)  # a window's results looked up one by one (slices): where each was
     column_cells = scatter[col_mask]
@@ -535,40 +556,30 @@ def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
             total_hi = _chunk_sums(anchor, tc, rank_t, above, c_hi, c_lo, p_hi, lo)
             ones = np.uint64(0)
             twos = np.uint64(0)
-            # the prefix's moves: rows, then columns
-            mv = 0
+            # the prefix's moves: rows, then columns, each looked up as it is made until every board has two
             for y in range((m // width) + 1):
+                if twos == valid:
+                    break
                 shift = np.uint64(y * width)
                 v = (prefix >> shift) & row_mask
                 for i in range(row_start[v], row_start[v + 1]):
-                    diffs[mv] = (v ^ np.uint64(row_result[i])) << shift
-                    lines[mv] = (row_mask << shift) if row_step[i] == 0 else np.uint64(0)
-                    mv += 1
+                    diff = (v ^ np.uint64(row_result[i])) << shift
+                    line = (row_mask << shift) if row_step[i] == 0 else np.uint64(0)
+                    ones, twos = _look_up(diff, line, anchor, valid, m, length, ones, twos, base, total_hi, p_hi,
+                                          lo, above, rank_t, prev_s, where, part, firsts, located, counts)
+                    if twos == valid:
+                        break
             for cx in range(width):
-                v = (tb >> np.uint64(cx * height)) & col_mask
-                for i in range(col_start[v], col_start[v + 1]):
-                    diffs[mv] = scatter[v ^ np.uint64(col_result[i])] << np.uint64(cx)
-                    lines[mv] = (column_cells << np.uint64(cx)) if col_step[i] == 0 else np.uint64(0)
-                    mv += 1
-            for i in range(mv):
-                cr = _rank_near(anchor ^ diffs[i], diffs[i], base, total_hi, p_hi, lo, above, rank_t)
-                mask = valid & ~(lines[i] >> np.uint64(m + 1))
-                one_by_one = False
-                if where is None:
-                    hit = _window(prev_s, cr, length, part) & mask
-                    at = cr if part is None else cr - (part << 6)
-                else:
-                    hit, at = _window_sliced(prev_s, where, anchor ^ diffs[i], cr, m, length, mask, located, counts)
-                    one_by_one = at < 0
-                new = hit & ~ones
-                while new:
-                    j = ctz(new)
-                    firsts[j] = located[j] if one_by_one else at + j
-                    new &= new - _ONE
-                twos |= ones & hit
-                ones |= hit
                 if twos == valid:
                     break
+                v = (tb >> np.uint64(cx * height)) & col_mask
+                for i in range(col_start[v], col_start[v + 1]):
+                    diff = scatter[v ^ np.uint64(col_result[i])] << np.uint64(cx)
+                    line = (column_cells << np.uint64(cx)) if col_step[i] == 0 else np.uint64(0)
+                    ones, twos = _look_up(diff, line, anchor, valid, m, length, ones, twos, base, total_hi, p_hi,
+                                          lo, above, rank_t, prev_s, where, part, firsts, located, counts)
+                    if twos == valid:
+                        break
             # moves on c's own row and column, board by board
             need = valid & ~twos
             while need:
