@@ -521,6 +521,10 @@ def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
     solved = np.uint64(0)  # its prefix
     images = np.zeros(0 if maps is None else maps.shape[0], dtype=np.uint64)  # of the prefix
     fixed = np.ones(64, dtype=np.int64)
+    # a board's orbit size by how many symmetries fix it, looked up: a division per board is a costly instruction
+    orbit_sizes = np.zeros(1 if maps is None else maps.shape[0] + 2, dtype=np.int64)
+    for f in range(1, orbit_sizes.shape[0]):
+        orbit_sizes[f] = (orbit_sizes.shape[0] - 1) // f
     if maps is not None:
         _flip_images(images, maps, prefix)
     n_s = 0
@@ -641,7 +645,7 @@ def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                 x = ones
                 while x:
                     j = ctz(x)
-                    weight = (maps.shape[0] + 1) // fixed[j]
+                    weight = orbit_sizes[fixed[j]]
                     n_s += weight
                     n_u += weight * np.int64((unique >> np.uint64(j)) & _ONE)
                     x &= x - _ONE

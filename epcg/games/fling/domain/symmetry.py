@@ -242,8 +242,10 @@ def _members(ranks, first, n, k, maps, out):
 
 @njit(cache=True, nogil=True)
 def _expand(n, k, r0, r1, src_s, out_s, w0, maps, part):
-    """``solvable`` bits of ranks ``r0 .. r1-1`` of the unreduced layer (word 0 of ``out_s`` = ``w0``), each
-    read from the symmetric layer's ``src_s`` at the rank of the board's canonical image.
+    """``solvable`` bits of the boards of ranks ``r0 .. r1-1`` of the unreduced layer that are not canonical
+    (word 0 of ``out_s`` = ``w0``), each read from the symmetric layer's ``src_s`` at the rank of the board's
+    canonical image. A canonical board's bit is its own in ``src_s``, where every other bit is 0, so
+    :func:`expand_words` ORs those words in whole.
 
     Boards go block by block as in ``layers._solve_blocks``: the boards
     ``P + {c}`` sharing their lowest ``k - 1`` pieces ``P``. A board's images
@@ -288,17 +290,15 @@ def _expand(n, k, r0, r1, src_s, out_s, w0, maps, part):
                 if image & d & (~d + _ONE):
                     best = image
                     by = g
-            where[count] = block + j - 64 * w0
-            if by < 0:
-                ranks[count] = block + j
-            else:
+            if by >= 0:
                 if summed[by] != images[by]:
                     _image_sums(images[by], n, k, low, high, by)
                     summed[by] = images[by]
                 cell = maps[by, c]
                 p = popcount(images[by] & (cell - _ONE))
+                where[count] = block + j - 64 * w0
                 ranks[count] = last_rank - (low[by, p] + BINOMIAL[n - 1 - ctz(cell), k - p] + high[by, p])
-            count += 1
+                count += 1
         if count > _READ_BATCH - 64:
             _read_bits(src_s, ranks, where, count, out_s, part)
             count = 0
@@ -534,6 +534,10 @@ def expand_words(width: int, height: int, k: int, solvable: np.ndarray, unique: 
     r0, r1 = 64 * word_start, min(64 * word_stop, layer_size(width, height, k))
     if r0 < r1:
         _expand(n, k, r0, r1, solvable, out_s, word_start, symmetry_maps(width, height), part_start)
+        first = part_start or 0  # the canonical boards' bits: the symmetric layer's words held, as they are
+        a, b = max(word_start, first), min(word_stop, first + solvable.shape[0])
+        if a < b:
+            out_s[a - word_start:b - word_start] |= solvable[a - first:b - first]
     return out_s, members.dense_range(word_start, word_stop)
 
 
