@@ -9,6 +9,7 @@ task (median and mean over the tasks), each step's median (opening the store; wr
 compresses them; the record, which first fsyncs the chunks) and the Zarr store reads the steps made.
 
     python benchmarks/task_store.py                        # 200 tasks of 2^18 words beside 2 busy threads
+    python benchmarks/task_store.py --empty                # the same, every word 0
     python benchmarks/compare_commits.py BASE benchmarks/task_store.py --metric "([\\d.]+) ms per task \\(median" \\
         -- --tasks 200
 """
@@ -51,11 +52,14 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=200)
     parser.add_argument("--words", type=int, default=1 << 18, help="words per slice (a task's chunk)")
     parser.add_argument("--busy", type=int, default=2, help="threads spinning a nogil kernel meanwhile")
+    parser.add_argument("--empty", action="store_true", help="write all-zero slices (a task with no canonical board)")
     opts = parser.parse_args()
 
     rng = np.random.default_rng(1)
     solvable = rng.integers(0, 2**63, opts.words, dtype=np.uint64) & rng.integers(0, 2**63, opts.words, dtype=np.uint64)
     unique = np.where(rng.random(opts.words) < 0.01, solvable, 0).astype(np.uint64)
+    if opts.empty:
+        solvable, unique = np.zeros_like(solvable), np.zeros_like(unique)
     reads = 0
     get = LocalStore.get
 
@@ -95,7 +99,7 @@ def main() -> None:
             for thread in spinners:
                 thread.join()
     seconds = [sum(step) for step in steps]
-    print(f"{opts.tasks} tasks of 2 x {opts.words:,} words beside {opts.busy} busy threads: "
+    print(f"{opts.tasks} tasks of 2 x {opts.words:,} {'zero ' if opts.empty else ''}words beside {opts.busy} busy threads: "
           f"{1e3 * statistics.median(seconds):.2f} ms per task (median), {1e3 * statistics.fmean(seconds):.2f} "
           f"(mean); {reads / opts.tasks:.1f} store reads per task")
     medians = [1e3 * statistics.median(column) for column in zip(*steps)]

@@ -58,6 +58,10 @@ REPORT = "report.html"
 LOGS = "logs"
 RECORD_READERS = 16
 """Records read at once by :meth:`RunDir.done`."""
+WRITE_CONFIG = {"write_empty_chunks": True}
+"""How the run's arrays are written: every chunk stored, all-zero ones too. Zarr would test each chunk against
+the fill value to skip those, a comparison of the whole chunk on its one I/O thread that every task's write waits
+for, and dearer than storing the few bytes an empty chunk compresses to."""
 LOCK_FILE = ".lock"
 LAYOUT = (RUN_FILE, DIGEST_FILE, f"{ZARR}/zarr.json")
 """What :meth:`RunDir.create` writes before job.toml (which it writes last)."""
@@ -439,7 +443,7 @@ class RunDir:
         data = np.ascontiguousarray(data)
         chunk = max(1, min(chunks or len(data) or 1, 1 << 24))
         array = self._arrays[name] = self.group.create_array(
-            name, shape=data.shape, dtype=data.dtype, chunks=(chunk,), overwrite=True
+            name, shape=data.shape, dtype=data.dtype, chunks=(chunk,), overwrite=True, config=WRITE_CONFIG
         )
         if data.size:
             array[:] = data
@@ -449,7 +453,7 @@ class RunDir:
         """The run's array ``name``, opened once per RunDir: a task writes, syncs and measures it with one read of
         its metadata (each opening is a request on an object store and a trip through Zarr's event loop)."""
         if name not in self._arrays:
-            self._arrays[name] = self.group[name]
+            self._arrays[name] = self.group[name].with_config(WRITE_CONFIG)
         return self._arrays[name]
 
     def write_slice(self, name: str, start: int, data: np.ndarray) -> None:

@@ -36,7 +36,7 @@ def fsync_dir(path: Path) -> None:
 
 
 def _fsync_path(path: Path) -> None:
-    """fsync a file or directory if it exists (Zarr does not store all-zero chunks)."""
+    """fsync a file or directory if it exists (a store may hold no file for an all-zero chunk)."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
