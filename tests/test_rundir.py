@@ -172,3 +172,20 @@ def test_a_task_reads_the_store_metadata_once_per_array(tmp_path, monkeypatch):
     run.write_record(Task("k09", 1, 16, 32), {"task": "k09/00001", "bytes": run.bytes_written()})
     assert sorted(reads) == ["solvable/9/zarr.json", "unique/9/zarr.json", "zarr.json"]
     assert np.array_equal(RunDir(tmp_path).read_array("unique/9")[16:32], np.arange(16))
+
+
+def test_an_all_zero_slice_is_stored_and_overwrites_what_its_chunk_held(tmp_path):
+    """A task's all-zero chunk is written like any other (Zarr is not asked to compare it with the fill value first),
+    so its file exists, is fsynced with the rest, and replaces whatever an earlier write left there."""
+    import zarr
+    from zarr.storage import LocalStore
+
+    from epcg.runtime.store import ZARR, RunDir
+
+    group = zarr.open_group(LocalStore(tmp_path / ZARR), mode="w-")
+    group.create_array("solvable/9", shape=(64,), dtype="uint64", chunks=(16,), fill_value=0)
+    chunk = tmp_path / ZARR / "solvable/9/c/1"
+    RunDir(tmp_path).write_slice("solvable/9", 16, np.arange(1, 17, dtype=np.uint64))
+    RunDir(tmp_path).write_slice("solvable/9", 16, np.zeros(16, dtype=np.uint64))
+    assert chunk.is_file()
+    assert not RunDir(tmp_path).read_array("solvable/9").any()
