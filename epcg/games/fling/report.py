@@ -171,6 +171,25 @@ def _share_at_least(counts: dict[str, int]) -> tuple[list[int], list[float]]:
     return keys + [keys[-1] + 1], shares + [shares[-1]]
 
 
+def _bars(counts: dict[str, int], width: float) -> tuple[list[int], list[float]]:
+    """A histogram's non-empty bins as one step outline (``Axes.stairs``): each bin's count between its edges, and
+    each run of empty bins between two as one step of 0. Drawn as one shape, where a bar per bin (over 11,000 at
+    11 pieces) took seconds to draw and megabytes of SVG.
+
+    >>> _bars({"3": 5, "1": 2, "2": 4, "7": 1}, 0.5)
+    ([2, 4, 5, 0, 1], [0.5, 1.0, 1.5, 2.0, 3.5, 4.0])
+    """
+    bins = sorted(int(k) for k in counts)
+    values, edges = [], [bins[0] * width]
+    for b in bins:
+        if b * width > edges[-1]:  # empty bins since the last one
+            values.append(0)
+            edges.append(b * width)
+        values.append(counts[str(b)])
+        edges.append((b + 1) * width)
+    return values, edges
+
+
 def _plain_log_axis(axis: Any, subs: tuple[float, ...] = (1.0, 2.0, 5.0)) -> None:
     """Tick labels of a log axis as plain numbers (1, 2, 5, 10, ...) instead of powers of ten."""
     from matplotlib.ticker import FuncFormatter, LogLocator
@@ -204,10 +223,9 @@ def distribution_figures(results: dict[str, Any]) -> list[tuple[str, Any]]:
     left, right = fig.subplots(1, 2)
     deepest = ratios[-1]
     if deepest["boards"]:
-        w = deepest["bin_width"]
-        edges = sorted(int(k) for k in deepest["counts"])
-        left.bar([e * w for e in edges], [deepest["counts"][str(e)] for e in edges], width=w, align="edge",
-                 color=colours[deepest["pieces"]])
+        values, edges = _bars(deepest["counts"], deepest["bin_width"])
+        colour = colours[deepest["pieces"]]  # outlined, so a bin narrower than a pixel still shows
+        left.stairs(values, edges, fill=True, facecolor=colour, edgecolor=colour, linewidth=0.6)
     left.set_yscale("log")
     highest = max((int(k) * h["bin_width"] for h in ratios for k in h["counts"]), default=1)
     subs = (1.0, 2.0, 5.0) if highest < 1000 else (1.0, 3.0)  # 1000 and 2000 would overlap
