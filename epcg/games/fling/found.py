@@ -181,14 +181,35 @@ def sample_ranks(stored: Vouched, pieces: int, unique: bool | None, n: int, chun
     Zarr chunks (a sample of a huge layer without reading all of it), ascending."""
     size, step = stored.size(_layer(stored, pieces, "solvable")), stored.chunk(_layer(stored, pieces, "solvable"))
     starts = sorted({int(s) for s in np.linspace(0, max(size - 1, 0) // step, chunks).round()})
-    found = [np.concatenate([_ranks_in(w, at) for at, w in _words(stored, pieces, unique, s * step, (s + 1) * step)]
-                            or [np.zeros(0, np.int64)]) for s in starts]
-    found = [f for f in found if len(f)]
+    blocks = [list(_words(stored, pieces, unique, s * step, (s + 1) * step)) for s in starts]
+    found = [(b, total) for b in blocks if (total := sum(int(np.bitwise_count(w).sum()) for _, w in b))]
     out: list[int] = []
-    for f in found:
+    for b, total in found:
         take = max(1, n // len(found))
-        out += f[np.linspace(0, len(f) - 1, min(take, len(f))).round().astype(int)].tolist()
+        out += _ranks_at(b, np.linspace(0, total - 1, min(take, total)).round().astype(np.int64))
     return sorted(set(out))[:n]
+
+
+def _ranks_at(blocks: list[tuple[int, np.ndarray]], picks: np.ndarray) -> list[int]:
+    """Ranks of the set bits numbered ``picks`` (ascending, from 0 in rank order) in ``blocks`` (``(first word,
+    words)``, consecutive), found through the words' running popcounts: a dense chunk has millions of set bits,
+    which listing took seconds a chunk.
+
+    >>> _ranks_at([(2, np.array([0b101, 0], dtype=np.uint64)), (4, np.array([1 << 63], dtype=np.uint64))], np.array([0, 2]))
+    [128, 319]
+    """
+    out, before = [], 0
+    for at, words in blocks:
+        running = np.cumsum(np.bitwise_count(words), dtype=np.int64)
+        total = int(running[-1]) if len(running) else 0
+        for p in (picks[(picks >= before) & (picks < before + total)] - before).tolist():
+            i = int(np.searchsorted(running, p, side="right"))
+            word = int(words[i])
+            for _ in range(p - (int(running[i - 1]) if i else 0)):  # drop the lower set bits
+                word &= word - 1
+            out.append((at + i) * 64 + (word & -word).bit_length() - 1)
+        before += total
+    return out
 
 
 @dataclass(frozen=True)
