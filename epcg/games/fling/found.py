@@ -192,10 +192,11 @@ def sample_ranks(stored: Vouched, pieces: int, unique: bool | None, n: int, chun
 
 def _ranks_at(blocks: list[tuple[int, np.ndarray]], picks: np.ndarray) -> list[int]:
     """Ranks of the set bits numbered ``picks`` (ascending, from 0 in rank order) in ``blocks`` (``(first word,
-    words)``, consecutive), found through the words' running popcounts: a dense chunk has millions of set bits,
-    which listing took seconds a chunk.
+    words)``, consecutive), found through the words' running popcounts, so the millions of set bits of a dense
+    chunk are never listed.
 
-    >>> _ranks_at([(2, np.array([0b101, 0], dtype=np.uint64)), (4, np.array([1 << 63], dtype=np.uint64))], np.array([0, 2]))
+    >>> blocks = [(2, np.array([0b101, 0], dtype=np.uint64)), (4, np.array([1 << 63], dtype=np.uint64))]
+    >>> _ranks_at(blocks, np.array([0, 2]))
     [128, 319]
     """
     out, before = [], 0
