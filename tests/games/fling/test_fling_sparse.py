@@ -204,3 +204,22 @@ def test_the_estimate_counts_solvable_and_the_index_and_what_a_machine_shares(mo
         assert 8 * part < cost.peak_memory < 8 * part * 1.25  # 16 * part before the index
         assert cost.shared_memory == (8 * part if shared else 0)
     assert held[False] == held[True]
+
+
+def test_sample_picks_equal_the_listed_set_bits() -> None:
+    """The gallery's picks through running popcounts are the set bits, listed one by one, at those places."""
+    from epcg.games.fling.found import _ranks_at, _ranks_in
+
+    rng = np.random.default_rng(7)
+    for density in (1, 3, 8):
+        blocks, at = [], 5
+        for size in (0, 1, 40, 300):
+            words = rng.integers(0, 1 << 64, size, dtype=np.uint64, endpoint=False)
+            for _ in range(density - 1):
+                words &= rng.integers(0, 1 << 64, size, dtype=np.uint64, endpoint=False)
+            blocks.append((at, words))
+            at += size
+        listed = np.concatenate([_ranks_in(w, first) for first, w in blocks])
+        picks = np.unique(rng.integers(0, len(listed), 50))
+        assert _ranks_at(blocks, picks) == listed[picks].tolist()
+        assert _ranks_at(blocks, np.arange(len(listed))) == listed.tolist()
