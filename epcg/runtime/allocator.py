@@ -1,0 +1,41 @@
+"""Keep a task process's freed chunk buffers for reuse instead of handing them back to the operating system.
+
+Every task allocates and frees buffers the size of a chunk or more (decompressed
+chunks, the words it computes, the bytes it compresses). glibc's malloc serves
+any block above its mmap threshold (128 KiB, and Dask's nanny fixes it there by
+setting ``MALLOC_TRIM_THRESHOLD_``) with fresh pages from the kernel and returns
+them on ``free``, so the kernel zeroes every page of every such buffer again:
+reading a 4.5 GB layer spent more of its CPU in the kernel clearing pages than in
+decompressing (``benchmarks/allocator.py``). With blocks up to ``MMAP_THRESHOLD``
+kept in the heap, and its top trimmed only past ``TRIM_THRESHOLD``, a freed buffer
+is reused; the process holds no more than it once held at one time. Larger blocks
+(a whole layer) are still mapped and unmapped on their own.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+from functools import lru_cache
+
+MMAP_THRESHOLD = 32 << 20
+"""Bytes from which a block gets its own mapping: glibc's largest allowed value (half its 64 MiB arena heap)."""
+TRIM_THRESHOLD = 64 << 20
+"""Free bytes at the top of a heap before malloc gives them back."""
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+
+
+@lru_cache(maxsize=1)
+def keep_chunk_buffers() -> bool:
+    """Set glibc's thresholds in this process once (called by every task before its work); False where malloc
+    is not glibc's (musl, macOS), which is left as it is."""
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name)
+        mallopt = libc.mallopt
+        libc.gnu_get_libc_version  # noqa: B018 - glibc only: another libc's mallopt takes other parameters
+    except (OSError, AttributeError, TypeError):
+        return False
+    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) & bool(mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))
