@@ -1,0 +1,75 @@
+"""A task process keeps its freed chunk buffers: reallocating one costs no page faults, on a Dask worker too."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from epcg.runtime.cluster import LocalSpec, connect
+
+from .conftest import epcg
+
+pytestmark = pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="malloc is not glibc's")
+
+CYCLES = 20
+
+
+def buffer_faults() -> int:
+    """Page faults of ``CYCLES`` rounds of allocating, filling and freeing two chunk-sized buffers (8 and 4 MiB),
+    after one round that may fault."""
+    import resource
+
+    import numpy as np
+
+    def faults() -> int:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+    def cycle() -> None:
+        a, b = np.ones(1 << 20, dtype=np.uint64), np.ones(1 << 19, dtype=np.uint64)
+        del a, b
+
+    cycle()
+    before = faults()
+    for _ in range(CYCLES):
+        cycle()
+    return faults() - before
+
+
+PROBE = f"""
+import sys
+from epcg.runtime.allocator import keep_chunk_buffers
+from tests.test_runtime_allocator import buffer_faults
+if sys.argv[1] == "kept":
+    assert keep_chunk_buffers()
+print(buffer_faults())
+"""
+
+
+@pytest.mark.parametrize("nanny", [False, True])
+def test_kept_buffers_are_reused_without_faults(nanny: bool) -> None:
+    env = {**os.environ, **({"MALLOC_TRIM_THRESHOLD_": "65536"} if nanny else {})}  # as Dask's nanny starts workers
+    root = Path(__file__).parents[1]
+
+    def probe(mode: str) -> int:
+        out = subprocess.run([sys.executable, "-c", PROBE, mode], env=env, cwd=root, capture_output=True, text=True,
+                             check=True)
+        return int(out.stdout)
+
+    kept = probe("kept")
+    assert kept < CYCLES, kept
+    if nanny:
+        assert probe("plain") > 100 * CYCLES  # every round mapped afresh: thousands of faults
+
+
+def test_a_worker_that_ran_a_task_keeps_its_buffers(tmp_path: Path, small_job: Path) -> None:
+    with connect(LocalSpec(workers=1, dashboard_address=None)) as client:
+        (fresh,) = client.run(buffer_faults).values()
+        ran = epcg("run", str(small_job), "--out", str(tmp_path / "run"), "--scheduler", client.scheduler.address)
+        assert ran.returncode == 0, ran.stderr
+        (after,) = client.run(buffer_faults).values()
+    assert fresh > 100 * CYCLES and after < CYCLES, (fresh, after)
