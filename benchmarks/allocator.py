@@ -5,8 +5,9 @@ nanny starts every worker with (``MALLOC_TRIM_THRESHOLD_=65536``), and that
 setting followed by :func:`~epcg.runtime.allocator.keep_chunk_buffers` as every
 task calls it. Each reads a whole bit array of a run directory the way a layer
 task loads the previous layer, then writes ``--writes`` chunks the way tasks
-store theirs (to a scratch directory, never into the run read). Printed per setting: wall seconds of each step, user and system
-CPU seconds, minor page faults; then the ratios against the nanny's setting.
+store theirs (into a scratch directory, never into the run it read). Printed per
+setting: wall seconds of each step, user and system CPU seconds, minor page
+faults; then the ratios against the nanny's setting.
 
     python benchmarks/allocator.py                                  # a synthetic 2^27-word array
     python benchmarks/allocator.py --run RUN --array solvable/10    # a finished run's layer (4.5 GB at 11 pieces)

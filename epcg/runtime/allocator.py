@@ -8,8 +8,9 @@ them on ``free``, so the kernel zeroes every page of every such buffer again:
 reading a 4.5 GB layer spent more of its CPU in the kernel clearing pages than in
 decompressing (``benchmarks/allocator.py``). With blocks up to ``MMAP_THRESHOLD``
 kept in the heap, and its top trimmed only past ``TRIM_THRESHOLD``, a freed buffer
-is reused; the process holds no more than it once held at one time. Larger blocks
-(a whole layer) are still mapped and unmapped on their own.
+is reused. The process then keeps what its threads once held at one time, up to
+``TRIM_THRESHOLD`` a thread arena more. Larger blocks (a whole layer) are still
+mapped and unmapped on their own.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ import ctypes.util
 from functools import lru_cache
 
 MMAP_THRESHOLD = 32 << 20
-"""Bytes from which a block gets its own mapping: glibc's largest allowed value (half its 64 MiB arena heap)."""
+"""Bytes from which a block gets its own mapping: the ceiling of glibc's own dynamic threshold, twice a chunk of
+2^21 words."""
 TRIM_THRESHOLD = 64 << 20
-"""Free bytes at the top of a heap before malloc gives them back."""
+"""Free bytes at the top of a heap (one per thread arena) before malloc gives them back."""
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
 
@@ -38,4 +40,6 @@ def keep_chunk_buffers() -> bool:
     except (OSError, AttributeError, TypeError):
         return False
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
-    return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) & bool(mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))
+    mapped = mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+    trimmed = mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD)
+    return bool(mapped and trimmed)
