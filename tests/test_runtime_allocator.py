@@ -40,7 +40,7 @@ def buffer_faults() -> int:
     return faults() - before
 
 
-PROBE = f"""
+PROBE = """
 import sys
 from epcg.runtime.allocator import keep_chunk_buffers
 from tests.test_runtime_allocator import buffer_faults
