@@ -25,25 +25,23 @@ import tempfile
 import time
 
 import numpy as np
+import zarr
+from zarr.storage import LocalStore
+
+from epcg.runtime.allocator import keep_chunk_buffers
+from epcg.runtime.store import ZARR, RunDir
 
 SETTINGS = {"glibc": {}, "nanny": {"MALLOC_TRIM_THRESHOLD_": "65536"}, "kept": {"MALLOC_TRIM_THRESHOLD_": "65536"}}
 
 
-def _new_run(path: str) -> "RunDir":
+def _new_run(path: str) -> RunDir:
     """An empty run directory's store, as a task writes into it."""
-    import zarr
-    from zarr.storage import LocalStore
-
-    from epcg.runtime.store import ZARR, RunDir
-
     zarr.open_group(LocalStore(f"{path}/{ZARR}"), mode="w-")
     return RunDir(path)
 
 
 def _child(setting: str, run_path: str, array: str, writes: int, scratch_path: str) -> dict[str, float]:
-    from epcg.runtime.allocator import keep_chunk_buffers
-    from epcg.runtime.store import RunDir
-
+    """One setting's figures, in this fresh process: the read of ``array`` whole, then ``writes`` chunk writes."""
     if setting == "kept":
         keep_chunk_buffers()
     run = RunDir(run_path)
