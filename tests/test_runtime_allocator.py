@@ -46,30 +46,40 @@ from epcg.runtime.allocator import keep_chunk_buffers
 from tests.test_runtime_allocator import buffer_faults
 if sys.argv[1] == "kept":
     assert keep_chunk_buffers()
+if sys.argv[1] == "store":  # a process that only reads a run: verify, report, epcg.open
+    import zarr
+    from epcg.runtime.store import ZARR, RunDir
+    zarr.open_group(f"{sys.argv[2]}/{ZARR}", mode="w-")
+    RunDir(sys.argv[2]).group
 print(buffer_faults())
 """
 
 
+def _probe(mode: str, nanny: bool, *args: str) -> int:
+    env = {**os.environ, **({"MALLOC_TRIM_THRESHOLD_": "65536"} if nanny else {})}  # as Dask's nanny starts workers
+    out = subprocess.run([sys.executable, "-c", PROBE, mode, *args], env=env, cwd=Path(__file__).parents[1],
+                         capture_output=True, text=True, check=True)
+    return int(out.stdout)
+
+
 @pytest.mark.parametrize("nanny", [False, True])
 def test_kept_buffers_are_reused_without_faults(nanny: bool) -> None:
-    env = {**os.environ, **({"MALLOC_TRIM_THRESHOLD_": "65536"} if nanny else {})}  # as Dask's nanny starts workers
-    root = Path(__file__).parents[1]
-
-    def probe(mode: str) -> int:
-        out = subprocess.run([sys.executable, "-c", PROBE, mode], env=env, cwd=root, capture_output=True, text=True,
-                             check=True)
-        return int(out.stdout)
-
-    kept = probe("kept")
+    kept = _probe("kept", nanny)
     assert kept < CYCLES, kept
     if nanny:
-        assert probe("plain") > 100 * CYCLES  # every round mapped afresh: thousands of faults
+        assert _probe("plain", nanny) > 100 * CYCLES  # every round mapped afresh: thousands of faults
 
 
-def test_a_worker_that_ran_a_task_keeps_its_buffers(tmp_path: Path, small_job: Path) -> None:
+def test_opening_a_runs_store_keeps_the_buffers(tmp_path: Path) -> None:
+    assert _probe("store", True, str(tmp_path)) < CYCLES
+
+
+def test_a_worker_that_ran_a_task_keeps_its_buffers(tmp_path: Path) -> None:
+    job = tmp_path / "fling.toml"  # its tasks write chunks (a must-cross job's write only records)
+    job.write_text('name = "f"\ndomain = "fling"\nwidth = 4\nheight = 4\nmax_pieces = 5\n')
     with connect(LocalSpec(workers=1, dashboard_address=None)) as client:
         (fresh,) = client.run(buffer_faults).values()
-        ran = epcg("run", str(small_job), "--out", str(tmp_path / "run"), "--scheduler", client.scheduler.address)
+        ran = epcg("run", str(job), "--out", str(tmp_path / "run"), "--scheduler", client.scheduler.address)
         assert ran.returncode == 0, ran.stderr
         (after,) = client.run(buffer_faults).values()
     assert fresh > 100 * CYCLES and after < CYCLES, (fresh, after)

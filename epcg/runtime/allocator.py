@@ -30,8 +30,9 @@ _M_MMAP_THRESHOLD = -3
 
 @lru_cache(maxsize=1)
 def keep_chunk_buffers() -> bool:
-    """Set glibc's thresholds in this process once (called by every task before its work); False where malloc
-    is not glibc's (musl, macOS), which is left as it is."""
+    """Set glibc's thresholds in this process once (called as a process first opens a run's Zarr group, which
+    every chunk read or write passes: tasks, verification, reports, export); False where malloc is not glibc's
+    (musl, macOS), which is left as it is."""
     name = ctypes.util.find_library("c")
     try:
         libc = ctypes.CDLL(name)

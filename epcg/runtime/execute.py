@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol
 
-from epcg.runtime.allocator import keep_chunk_buffers
 from epcg.runtime.errors import StaleTask, TaskFailed, UserError
 from epcg.runtime.jobs import Job
 from epcg.runtime.plan import Plan, Stage, Task
@@ -105,7 +104,6 @@ def worker_address() -> str | None:
 
 
 def _attempt(domain: str, job_json: str, run_path: str, fence: str | None, task: Task) -> dict[str, Any]:
-    keep_chunk_buffers()
     experiment = job_kind(domain)
     config = _config(domain, job_json)
     run = RunDir(run_path, fence)

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from epcg.runtime.allocator import keep_chunk_buffers
 from epcg.runtime.errors import Damaged, PermissionDenied, StaleTask, StorageFault, Unfinished, UserError
 from epcg.runtime.plan import Task
 from epcg.runtime.rundir import IO, Location, open_location, write_atomic
@@ -420,8 +421,11 @@ class RunDir:
 
     @cached_property
     def group(self) -> zarr.Group:
-        """The run's Zarr group; a missing store is an error, never silently re-created."""
+        """The run's Zarr group; a missing store is an error, never silently re-created. Every chunk a process reads
+        or writes passes through it, so opening it first has the process keep its freed chunk buffers."""
         import zarr
+
+        keep_chunk_buffers()
 
         where = self.describe(ZARR)
         try:
