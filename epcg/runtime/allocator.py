@@ -1,7 +1,8 @@
-"""Keep a task process's freed chunk buffers for reuse instead of handing them back to the operating system.
+"""Keep a process's freed chunk buffers for reuse instead of handing them back to the operating system.
 
-Every task allocates and frees buffers the size of a chunk or more (decompressed
-chunks, the words it computes, the bytes it compresses). glibc's malloc serves
+A process reading or writing a run's chunks allocates and frees buffers the size
+of a chunk or more (decompressed chunks, the words a task computes, the bytes it
+compresses). glibc's malloc serves
 any block above its mmap threshold (128 KiB, and Dask's nanny fixes it there by
 setting ``MALLOC_TRIM_THRESHOLD_``) with fresh pages from the kernel and returns
 them on ``free``, so the kernel zeroes every page of every such buffer again:
