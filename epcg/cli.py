@@ -250,29 +250,18 @@ def _stored_job(run_dir: str) -> dict:
 @click.argument("run_dir")
 def status(run_dir: str) -> None:
     """Say what is done in a run directory: chunks per stage, throughput, ETA, dashboard (read-only, no lock)."""
-    import json
+    from epcg.runtime.batch import continue_command, describe, tunnel
+    from epcg.runtime.estimate import duration
+    from epcg.runtime.readout import FINISHED, RUNNING, WAITING
+    from epcg.runtime.status import run_status
 
-    from epcg.runtime.batch import continue_command, describe, read_batch, tunnel
-    from epcg.runtime.history import load
-    from epcg.runtime.engine import prepare_resume
-    from epcg.runtime.store import LIVE, REPORT, RESULTS, SUMMARY
-
-    job, plan, run = prepare_resume(run_dir)
-    tasks = plan.tasks()
-    done = run.done(tasks)
-    live = run.is_locked()
-    written = all(run.has(key) for key in (RESULTS, SUMMARY, REPORT))
-    state = "running" if live else ("finished" if written else "stopped")
-    submitted = read_batch(run)
-    if submitted and state == "stopped" and load(run).next:
-        state = "waiting for its next allocation"
-    click.echo(f"{run.path}: job {job.name} ({job.domain}), {state}")
-    for line in describe(run, submitted, done, written) if submitted else []:
+    status = run_status(run_dir)
+    job, plan, run = status.prepared.job, status.prepared.plan, status.run
+    figures = status.readout
+    click.echo(f"{run.path}: job {job.name} ({job.domain}), {figures.state}")
+    for line in describe(run, status.batch, status.done, figures.state == FINISHED) if status.batch else []:
         click.echo(line)
-    try:
-        info = json.loads(run.read_text(LIVE) or "{}") if live else {}
-    except (OSError, ValueError):
-        info = {}
+    info = status.live
     if info:
         by_host = ", ".join(f"{host}: {n}" for host, n in (info.get("hosts") or {}).items())
         click.echo(f"dashboard: {info.get('dashboard')}  scheduler: {info.get('scheduler')}  "
@@ -280,28 +269,21 @@ def status(run_dir: str) -> None:
         ssh = tunnel(info.get("dashboard") or "", info.get("host"))
         if ssh:
             click.echo(f"from your machine: {ssh}")
-    click.echo(f"{'stage':<28} {'chunks':>15} {'compute s':>10}")
-    for stage in plan.stages:
-        finished = [done[t.id] for t in stage.tasks if t.id in done]
-        seconds = sum(r.get("seconds", 0) for r in finished)
-        click.echo(f"{stage.name:<28} {len(finished):>7}/{len(stage.tasks):<7} {seconds:>10.2f}")
-    click.echo(f"{'total':<28} {len(done):>7}/{plan.num_tasks:<7}")
-    if not live and not written and len(done) == plan.num_tasks:
-        click.echo(f"every chunk is done, but results, summary or report.html are missing: "
+    click.echo(f"{'stage':<28} {'chunks':>15} {'CPU s':>10}")
+    for stage in figures.stages:
+        click.echo(f"{stage.name:<28} {stage.done:>7}/{stage.total:<7} {stage.compute_seconds:>10.2f}")
+    click.echo(f"{'total':<28} {figures.done:>7}/{figures.total:<7} {figures.compute_seconds:>10.2f}")
+    click.echo(f"length {duration(figures.length_seconds)} ({figures.length_seconds:.1f} s)"
+               + (f"; about {duration(figures.seconds_left)} left" if figures.seconds_left is not None else ""))
+    if figures.state != RUNNING and figures.done == figures.total and figures.state != FINISHED:
+        click.echo(f"every chunk is done, but results or summary are missing: "
                    f"'epcg report {run.path}' writes them")
-    torn = run.torn(tasks)
+    torn = run.torn(plan.tasks())
     if torn:
         click.echo(f"{len(torn)} damaged records (those chunks will be recomputed): {', '.join(torn[:10])}")
-    records = list(done.values())
-    if records and len(done) < plan.num_tasks:
-        first = min(r["ended_at"] - r["seconds"] for r in records)
-        rate = len(records) / max(max(r["ended_at"] for r in records) - first, 1e-9)
-        left = plan.num_tasks - len(done)
-        if live or state.startswith("waiting"):
-            eta = f"ETA {left / rate / 60:.1f} min of computing at that rate"
-        else:
-            eta = f"continue with {continue_command(run, submitted) if submitted else repr(f'epcg resume {run.path}')}"
-        click.echo(f"throughput {rate:.2f} chunks/s over the run so far; {left} chunks left; {eta}")
+    if figures.done < figures.total and figures.state not in (RUNNING, WAITING):
+        how = continue_command(run, status.batch) if status.batch else repr(f"epcg resume {run.path}")
+        click.echo(f"{figures.total - figures.done} chunks left; continue with {how}")
 
 
 @main.command()

@@ -43,6 +43,7 @@ from epcg.runtime.engine import Engine, Hooks
 from epcg.runtime.errors import InvalidValue, NotThisKind, UserError
 from epcg.runtime.jobs import Job
 from epcg.runtime.progress import Callback
+from epcg.runtime.readout import FINISHED, Readout, outputs_written, state
 from epcg.runtime.registry import kinds_with_run_types, run_type
 from epcg.runtime.store import RESULTS, SUMMARY, RunDir, Vouched
 from epcg.runtime.verification import open_run
@@ -76,7 +77,8 @@ def run(job: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str
             raise InvalidValue(f"{flag} must be True or False, got {value!r}")
     where = target(cluster_file=cluster, workers=workers, serial=serial, client=client)
     say = (lambda line: print(line, file=sys.stderr)) if progress else (lambda line: None)
-    runner = engine(say, [TqdmProgress()] if progress else [], report)
+    runner = engine(say, (), report)
+    runner.progress = (lambda done: TqdmProgress(done)) if progress else None
     runner.progress_every = interval() if progress else None
     validated = runner.load(job, list(overrides.items()), where)
     path = out if out is not None else Path("runs") / validated.name
@@ -86,8 +88,9 @@ def run(job: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str
             raise UserError(f"run directory {path} holds another job ({existing.job_path}); "
                             "open it with epcg.open, or pass another out")
         prepared = runner.reopen(path)
-        if existing.has(RESULTS) and not existing.is_locked() \
-                and len(existing.done(prepared.plan.tasks())) == prepared.plan.num_tasks:
+        done = existing.done(prepared.plan.tasks())
+        if state(existing.is_locked(), len(done), prepared.plan.num_tasks, outputs_written(existing),
+                 False) == FINISHED:
             return Run(path)
         runner.execute(prepared, False, where)
     else:
@@ -179,8 +182,15 @@ class Run:
 
     @property
     def finished(self) -> bool:
-        """True once results.json is written."""
-        return self.dir.has(RESULTS)
+        """True once results.json and summary.md are written."""
+        return outputs_written(self.dir)
+
+    def readout(self) -> Readout:
+        """The run's state, chunks done, CPU seconds, length and time left now: the figures ``epcg status``, the
+        terminal and the progress page show."""
+        from epcg.runtime.status import run_status
+
+        return run_status(self.dir.location.where).readout
 
     @cached_property
     def results(self) -> dict[str, Any]:

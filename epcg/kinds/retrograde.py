@@ -27,7 +27,7 @@ import pydantic
 
 from epcg.kinds.base import JobConfig, named_space, stage_records
 from epcg.runtime.errors import UserError
-from epcg.runtime.execute import compute_seconds
+from epcg.runtime.readout import compute_seconds
 from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.registry import load_object
 from epcg.runtime.store import RunDir

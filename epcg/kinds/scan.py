@@ -36,7 +36,7 @@ from epcg.kinds.designs import decoded_text
 from epcg.kinds.keep import Keeps, kept_lines, kept_of_record, kept_record, store_kept
 from epcg.report.figures import save_figure
 from epcg.runtime.errors import UserError
-from epcg.runtime.execute import compute_seconds
+from epcg.runtime.readout import compute_seconds
 from epcg.runtime.plan import Plan, Stage, Task, split_range
 from epcg.runtime.store import RunDir
 from epcg.search.scan import (

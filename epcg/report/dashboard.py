@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from distributed.diagnostics.plugin import SchedulerPlugin
 from tornado import web
 
 from epcg.runtime.errors import UserError
-from epcg.runtime.execute import compute_seconds
+from epcg.runtime.estimate import duration
 from epcg.runtime.rundir import is_url
 
 NAME = "epcg-progress"
@@ -35,44 +36,29 @@ REUSE = 4
 
 
 def snapshot(run_dir: str | Path) -> dict[str, Any]:
-    """Progress of the run in ``run_dir``, from its manifest: plain JSON data."""
-    from epcg.runtime.engine import prepare_resume
-    from epcg.runtime.store import LIVE, RESULTS
+    """Progress of the run in ``run_dir`` as every view reads it (:mod:`epcg.runtime.status`): plain JSON data,
+    with each duration also as the text the terminal shows."""
+    from epcg.runtime.status import run_status
 
-    job, plan, run = prepare_resume(run_dir)
-    done = run.done(plan.tasks())
-    live = run.is_locked()
-    info = json.loads(run.read_text(LIVE) or "{}") if live else {}
-    state = "running" if live else ("finished" if run.has(RESULTS) else "stopped")
-    records = list(done.values())
-    first = min((r["ended_at"] - r["seconds"] for r in records), default=None)
-    last = max((r["ended_at"] for r in records), default=None)
-    stages, items_done, items_total = [], 0.0, 0
-    for stage in plan.stages:
-        span = sum(t.size for t in stage.tasks) or 1
-        per = (stage.size or span) / span  # items per unit of a task's range
+    status = run_status(run_dir)
+    figures, info, done = status.readout, status.live, status.done
+    first = min((r["ended_at"] - r["seconds"] for r in done.values()), default=None)
+    stages = []
+    for stage, seen in zip(status.prepared.plan.stages, figures.stages, strict=True):
         finished = [(t, done[t.id]) for t in stage.tasks if t.id in done]
-        items = sum(t.size for t, _ in finished) * per
-        items_done += items
-        items_total += stage.size or span
-        stages.append({
-            "name": stage.name, "label": stage.label or stage.name, "done": len(finished),
-            "total": len(stage.tasks), "items_done": round(items), "items_total": stage.size or span,
-            "compute_seconds": round(compute_seconds(r for _, r in finished), 3),
-            "incumbent": _incumbent_history(finished, first),
-        })
-    elapsed = (last - first) if records else 0.0
-    rate = len(records) / elapsed if elapsed > 0 else None
-    left = plan.num_tasks - len(done)
+        stages.append({**asdict(seen), "incumbent": _incumbent_history(finished, first)})
+    items_done = sum(s.items_done for s in figures.stages)
     return {
-        "run": str(run.path), "job": job.name, "domain": job.domain, "state": state,
-        "dashboard": info.get("dashboard"), "workers": info.get("workers"), "hosts": info.get("hosts") or {},
-        "done": len(done), "total": plan.num_tasks,
-        "elapsed_seconds": round(elapsed, 3),
-        "chunks_per_second": round(rate, 4) if rate else None,
-        "items_per_second": float(f"{items_done / elapsed:.3g}") if elapsed > 0 else None,
-        "seconds_left": round(left / rate, 1) if rate and left and live else None,
-        "stages": stages,
+        "run": str(status.run.path), "job": status.prepared.job.name, "domain": status.prepared.job.domain,
+        "state": figures.state, "dashboard": info.get("dashboard"), "workers": info.get("workers"),
+        "hosts": info.get("hosts") or {}, "done": figures.done, "total": figures.total,
+        "compute_seconds": figures.compute_seconds,
+        "length_seconds": figures.length_seconds, "length": duration(figures.length_seconds),
+        "items_per_second": float(f"{items_done / figures.length_seconds:.3g}") if figures.length_seconds > 0
+        else None,
+        "seconds_left": figures.seconds_left,
+        "left": duration(figures.seconds_left) if figures.seconds_left is not None else None,
+        "stages": stages, "at": figures.at,
     }
 
 
@@ -193,14 +179,12 @@ svg text { font-size: 11px; }
 <body>
 <h1>epcg: <span id=job>…</span></h1>
 <p id=head></p>
-<table id=stages><thead><tr><th>stage</th><th>chunks</th><th></th><th>items</th><th>compute s</th></tr></thead>
+<table id=stages><thead><tr><th>stage</th><th>chunks</th><th></th><th>items</th><th>CPU s</th></tr></thead>
 <tbody></tbody></table>
 <div id=incumbent></div>
 <p><a href="/status">Dask dashboard</a> · <a href="/epcg/status.json">status.json</a></p>
 <script>
 function fmt(x) { return x === null || x === undefined ? '–' : Number(x).toLocaleString('en'); }
-function left(s) { if (s === null) return '–'; if (s < 90) return Math.round(s) + ' s';
-  if (s < 5400) return (s / 60).toFixed(1) + ' min'; return (s / 3600).toFixed(1) + ' h'; }
 function chart(name, points, elapsed) {
   var w = 420, h = 160, p = 34;
   var tmax = Math.max.apply(null, points.map(function (q) { return q[0]; }).concat([elapsed, 1e-9]));
@@ -227,7 +211,7 @@ function render(s) {
     '<span class="state-' + s.state + '">' + s.state + '</span>' +
     '<span>chunks <b id=done>' + s.done + '</b> of <b id=total>' + s.total + '</b></span>' +
     '<span>items/s <b>' + fmt(s.items_per_second) + '</b></span>' +
-    '<span>time left <b>' + left(s.seconds_left) + '</b></span>' +
+    '<span>time left <b>' + (s.left || '–') + '</b></span>' +
     '<span>workers ' + fmt(s.workers) + hosts(s.hosts) + '</span><span><code>' + s.run + '</code></span>';
   var rows = s.stages.map(function (st) {
     var pct = st.total ? 100 * st.done / st.total : 100;
@@ -237,7 +221,7 @@ function render(s) {
   });
   document.querySelector('#stages tbody').innerHTML = rows.join('');
   document.getElementById('incumbent').innerHTML = s.stages.filter(function (st) { return st.incumbent.length; })
-    .map(function (st) { return chart(st.label, st.incumbent, s.elapsed_seconds); }).join('');
+    .map(function (st) { return chart(st.label, st.incumbent, s.length_seconds); }).join('');
 }
 function poll() {  // the next request two seconds after this one's answer: never several at once
   fetch(location.pathname.replace(/\\/$/, '') + '/status.json', {cache: 'no-store'}).then(function (r) { return r.json(); })

@@ -26,8 +26,9 @@ from epcg.runtime import batch
 from epcg.runtime.cluster import JobqueueSpec
 from epcg.runtime.errors import Drain, TaskFailed, UserError
 from epcg.runtime.history import History, decide, load, settle, update
+from epcg.runtime.readout import FINISHED, outputs_written, state
 from epcg.runtime.stopping import handled
-from epcg.runtime.store import RESULTS, RunDir
+from epcg.runtime.store import RunDir
 
 Chunks = Callable[[Path | str | None], None]
 """Runs the run's unfinished chunks as ``resume`` does, given the scheduler file to connect through (None:
@@ -87,7 +88,7 @@ class Driver:
     def _start(self) -> str | None:
         """Record this allocation and decide in one update; why it must not compute (None: it computes)."""
         done = self.run.done(self.tasks)
-        finished = self.run.has(RESULTS)
+        finished = state(False, len(done), len(self.tasks), outputs_written(self.run), False) == FINISHED
         limit = None if self.kind is None else self.info["max_requeues"]
         alloc = {"job": self.job_id, "pid": os.getpid(), "node": socket.gethostname(), "started_at": self.began}
         stop: list[str | None] = [None]

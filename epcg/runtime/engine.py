@@ -36,9 +36,10 @@ from epcg.runtime.estimate import MAX_TASKS, TASK_OVERHEAD, Limits, check, durat
 from epcg.runtime.execute import Executor, SerialExecutor, execute
 from epcg.runtime.jobs import Job, apply_overrides, parse_override, read_toml, validate
 from epcg.runtime.outdir import created, run_directory
-from epcg.runtime.parts import computed_parts, epoch_of
+from epcg.runtime.parts import computed_parts
 from epcg.runtime.plan import Plan
 from epcg.runtime.progress import Callback, counting
+from epcg.runtime.readout import PLAN_FILE, length, plan_file
 from epcg.runtime.registry import job_kind
 from epcg.runtime.stopping import caught_signals
 from epcg.runtime.store import DIGEST_FILE, REDUCE, REDUCED_FILE, RESULTS, RunDir, seal
@@ -221,6 +222,7 @@ class Engine:
                 raise
         with writing_outputs(run):
             report = self.hooks.publish(run)
+        self.say(f"computed in {duration(results['wall_seconds'])}")
         return Outcome(run, results, report, prepared.notes, target.in_process)
 
     def _on_dask(self, prepared: Prepared, new: bool, target: Target, options: Options, done: dict, log: Any,
@@ -269,7 +271,8 @@ class Engine:
         check(figs, limits, options.force)
         walls = [f.wall_seconds for f in figs]
         seconds = {f.name: None if f.task_seconds is None else f.task_seconds + TASK_OVERHEAD for f in figs}
-        plan = Plan(tuple(replace(stage, task_seconds=seconds.get(stage.name)) for stage in plan.stages))
+        plan = Plan(tuple(replace(stage, task_seconds=seconds.get(stage.name)) for stage in plan.stages),
+                    slots=parallel or workers * threads)
         return replace(prepared, plan=plan, wall_seconds=sum(walls) if walls and None not in walls else None)
 
     def _announce(self, prepared: Prepared, done: dict, in_process: bool, named: bool) -> None:
@@ -459,7 +462,7 @@ def run_plan(prepared: Prepared, executor: Executor | None = None, callbacks: Se
     """
     executor = executor or SerialExecutor()
     job, plan, run = prepared
-    began = time.perf_counter()
+    run.write_text(PLAN_FILE, plan_file(plan))
     job_json = json.dumps(job.to_dict(), sort_keys=True)
     kind = job_kind(job.domain)
     kind.prepare(job.config, run)
@@ -468,9 +471,10 @@ def run_plan(prepared: Prepared, executor: Executor | None = None, callbacks: Se
         records = execute(job, plan, run, executor, callbacks)
     finally:
         kind.cleanup(job.config, run)
+    starts, now = run.epoch_starts(), time.time()
     timing: dict[str, Any] = {"warm_up_seconds": round(warm, 3),
-                              "wall_seconds": round(time.perf_counter() - began, 3)}
-    parts = computed_parts(records.values(), run.epoch_starts(), epoch_of(run.fence), time.time())
+                              "wall_seconds": length(records.values(), starts, None, now)}
+    parts = computed_parts(records.values(), starts, None, now)
     if len(parts) > 1:
         timing["parts"] = parts
     return finish(prepared, records, timing)

@@ -131,13 +131,6 @@ def _attempt(domain: str, job_json: str, run_path: str, fence: str | None, task:
     return record
 
 
-def compute_seconds(records: Iterable[dict[str, Any]]) -> float:
-    """The tasks' compute summed, as reductions and progress report it: each record's CPU seconds on its worker
-    thread (its wall seconds in a record written before they were kept). A task's wall time also counts waiting
-    for storage, and for a core where a worker runs more threads than cores."""
-    return sum(r.get("cpu_seconds", r["seconds"]) for r in records)
-
-
 def warm_up(domain: str, job_json: str) -> float:
     """Compile (or load from numba's cache) the kernels a job uses; return seconds."""
     began = time.perf_counter()

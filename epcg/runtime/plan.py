@@ -67,6 +67,8 @@ class Plan:
     """Every stage of a job, in an order that respects ``after``."""
 
     stages: tuple[Stage, ...]
+    slots: int | None = field(default=None, compare=False)
+    """Tasks computing at once on the workers the run was fitted to (None: not fitted), for the time left."""
     by_name: dict[str, Stage] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from epcg.runtime.errors import UserError
+from epcg.runtime.estimate import duration
 from epcg.runtime.plan import Plan, Stage, Task
+from epcg.runtime.readout import time_left
 
 
 def bar_class() -> type:
@@ -84,20 +86,49 @@ class Callback:
         """Every task is done (also called when the run stops on an error)."""
 
 
-class TqdmProgress(Callback):
-    """One progress bar of finished chunks over the whole run."""
+class Session:
+    """What the terminal knows of the session under way: the chunks done per stage and this session's records,
+    for :func:`epcg.runtime.readout.time_left` (the figure every view shows)."""
 
-    def __init__(self, **tqdm_kwargs: Any) -> None:
+    def __init__(self, plan: Plan, done: Iterable[str]) -> None:
+        done = set(done)
+        self.plan = plan
+        self.stage_done = {stage.name: sum(t.id in done for t in stage.tasks) for stage in plan.stages}
+        self.records: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+
+    def seen(self, event: TaskEndEvent) -> None:
+        with self.lock:
+            self.stage_done[event.task.stage] = self.stage_done.get(event.task.stage, 0) + 1
+            self.records.append({**event.record, "stage": event.task.stage})
+
+    def seconds_left(self) -> float | None:
+        with self.lock:
+            stage_done, records = dict(self.stage_done), list(self.records)
+        return time_left(self.plan, stage_done, records, time.time())
+
+
+class TqdmProgress(Callback):
+    """One progress bar of finished chunks over the whole run, with the stage under way and the time left."""
+
+    def __init__(self, done: Iterable[str] = (), **tqdm_kwargs: Any) -> None:
+        self.done = frozenset(done)
+        """Ids of the tasks finished before this session (a resumed run's)."""
         self.kwargs = tqdm_kwargs
         self.bar: tqdm | None = None
+        self.session: Session | None = None
 
     def on_run_start(self, plan: Plan, pending: int) -> None:
-        done = plan.num_tasks - pending
-        self.bar = tqdm(total=plan.num_tasks, initial=done, unit="chunk", **self.kwargs)
+        self.session = Session(plan, self.done)
+        self.bar = tqdm(total=plan.num_tasks, initial=plan.num_tasks - pending, unit="chunk",
+                        bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]", **self.kwargs)
 
     def on_task_end(self, event: TaskEndEvent) -> None:
-        if self.bar is not None:
-            self.bar.set_postfix_str(event.task.stage, refresh=False)
+        if self.bar is not None and self.session is not None:
+            self.session.seen(event)
+            left = self.session.seconds_left()
+            self.bar.set_postfix_str(event.task.stage + (f", about {duration(left)} left" if left else ""),
+                                     refresh=False)
             self.bar.update(1)
 
     def on_run_end(self) -> None:
@@ -116,7 +147,7 @@ class PlainProgress(Callback):
     where a progress bar's redraws become thousands of carriage returns. Each
     line says the stage under way (the first unfinished one in plan order), its
     chunks done of its total, the run's, the rate over this session and the
-    time left (:func:`time_left`).
+    time left (:func:`epcg.runtime.readout.time_left`).
     """
 
     def __init__(self, file: IO[str] | None = None, interval: float = INTERVAL, done: Iterable[str] = ()) -> None:
@@ -128,13 +159,12 @@ class PlainProgress(Callback):
         self.stopped = threading.Event()
         self.thread: threading.Thread | None = None
         self.plan: Plan | None = None
+        self.session: Session | None = None
 
     def on_run_start(self, plan: Plan, pending: int) -> None:
         self.plan, self.began, self.finished = plan, time.monotonic(), 0
         self.total, self.already = plan.num_tasks, plan.num_tasks - pending
-        self.stage_done = {stage.name: sum(t.id in self.done for t in stage.tasks) for stage in plan.stages}
-        self.work = 0.0
-        """Estimated seconds of the tasks finished in this session."""
+        self.session = Session(plan, self.done)
         self.stopped.clear()
         self.thread = threading.Thread(target=self._tick, name="epcg-progress", daemon=True)
         self.thread.start()
@@ -142,9 +172,8 @@ class PlainProgress(Callback):
     def on_task_end(self, event: TaskEndEvent) -> None:
         with self.lock:
             self.finished += 1
-            self.stage_done[event.task.stage] = self.stage_done.get(event.task.stage, 0) + 1
-            stage = self.plan.by_name.get(event.task.stage) if self.plan is not None else None
-            self.work += (stage.task_seconds or 0.0) if stage is not None else 0.0
+        if self.session is not None:
+            self.session.seen(event)
 
     def on_run_end(self) -> None:
         if self.plan is None:
@@ -152,26 +181,24 @@ class PlainProgress(Callback):
         self.stopped.set()
         if self.thread is not None:
             self.thread.join()
-        seconds = time.monotonic() - self.began
         done = self.already + self.finished
-        rate = f" ({self.finished / seconds:.1f} chunks/s)" if seconds > 0 and self.finished else ""
         what = "finished" if done == self.total else "stopped with"
-        self._write(f"progress: {what} {done:,} of {self.total:,} chunks after {_clock(seconds)}{rate}")
+        self._write(f"progress: {what} {done:,} of {self.total:,} chunks")
         self.plan = None
 
     def status(self) -> str:
         """The status line as it would be printed now."""
         with self.lock:
-            plan, finished, work = self.plan, self.finished, self.work
-            stage_done = dict(self.stage_done)
-        assert plan is not None
+            plan, finished = self.plan, self.finished
+        assert plan is not None and self.session is not None
+        stage_done = dict(self.session.stage_done)
         done = self.already + finished
         seconds = time.monotonic() - self.began
         current = next((s for s in plan.stages if stage_done.get(s.name, 0) < len(s.tasks)), plan.stages[-1])
         label = f" ({current.label})" if current.label else ""
         rate = finished / seconds if seconds > 0 else 0.0
-        seconds_left = time_left(plan, stage_done, finished, work, seconds)
-        left = f", about {_clock(seconds_left)} left" if seconds_left is not None else ""
+        seconds_left = self.session.seconds_left()
+        left = f", about {duration(seconds_left)} left" if seconds_left is not None else ""
         return (f"progress: {done:,} of {self.total:,} chunks ({100 * done / max(self.total, 1):.0f} %); stage "
                 f"{current.name}{label} {min(stage_done.get(current.name, 0), len(current.tasks)):,} of "
                 f"{len(current.tasks):,}; {rate:.1f} chunks/s{left}")
@@ -182,39 +209,6 @@ class PlainProgress(Callback):
 
     def _write(self, line: str) -> None:
         print(time.strftime("%H:%M:%S ") + line, file=self.file, flush=True)
-
-
-def time_left(plan: Plan, stage_done: dict[str, int], finished: int, work: float, seconds: float) -> float | None:
-    """Seconds until every chunk of ``plan`` is done, at this session's pace (``finished`` chunks, ``work``
-    estimated seconds of them, in ``seconds``); None before the first chunk.
-
-    Where every stage with chunks left has an estimate (``Stage.task_seconds``), the chunks left are weighed by it
-    and the pace is estimated seconds done per second: a run whose next stage has many quick chunks is not told it
-    has days left at the pace of a slow one. Elsewhere every chunk counts alike.
-
-    >>> from epcg.runtime.plan import Stage, Task
-    >>> slow, quick = (Stage(n, tuple(Task(n, i, i, i + 1) for i in range(k)), task_seconds=s)
-    ...                for n, k, s in (("slow", 10, 5.0), ("quick", 100, 0.1)))
-    >>> plan = Plan((slow, quick))
-    >>> time_left(plan, {"slow": 5}, 5, 25.0, 25.0)  # slow's 5 chunks (25 s) and quick's 100 (10 s)
-    35.0
-    >>> time_left(Plan((Stage("a", slow.tasks), quick)), {"a": 5}, 5, 0.0, 25.0)  # chunks alike: 105 at 0.2/s
-    525.0
-    """
-    if finished == 0 or seconds <= 0:
-        return None
-    left = {s.name: max(len(s.tasks) - stage_done.get(s.name, 0), 0) for s in plan.stages}
-    weights = [(n, s.task_seconds) for s in plan.stages if (n := left[s.name])]
-    if work > 0 and all(w is not None for _, w in weights):
-        return sum(n * w for n, w in weights if w is not None) / (work / seconds)
-    return sum(left.values()) / (finished / seconds)
-
-
-def _clock(seconds: float) -> str:
-    """'42 s', '3.5 min', '2.1 h'."""
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
 
 
 def interval() -> float:
@@ -233,7 +227,7 @@ def for_output(file: IO[str], done: Iterable[str] = ()) -> Callback:
     """The progress a reader of ``file`` wants: the bar on a terminal, else :class:`PlainProgress` lines
     (``done``: the ids of tasks finished before)."""
     if file.isatty():
-        return TqdmProgress(file=file, dynamic_ncols=True)
+        return TqdmProgress(done, file=file, dynamic_ncols=True)
     return PlainProgress(file, interval(), done)
 
 

@@ -17,7 +17,7 @@ import pydantic
 
 from epcg.games.dwp.domain.study import ExperimentParams, run_replicate, seed_for
 from epcg.kinds.base import JobConfig, stage_records
-from epcg.runtime.execute import compute_seconds
+from epcg.runtime.readout import compute_seconds
 from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.store import RunDir
 

@@ -77,7 +77,7 @@ from epcg.games.fling.domain.layers import layer_size
 from epcg.games.fling.domain.symmetry import canonical, symmetry_maps
 from epcg.kinds.base import stage_records
 from epcg.kinds.keep import Band, kept_of_record, kept_record, store_kept
-from epcg.runtime.execute import compute_seconds
+from epcg.runtime.readout import compute_seconds
 from epcg.runtime.plan import Plan, Stage, Task, split_range
 from epcg.runtime.store import RunDir
 from epcg.search.retrograde import layer_name

@@ -78,7 +78,7 @@ from epcg.games.fling.domain.sparse import BitIndex, IndexBuilder
 from epcg.kinds import retrograde
 from epcg.kinds.base import JobConfig, stage_records
 from epcg.kinds.keep import Keeps
-from epcg.runtime.execute import compute_seconds
+from epcg.runtime.readout import compute_seconds
 from epcg.runtime.plan import Plan, Task
 from epcg.runtime.store import RunDir
 from epcg.search.retrograde import (

@@ -29,7 +29,7 @@ from epcg.games.witness.rows import Row, parse_row
 from epcg.kinds.base import JobConfig, stage_records
 from epcg.kinds.keep import Keeps, store_kept
 from epcg.kinds.scan import histogram_json, merge_stage, store_partial
-from epcg.runtime.execute import compute_seconds
+from epcg.runtime.readout import compute_seconds
 from epcg.runtime.plan import Plan, Stage, Task, split_range
 from epcg.runtime.store import RunDir
 from epcg.search.scan import Reductions, scan_range

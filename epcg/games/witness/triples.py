@@ -26,7 +26,7 @@ from epcg.games.witness.domain.pieces import LIBRARY
 from epcg.games.witness.domain.triple import search_range, triple_info
 from epcg.games.witness.domain.triple_problem import problem_for
 from epcg.kinds.base import JobConfig, stage_records
-from epcg.runtime.execute import compute_seconds
+from epcg.runtime.readout import compute_seconds
 from epcg.runtime.incumbent import incumbent_name, release, shared_incumbent
 from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.store import RunDir

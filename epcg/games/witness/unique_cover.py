@@ -30,7 +30,7 @@ from epcg.games.witness.domain.geometry import MAX_SIDE, Geometry
 from epcg.games.witness.domain.paths import paths_for
 from epcg.games.witness.domain.symmetry import orbit_key, position_maps
 from epcg.kinds.base import JobConfig, stage_records
-from epcg.runtime.execute import compute_seconds
+from epcg.runtime.readout import compute_seconds
 from epcg.runtime.incumbent import incumbent_name, release, shared_incumbent
 from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.store import RunDir
