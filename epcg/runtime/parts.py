@@ -3,8 +3,8 @@
 A run stopped and continued with ``epcg resume`` is computed in several client sessions. Each session is an
 epoch of the run (run.json counts them and keeps when each began), and each chunk's record carries the epoch
 that wrote it in its fence, so a part is an epoch that finished chunks: from the session's start to its last
-chunk (the session that finishes the run: to its end). A session stopped by ``kill -9`` or a lost machine
-wrote nothing at its end, so its last chunk is its end here too.
+chunk (a session under way: to now). Every part ends at its last chunk alike, a session stopped by ``kill -9``
+or a lost machine too, so the parts add up to the run's length (:func:`epcg.runtime.readout.length`).
 """
 
 from __future__ import annotations
