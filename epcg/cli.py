@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -23,6 +24,9 @@ from epcg.runtime.errors import (
     UserError,
 )
 from epcg.runtime.stopping import caught_signals, exit_status
+
+if TYPE_CHECKING:
+    from epcg.runtime.runplan import Placement, RunPlan
 
 CONNECT_OPTIONS = [
     click.option("--workers", type=click.IntRange(min=1), help="Local worker processes (default: one per core)."),
@@ -114,78 +118,96 @@ def main() -> None:
 def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker, memory_limit, out,
          max_tasks, cluster_file) -> None:
     """Print what JOB_FILE would cost, stage by stage, and whether `run` would accept it (nothing is written)."""
-    from epcg.runtime.cluster import LocalSpec, computing, default_shape, default_workers, local_memory, parse_size
+    from epcg.runtime.cluster import JobqueueSpec, computing, default_shape, default_workers, load_cluster
     from epcg.runtime.engine import Engine, small_job
-    from epcg.runtime.estimate import MAX_TASKS, Limits, check, figures, io_table, table
+    from epcg.runtime.estimate import MAX_TASKS, io_table, size, table
     from epcg.runtime.outdir import run_directory
     from epcg.runtime.registry import job_kind
+    from epcg.runtime.runplan import Budget, Placement, advice, fitted
     from epcg.runtime.store import RunDir
-    from epcg.runtime.tuning import fit_memory, plan_job
+    from epcg.runtime.tuning import plan_job
 
     job = Engine().load(job_file, overrides)
     where = run_directory(out if out is not None else Path("runs") / job.name)
-    if cluster_file is not None:
-        n, memory, threads_per_worker = _planned_workers(cluster_file, workers, memory_limit)
-        parallel = n * threads_per_worker
+    spec = load_cluster(cluster_file) if cluster_file is not None else None
+    if spec is not None:
+        placement = _planned_workers(spec, cluster_file, workers, memory_limit)
+    elif workers or threads_per_worker:
+        n, threads = workers or default_workers(), threads_per_worker or 1
+        placement = Placement(n, _memory(memory_limit, n), threads)
     else:
-        if workers or threads_per_worker:
-            n, threads_per_worker = workers or default_workers(), threads_per_worker or 1
-            parallel = n * threads_per_worker
-        else:
-            n, threads_per_worker = default_shape(job_kind(job.domain))
-            parallel = computing(n, threads_per_worker)
-        memory = parse_size(memory_limit, "--memory-limit") if memory_limit else local_memory(LocalSpec(workers=n))
-    tuned = fit_memory(plan_job(job, max_tasks or MAX_TASKS), memory, n)
-    job, job_plan, location = tuned.job, tuned.plan, RunDir(where).location
-    limits = Limits(workers=n, memory_per_worker=memory, free_disk=location.free_bytes(),
-                    max_tasks=max_tasks or MAX_TASKS, threads=threads_per_worker)
-    kind = job_kind(job.domain)
-    figs = figures(kind, job.config, job_plan, parallel)
-    for note in tuned.notes:
+        n, threads = default_shape(job_kind(job.domain))
+        placement = Placement(n, _memory(memory_limit, n), threads, computing(n, threads))
+    tuned = plan_job(job, max_tasks or MAX_TASKS)
+    location = RunDir(where).location
+    free = location.free_bytes()
+
+    def refit(n: int, memory: int | None) -> RunPlan:
+        """The job on other workers (their disk unknown)."""
+        return fitted(tuned.job, tuned.plan, tuned.notes, Placement(n, memory, placement.threads), None,
+                      max_tasks or MAX_TASKS)
+
+    planned = fitted(tuned.job, tuned.plan, tuned.notes, placement, free, max_tasks or MAX_TASKS)
+    for note in planned.notes:
         click.echo(f"note: {note}")
-    click.echo(f"{job.name} ({job.domain}) -> {where}")
-    click.echo(table(figs, limits))
-    basis = kind.estimate_basis(job.config)
+    click.echo(f"{planned.job.name} ({planned.job.domain}) -> {where}")
+    click.echo(table(planned.figures, planned.limits))
+    kind = job_kind(planned.job.domain)
+    basis = kind.estimate_basis(planned.job.config)
     if basis is not None:
         click.echo(f"estimated: {basis}")
-    for line in kind.plan_notes(job.config):
+    for line in kind.plan_notes(planned.job.config):
         click.echo(line)
     if not location.is_local:
-        click.echo(f"\non the object store {where}:\n{io_table(figs, parallel)}")
-    seconds = small_job(job, job_plan) if cluster_file is None and not workers else None
+        click.echo(f"\non the object store {where}:\n{io_table(planned.figures, placement.slots)}")
+    seconds = small_job(planned.job, planned.plan) if cluster_file is None and not workers else None
     if seconds is not None:
         click.echo(f"epcg run would run it in this process, without Dask: a small job (about {seconds:.1f} s of "
                    "compute; --workers N or a cluster runs it on Dask)")
-    try:
-        check(figs, limits)
-    except UserError as exc:
-        click.echo(f"run would refuse: {exc}")
-        return
-    click.echo("run would accept this job")
+    if isinstance(spec, JobqueueSpec):
+        budget = Budget(spec.walltime_seconds, spec.max_requeues)
+        lines = advice(planned, budget, refit, lambda n, memory: _nodes(spec, n, memory))
+    else:
+        lines = advice(planned, Budget(), refit, lambda n, memory: f"{n} worker{'s' if n != 1 else ''} of {size(memory)}")
+    for line in lines:
+        click.echo(line)
+    click.echo(f"run would refuse: {planned.refusal}" if planned.refusal else "run would accept this job")
 
 
-def _planned_workers(cluster_file: Path, workers, memory_limit) -> tuple[int, int, int]:
-    """Workers, memory per worker and threads per worker that the cluster file gives a run."""
+def _memory(memory_limit: str | None, workers: int) -> int:
+    """Memory per worker to plan for: ``--memory-limit``, else this machine's share for ``workers``."""
+    from epcg.runtime.cluster import LocalSpec, local_memory, parse_size
+
+    return parse_size(memory_limit, "--memory-limit") if memory_limit else local_memory(LocalSpec(workers=workers))
+
+
+def _nodes(spec, workers: int, memory: int | None) -> str:
+    """``workers`` of ``memory`` each as allocations of the cluster file's nodes would give them."""
+    from epcg.runtime.batch import workers_per_node
+    from epcg.runtime.estimate import size
+
+    per_node = workers_per_node(spec)
+    nodes = -(-workers // per_node)
+    node_memory = size(memory * per_node) if memory is not None else spec.memory
+    return f"nodes = {nodes}, memory = \"{node_memory}\" per node ({workers} workers of {size(memory)})"
+
+
+def _planned_workers(spec, cluster_file: Path, workers, memory_limit) -> Placement:
+    """The workers, their memory and threads that the cluster file gives a run."""
     from epcg.runtime.batch import worker_memory_limit, workers_per_node
-    from epcg.runtime.cluster import (
-        JobqueueSpec,
-        LocalSpec,
-        default_workers,
-        load_cluster,
-        local_memory,
-    )
+    from epcg.runtime.cluster import JobqueueSpec, LocalSpec, default_workers, local_memory
+    from epcg.runtime.runplan import Placement
 
     if workers or memory_limit:
         raise UserError("--cluster gives the workers and their memory: drop --workers and --memory-limit")
-    spec = load_cluster(cluster_file)
     if isinstance(spec, LocalSpec):
         n = spec.workers or default_workers()
-        return n, local_memory(spec.model_copy(update={"workers": n})), spec.threads_per_worker
+        return Placement(n, local_memory(spec.model_copy(update={"workers": n})), spec.threads_per_worker)
     if isinstance(spec, JobqueueSpec):
         n = spec.nodes * workers_per_node(spec)
         click.echo(f"note: planned as `epcg submit` runs it: {spec.nodes} node(s) x {workers_per_node(spec)} "
                    f"single-threaded workers, {spec.memory} per node, walltime {spec.walltime}")
-        return n, worker_memory_limit(spec), 1
+        return Placement(n, worker_memory_limit(spec), 1)
     raise UserError(f"cluster file {cluster_file}: kind = 'scheduler' does not say how many workers it has; "
                     "plan with --workers and --memory-limit instead")
 

@@ -27,12 +27,12 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from epcg.runtime.errors import Conflict, OutputFailed, TaskFailed, UserError
-from epcg.runtime.estimate import MAX_TASKS, TASK_OVERHEAD, Limits, check, duration, figures, machine_memory
+from epcg.runtime.estimate import MAX_TASKS, duration, figures, machine_memory
 from epcg.runtime.execute import Executor, SerialExecutor, execute
 from epcg.runtime.jobs import Job, apply_overrides, parse_override, read_toml, validate
 from epcg.runtime.outdir import created, run_directory
@@ -40,10 +40,11 @@ from epcg.runtime.parts import computed_parts
 from epcg.runtime.plan import Plan
 from epcg.runtime.progress import Callback, counting
 from epcg.runtime.readout import PLAN_FILE, length, plan_file
+from epcg.runtime.runplan import Placement, fitted
 from epcg.runtime.registry import job_kind
 from epcg.runtime.stopping import caught_signals
 from epcg.runtime.store import DIGEST_FILE, REDUCE, REDUCED_FILE, RESULTS, RunDir, seal
-from epcg.runtime.tuning import Tuned, fit_memory, plan_job, plan_of
+from epcg.runtime.tuning import plan_job, plan_of
 from epcg.runtime.verification import checkable, open_run, unverified, verify
 
 SMALL_JOB_SECONDS = 10.0
@@ -257,23 +258,16 @@ class Engine:
 
     def fit(self, prepared: Prepared, new: bool, workers: int, memory: int | None, done: dict,
             options: Options, threads: int = 1, parallel: int | None = None) -> Prepared:
-        """A new run's plan fitted to ``workers`` with ``memory`` each; refuse (one line) what they cannot take.
-        ``parallel``: tasks computing at once (default: every thread of every worker).
-        (``epcg submit`` fits a job to one allocation's workers before any of them exists.)"""
-        if new:
-            tuned = fit_memory(Tuned(prepared.job, prepared.plan, prepared.notes), memory, workers)
-            prepared = Prepared(tuned.job, tuned.plan, prepared.run, tuned.notes)
-        job, plan, run = prepared
+        """A new run's plan fitted to ``workers`` with ``memory`` each (:func:`~epcg.runtime.runplan.fitted`);
+        refuse (one line) what they cannot take. ``parallel``: tasks computing at once (default: every thread of
+        every worker). (``epcg submit`` fits a job to one allocation's workers before any of them exists.)"""
         with os_errors_are_input():
-            limits = Limits(workers=workers, memory_per_worker=memory, free_disk=run.location.free_bytes(),
-                            max_tasks=max(options.max_tasks, plan.num_tasks if not new else 0), threads=threads)
-        figs = figures(job_kind(job.domain), job.config, plan, parallel or workers * threads, set(done))
-        check(figs, limits, options.force)
-        walls = [f.wall_seconds for f in figs]
-        seconds = {f.name: None if f.task_seconds is None else f.task_seconds + TASK_OVERHEAD for f in figs}
-        plan = Plan(tuple(replace(stage, task_seconds=seconds.get(stage.name)) for stage in plan.stages),
-                    slots=parallel or workers * threads)
-        return replace(prepared, plan=plan, wall_seconds=sum(walls) if walls and None not in walls else None)
+            free = prepared.run.location.free_bytes()
+        planned = fitted(prepared.job, prepared.plan, prepared.notes, Placement(workers, memory, threads, parallel),
+                         free, options.max_tasks, new, frozenset(done), options.force)
+        if planned.refusal is not None:
+            raise UserError(planned.refusal)
+        return Prepared(planned.job, planned.plan, prepared.run, planned.notes, planned.wall_seconds)
 
     def _announce(self, prepared: Prepared, done: dict, in_process: bool, named: bool) -> None:
         for note in prepared.notes:
