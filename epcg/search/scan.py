@@ -266,19 +266,6 @@ class Kept:
                 and np.array_equal(self.payload, other.payload))
 
 
-def merge_histograms(parts: Sequence[np.ndarray]) -> np.ndarray:
-    """Sum dense histograms (arrays indexed by score) of possibly different lengths.
-
-    >>> merge_histograms([np.array([1, 2]), np.array([0, 0, 5])]).tolist()
-    [1, 2, 5]
-    """
-    size = max((len(p) for p in parts), default=0)
-    out = np.zeros(size, dtype=np.int64)
-    for part in parts:
-        out[: len(part)] += part
-    return out
-
-
 @dataclass(frozen=True)
 class Reductions:
     """Which reductions a scan keeps (``count`` always)."""

@@ -28,7 +28,6 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from epcg.games.witness.domain import scan
-from epcg.games.witness.domain.must_cross import crossing_bitsets, must_cross_figure  # noqa: F401 - the deprecated epcg.api.witness path has them
 from epcg.games.witness.domain.paths import paths_for
 from epcg.kinds.keep import read_kept
 from epcg.report.found import Found

@@ -90,11 +90,6 @@ def _error_text(exc: BaseException) -> str:
     return text
 
 
-def _reason(exc: BaseException) -> str:
-    """What went wrong reaching ``url``, in the words a user can act on."""
-    return _cause(exc)[1]
-
-
 def _cause(exc: BaseException) -> tuple[type[StorageFault] | None, str]:
     """The fault class of an obstore error and its words (None: not one the user must act on; a retry may help)."""
     raw = " ".join(str(exc).split())

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from epcg.combinatorics.bits import ctz, popcount, prefetch
+from epcg.combinatorics.bits import ctz, popcount
 
 __all__ = ["BitIndex", "IndexBuilder", "as_index", "bit_index", "from_ranks"]
 
@@ -121,13 +121,6 @@ def _index_bit(index, r):
         if v >= r:
             return np.uint64(v == r)
     return np.uint64(0)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _index_prefetch(index, r):
-    """Hint that rank ``r`` will be looked up soon: fetch the word of it (dense) or its bucket's offsets (sparse)."""
-    if 0 <= r < np.int64(index[1]) << 6:
-        prefetch(index, HEADER + (r >> 6 if index[0] == DENSE else r >> np.int64(index[2])))
 
 
 # --------------------------------------------------------------------------- building
