@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -250,18 +251,18 @@ def _stored_job(run_dir: str) -> dict:
 @click.argument("run_dir")
 def status(run_dir: str) -> None:
     """Say what is done in a run directory: chunks per stage, throughput, ETA, dashboard (read-only, no lock)."""
-    import json
-
     from epcg.runtime.batch import continue_command, describe, read_batch, tunnel
     from epcg.runtime.history import load
     from epcg.runtime.engine import prepare_resume
+    from epcg.runtime.schemas import Live, Malformed
     from epcg.runtime.store import LIVE, REPORT, RESULTS, SUMMARY
 
     job, plan, run = prepare_resume(run_dir)
     tasks = plan.tasks()
     done = run.done(tasks)
     live = run.is_locked()
-    written = all(run.has(key) for key in (RESULTS, SUMMARY, REPORT))
+    damaged = _damaged_results(run, job)
+    written = damaged is None and all(run.has(key) for key in (RESULTS, SUMMARY, REPORT))
     state = "running" if live else ("finished" if written else "stopped")
     submitted = read_batch(run)
     if submitted and state == "stopped" and load(run).next:
@@ -270,8 +271,8 @@ def status(run_dir: str) -> None:
     for line in describe(run, submitted, done, written) if submitted else []:
         click.echo(line)
     try:
-        info = json.loads(run.read_text(LIVE) or "{}") if live else {}
-    except (OSError, ValueError):
+        info = (run.read_json(LIVE, Live) or {}) if live else {}
+    except (OSError, Malformed):
         info = {}
     if info:
         by_host = ", ".join(f"{host}: {n}" for host, n in (info.get("hosts") or {}).items())
@@ -286,7 +287,9 @@ def status(run_dir: str) -> None:
         seconds = sum(r.get("seconds", 0) for r in finished)
         click.echo(f"{stage.name:<28} {len(finished):>7}/{len(stage.tasks):<7} {seconds:>10.2f}")
     click.echo(f"{'total':<28} {len(done):>7}/{plan.num_tasks:<7}")
-    if not live and not written and len(done) == plan.num_tasks:
+    if damaged:
+        click.echo(damaged)
+    elif not live and not written and len(done) == plan.num_tasks:
         click.echo(f"every chunk is done, but results, summary or report.html are missing: "
                    f"'epcg report {run.path}' writes them")
     torn = run.torn(tasks)
@@ -302,6 +305,21 @@ def status(run_dir: str) -> None:
         else:
             eta = f"continue with {continue_command(run, submitted) if submitted else repr(f'epcg resume {run.path}')}"
         click.echo(f"throughput {rate:.2f} chunks/s over the run so far; {left} chunks left; {eta}")
+
+
+def _damaged_results(run: Any, job: Any) -> str | None:
+    """The line saying results.json is damaged (truncated, or not of its kind's shape), None if it is absent or
+    sound."""
+    from epcg.runtime.registry import job_kind
+    from epcg.runtime.schemas import Malformed
+    from epcg.runtime.store import RESULTS
+
+    try:
+        run.read_json(RESULTS, job_kind(job.domain).Results, f"'epcg report {run.path}' writes it again",
+                      {"config": job.config})
+    except Malformed as exc:
+        return str(exc)
+    return None
 
 
 @main.command()

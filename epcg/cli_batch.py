@@ -242,13 +242,12 @@ def drive(run_dir: str) -> None:
 
     def finished() -> None:
         """results.json and report.html with the last allocation's end (they were written just before it)."""
-        import json
-
         from epcg.api.runs import Run
         from epcg.report.html import write_report
         from epcg.runtime.batch import history_for_results
+        from epcg.runtime.schemas import Results
 
-        results = json.loads(run.read_text(RESULTS))
+        results = run.read_json(RESULTS, Results, f"'epcg report {run.path}' writes it again")
         results["allocations"] = history_for_results(run, run.done(tasks))
         run.write_results(results)
         write_report(Run(run.path))

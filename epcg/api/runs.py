@@ -187,11 +187,17 @@ class Run:
         """results.json as plain data."""
         if not self.finished:
             raise UserError(f"run {self.path} has no results yet: finish it with epcg.run or 'epcg resume {self.path}'")
+        from epcg.runtime.registry import job_kind
+
         try:
-            return json.loads(self.dir.read_text(RESULTS) or "")
-        except (ValueError, OSError) as exc:
+            results = self.dir.read_json(RESULTS, job_kind(self.job.domain).Results,
+                                         f"'epcg report {self.path}' writes it again", {"config": self.job.config})
+        except OSError as exc:
             raise UserError(f"{self.dir.results_path} cannot be read ({' '.join(str(exc).split())}): "
                             f"'epcg report {self.path}' writes it again") from None
+        if results is None:
+            raise UserError(f"run {self.path} has no results yet: finish it with epcg.run or 'epcg resume {self.path}'")
+        return results
 
     @cached_property
     def stored(self) -> Vouched:

@@ -37,12 +37,16 @@ REUSE = 4
 def snapshot(run_dir: str | Path) -> dict[str, Any]:
     """Progress of the run in ``run_dir``, from its manifest: plain JSON data."""
     from epcg.runtime.engine import prepare_resume
+    from epcg.runtime.schemas import Live, Malformed
     from epcg.runtime.store import LIVE, RESULTS
 
     job, plan, run = prepare_resume(run_dir)
     done = run.done(plan.tasks())
     live = run.is_locked()
-    info = json.loads(run.read_text(LIVE) or "{}") if live else {}
+    try:
+        info = (run.read_json(LIVE, Live) or {}) if live else {}
+    except Malformed:
+        info = {}
     state = "running" if live else ("finished" if run.has(RESULTS) else "stopped")
     records = list(done.values())
     first = min((r["ended_at"] - r["seconds"] for r in records), default=None)

@@ -481,12 +481,13 @@ TIMING_KEYS = ("warm_up_seconds", "wall_seconds", "parts")
 
 def recorded_timing(run: RunDir) -> dict[str, Any]:
     """The timing (and parts) the run's last execution wrote into results.json (none if it has no results)."""
-    text = run.read_text(RESULTS)
+    from epcg.runtime.schemas import Malformed, Results
+
     try:
-        results = json.loads(text) if text else {}
-    except json.JSONDecodeError:
+        results = run.read_json(RESULTS, Results) or {}
+    except Malformed:
         return {}
-    return {key: results[key] for key in TIMING_KEYS if key in results} if isinstance(results, dict) else {}
+    return {key: results[key] for key in TIMING_KEYS if key in results}
 
 
 def finish(prepared: Prepared, records: dict[str, dict] | None = None, timing: dict[str, Any] | None = None

@@ -38,6 +38,7 @@ from epcg.runtime.allocator import keep_chunk_buffers
 from epcg.runtime.errors import Damaged, PermissionDenied, StaleTask, StorageFault, Unfinished, UserError
 from epcg.runtime.plan import Task
 from epcg.runtime.rundir import IO, Location, open_location, write_atomic
+from epcg.runtime.schemas import Identity, Malformed, Record, check, loads
 
 if TYPE_CHECKING:
     import zarr
@@ -80,9 +81,9 @@ def digest(data: np.ndarray) -> str:
 def seal(record: dict[str, Any]) -> str:
     """A record as JSON with a digest of its own body, so a torn or edited record is detected.
 
-    >>> unseal(seal({"a": 1}))
-    {'a': 1}
-    >>> unseal(seal({"a": 1}).replace('"a": 1', '"a": 2')) is None
+    >>> unseal(seal({"task": "t", "a": 1}))
+    {'a': 1, 'task': 't'}
+    >>> unseal(seal({"task": "t", "a": 1}).replace('"a": 1', '"a": 2')) is None
     True
     """
     body = json.dumps(record, sort_keys=True)
@@ -90,18 +91,20 @@ def seal(record: dict[str, Any]) -> str:
 
 
 def unseal(text: str) -> dict[str, Any] | None:
-    """The record in ``text``, or None if it is torn, corrupt or not sealed."""
+    """The record in ``text``, or None if it is torn, corrupt, not sealed or not of a record's shape
+    (:class:`~epcg.runtime.schemas.Record`)."""
     try:
         outer = json.loads(text)
         if isinstance(outer, dict) and "sha256" not in outer and "task" in outer:
-            return outer  # written before records were sealed: JSON that parses whole is complete
-        record = outer["record"]
-        body = json.dumps(record, sort_keys=True)
-        if hashlib.sha256(body.encode()).hexdigest() != outer["sha256"]:
-            return None
-    except (ValueError, KeyError, TypeError):
+            record = outer  # written before records were sealed: JSON that parses whole is complete
+        else:
+            record = outer["record"]
+            body = json.dumps(record, sort_keys=True)
+            if hashlib.sha256(body.encode()).hexdigest() != outer["sha256"]:
+                return None
+        return check(record, Record, "record")
+    except (ValueError, KeyError, TypeError, RecursionError, Malformed):
         return None
-    return record if isinstance(record, dict) else None
 
 
 class RunDir:
@@ -139,6 +142,18 @@ class RunDir:
     def read_text(self, key: str) -> str | None:
         data = self.location.read(key)
         return None if data is None else data.decode()
+
+    def read_json(self, key: str, schema: Any, remedy: str = "", context: dict[str, Any] | None = None) -> Any:
+        """The JSON file ``key`` checked against ``schema`` (:mod:`epcg.runtime.schemas`), None if absent: every
+        JSON file read back from a run passes here. A truncated, undecodable or misshapen one is
+        :class:`~epcg.runtime.schemas.Malformed`, one line naming it (and ``remedy``, if given)."""
+        data = self.location.read(key)
+        if data is None:
+            return None
+        try:
+            return loads(data, schema, self.describe(key), context)
+        except Malformed as exc:
+            raise Malformed(f"{exc}{': ' + remedy if remedy else ''}") from None
 
     def write_text(self, key: str, text: str) -> None:
         self.location.write(key, text.encode())
@@ -231,11 +246,8 @@ class RunDir:
             derived = hashlib.sha256(self.location.where.encode()).hexdigest()[:32]
             return {"run_id": derived, "epoch": 0, "started_at": 0}, None
         try:
-            ident = json.loads(found[0])
-        except ValueError:
-            ident = None
-        if not (isinstance(ident, dict) and isinstance(ident.get("run_id"), str)
-                and type(ident.get("epoch")) is int):
+            ident = loads(found[0], Identity, self.describe(RUN_FILE))
+        except Malformed:
             raise UserError(f"{self.describe(RUN_FILE)} is damaged, the run's identity cannot be read: "
                             f"'epcg verify --repair {self.path}' rebuilds it from the records")
         return ident, found[1]

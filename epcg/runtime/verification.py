@@ -15,6 +15,7 @@ from typing import Any
 from epcg.runtime.errors import UserError
 from epcg.runtime.execute import Executor
 from epcg.runtime.plan import Plan
+from epcg.runtime.schemas import Malformed, Verified
 from epcg.runtime.store import (
     CHECK_BATCH,
     DIGEST_FILE,
@@ -152,6 +153,6 @@ def checkable(run: RunDir, plan: Plan) -> dict[str, dict[str, Any]]:
 def _verified(run: RunDir) -> set[str]:
     """Stamps (task id and record digest) of the chunks found intact by the last verification."""
     try:
-        return set(json.loads(run.read_text(VERIFIED_FILE) or "[]"))
-    except ValueError:
+        return set(run.read_json(VERIFIED_FILE, Verified) or [])
+    except Malformed:
         return set()
