@@ -23,6 +23,7 @@ from epcg.runtime.errors import (
     TaskFailed,
     UserError,
 )
+from epcg.runtime.registry import reading
 from epcg.runtime.stopping import caught_signals, exit_status
 
 CONNECT_OPTIONS = [
@@ -251,6 +252,12 @@ def _stored_job(run_dir: str) -> dict:
 @click.argument("run_dir")
 def status(run_dir: str) -> None:
     """Say what is done in a run directory: chunks per stage, throughput, ETA, dashboard (read-only, no lock)."""
+    with reading():
+        _status(run_dir)
+
+
+def _status(run_dir: str) -> None:
+    """``epcg status``, reading the run as data (no code its job names is imported)."""
     from epcg.runtime.batch import continue_command, describe, read_batch, tunnel
     from epcg.runtime.history import load
     from epcg.runtime.engine import prepare_resume
@@ -340,7 +347,9 @@ def verify(run_dir: str, everything: bool, repair: bool, workers, threads_per_wo
     from epcg.runtime.engine import target
 
     where = target(cluster_file, scheduler, scheduler_file, workers, threads_per_worker, serial)
-    if cli_engine().verify(run_dir, where, everything, repair):
+    with reading():
+        bad = cli_engine().verify(run_dir, where, everything, repair)
+    if bad:
         sys.exit(1)
 
 
@@ -348,7 +357,8 @@ def verify(run_dir: str, everything: bool, repair: bool, workers, threads_per_wo
 @click.argument("run_dir")
 def report(run_dir: str) -> None:
     """Rebuild results.json, summary.md, figures and report.html of a finished run."""
-    outcome = cli_engine().report(run_dir)
+    with reading():
+        outcome = cli_engine().report(run_dir)
     print_outputs(outcome.run, outcome.report)
 
 
@@ -373,7 +383,7 @@ def export(run_dir: str, out: Path | None, limit: int, pictures: str, where: tup
         twice = next(key for i, (key, _) in enumerate(pairs) if key in dict(pairs[:i]))
         raise UserError(f"--where {twice} is given twice: a filter takes one value (run export once per value)")
     try:
-        with caught_signals():  # the staging directory is removed, the previous export kept
+        with caught_signals(), reading():  # the staging directory is removed, the previous export kept
             opened = epcg.open(run_dir)
             done = write(opened, out or opened.default_export(), limit=limit,
                          pictures=None if pictures == "none" else pictures, **filters)

@@ -200,8 +200,10 @@ def cancel(run_dir: str, wait: float) -> None:
     from epcg.runtime.driver import still_running
     from epcg.runtime.engine import prepare_resume
     from epcg.runtime.history import load
+    from epcg.runtime.registry import reading
 
-    run = prepare_resume(run_dir).run
+    with reading():
+        run = prepare_resume(run_dir).run
     info = batch.read_batch(run)
     if info is None:
         raise UserError(f"{run.path} was not submitted (epcg run): stop its client with Ctrl-C or kill")
@@ -213,7 +215,8 @@ def cancel(run_dir: str, wait: float) -> None:
         time.sleep(0.5)
     if run.is_locked() or still_running(load(run), live):
         click.echo(f"the running allocation has not stopped yet; 'epcg status {run.path}' shows when it has")
-    done = len(run.done(prepare_resume(run_dir).plan.tasks()))
+    with reading():
+        done = len(run.done(prepare_resume(run_dir).plan.tasks()))
     click.echo(f"{done} chunks kept; {batch.continue_command(run, info)} or 'epcg resume {run.path}' continues later")
 
 
@@ -250,6 +253,6 @@ def drive(run_dir: str) -> None:
         results = run.read_json(RESULTS, Results, f"'epcg report {run.path}' writes it again")
         results["allocations"] = history_for_results(run, run.done(tasks))
         run.write_results(results)
-        write_report(Run(run.path))
+        write_report(Run(run.path, trust_space=True))
 
     sys.exit(Driver(run, tasks, info, run_chunks, say=click.echo, finished=finished).drive())

@@ -38,6 +38,7 @@ from epcg.report.figures import save_figure
 from epcg.runtime.errors import UserError
 from epcg.runtime.execute import compute_seconds
 from epcg.runtime.plan import Plan, Stage, Task, split_range
+from epcg.runtime.registry import Untrusted
 from epcg.runtime.store import RunDir
 from epcg.search.scan import (
     BLOCK,
@@ -95,6 +96,15 @@ def row_name(index: int) -> str:
 def space_of(path: str, params: dict[str, Any]) -> ScanSpace:
     """The space a job row asks for (built once per process); a UserError if it is not one."""
     return named_space(path, json.dumps(params, sort_keys=True), ScanSpace, UserError)
+
+
+def drawn_space(path: str, params: dict[str, Any]) -> ScanSpace | None:
+    """The row's space for decoding and drawing what a run found; None while reading a run that may not import
+    it (:func:`~epcg.runtime.registry.reading`): its designs are then shown by rank, without text or picture."""
+    try:
+        return space_of(path, params)
+    except Untrusted:
+        return None
 
 
 def _checked(config: Config, params: dict[str, Any]) -> ScanSpace:
@@ -373,8 +383,13 @@ def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, l
     lines += ["", f"`min` is the lowest score, `at min` how many designs (ranks) reach it, stored under "
               f"`store.zarr/<row>/at_min`; `max` and `at max` likewise with `max = true` (`at_max`){ignore}. "
               f"Every count is of designs, one per rank."]
-    for params, row in zip(config.rows, results["rows"]):
-        lines += _row_details(space_of(config.space, params), row, config.ignore)
+    spaces = [drawn_space(config.space, params) for params in config.rows]
+    if None in spaces:
+        lines += ["", f"Designs are shown by rank: this report was written reading the run, which never imports "
+                  f"the space its job names ({config.space}); 'epcg resume' writes it with the space's decode "
+                  f"and pictures."]
+    for space, row in zip(spaces, results["rows"]):
+        lines += _row_details(space, row, config.ignore)
     return "\n".join(lines) + "\n", _figures(config, results, run) + _histogram_figures(config, results, run)
 
 
@@ -389,11 +404,12 @@ SUMMARY_SCORES = 24
 """Histogram lines per row in summary.md at most (the rest are summed in one line)."""
 
 
-def _row_details(space: ScanSpace, row: dict[str, Any], ignore: int | None = None) -> list[str]:
+def _row_details(space: ScanSpace | None, row: dict[str, Any], ignore: int | None = None) -> list[str]:
     """A row's section of summary.md: designs at the minimum, the top ones, those at the maximum (as the space's
-    ``decode`` gives them), and the histogram of scores."""
+    ``decode`` gives them, by rank alone without the space), and the histogram of scores."""
     def shown(rank: int) -> str:
-        return f"rank {rank}" + (f": `{decoded_text(space.decode(rank))}`" if space.decode is not None else "")
+        decode = getattr(space, "decode", None)
+        return f"rank {rank}" + (f": `{decoded_text(decode(rank))}`" if decode is not None else "")
 
     params = ", ".join(f"{k}={v}" for k, v in row["params"].items())
     out = ["", f"## {row['row']}{f' ({params})' if params else ''}", ""]
@@ -466,8 +482,8 @@ def _figures(config: Config, results: dict[str, Any], run: RunDir) -> list[Path]
     maximum (``<row>-max-rank-N``), through the space's ``render``."""
     written: list[Path] = []
     for params, row in zip(config.rows, results["rows"]):
-        space = space_of(config.space, params)
-        if space.render is None or not config.figures_per_row:
+        space = drawn_space(config.space, params)
+        if space is None or space.render is None or not config.figures_per_row:
             continue
         firsts = [(rank, "") for rank in row.get("first_at_min", [])[: config.figures_per_row]]
         firsts += [(rank, "max-") for rank in row.get("first_at_max", [])[: config.figures_per_row]]

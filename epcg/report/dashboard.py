@@ -37,10 +37,12 @@ REUSE = 4
 def snapshot(run_dir: str | Path) -> dict[str, Any]:
     """Progress of the run in ``run_dir``, from its manifest: plain JSON data."""
     from epcg.runtime.engine import prepare_resume
+    from epcg.runtime.registry import reading
     from epcg.runtime.schemas import Live, Malformed
     from epcg.runtime.store import LIVE, RESULTS
 
-    job, plan, run = prepare_resume(run_dir)
+    with reading():
+        job, plan, run = prepare_resume(run_dir)
     done = run.done(plan.tasks())
     live = run.is_locked()
     try:

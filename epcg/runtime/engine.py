@@ -39,10 +39,11 @@ from epcg.runtime.outdir import created, run_directory
 from epcg.runtime.parts import computed_parts, epoch_of
 from epcg.runtime.plan import Plan
 from epcg.runtime.progress import Callback, counting
+from epcg.runtime.checked import names_space
 from epcg.runtime.registry import job_kind
 from epcg.runtime.stopping import caught_signals
 from epcg.runtime.store import DIGEST_FILE, REDUCE, REDUCED_FILE, RESULTS, RunDir, seal
-from epcg.runtime.tuning import Tuned, fit_memory, plan_job, plan_of
+from epcg.runtime.tuning import Tuned, fit_memory, plan_job, plan_of_run
 from epcg.runtime.verification import checkable, open_run, unverified, verify
 
 SMALL_JOB_SECONDS = 10.0
@@ -152,7 +153,7 @@ class Engine:
             pairs = [parse_override(o) if isinstance(o, str) else tuple(o) for o in overrides]
             data = apply_overrides(data, pairs)
             if target is not None and target.in_process and target.named:
-                from epcg.runtime.checked import enable, names_space
+                from epcg.runtime.checked import enable
 
                 if names_space(data):
                     enable()
@@ -367,8 +368,6 @@ def small_job(job: Job, plan: Plan) -> float | None:
     fits in a quarter of this machine's memory, and it runs no user kernel (a user's space runs in worker
     processes, where a crash of its kernel is one line and not the client's death).
     """
-    from epcg.runtime.checked import names_space
-
     if names_space(job.to_dict()):
         return None
     figs = figures(job_kind(job.domain), job.config, plan, 1)
@@ -403,7 +402,7 @@ def prepare_resume(path: str | os.PathLike[str]) -> Prepared:
             f"{run.job_path} has changed since the run started; resume only continues the "
             "same job (restore the file, or start a new run with 'epcg run')"
         )
-    return Prepared(job, plan_of(job), run)
+    return Prepared(job, plan_of_run(run, job), run)
 
 
 def _check_new(run: RunDir) -> None:
@@ -448,6 +447,8 @@ def claimed(prepared: Prepared, new: bool) -> Iterator[None]:
             elif not run.exists() or run.read_job().digest != prepared.job.digest:
                 raise UserError(f"run directory {run.path} changed while this client was starting")
             run.new_epoch()
+            if names_space(prepared.job.to_dict()):
+                run.write_plan(prepared.plan)  # readers of the run count its chunks by it, running no code
         yield
 
 

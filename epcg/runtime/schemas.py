@@ -30,7 +30,7 @@ from pydantic import ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr
 from epcg.runtime.errors import UserError
 
 __all__ = ["Malformed", "Stored", "Identity", "Record", "Results", "Allocation", "History", "Batch", "Live",
-           "Verified", "Lease", "loads", "check"]
+           "Verified", "Lease", "PlanFile", "loads", "check"]
 
 Number = Annotated[StrictInt | StrictFloat, "a number"]
 Model = TypeVar("Model", bound=pydantic.BaseModel)
@@ -158,6 +158,23 @@ class Lease(Stored):
     expires: Number = 0
     host: StrictStr | None = None
     pid: StrictInt | None = None
+
+
+class PlanStage(Stored):
+    """A stage of a stored plan; each task ``[index, start, stop, locality]``."""
+
+    name: StrictStr
+    after: list[StrictStr] = []
+    label: StrictStr = ""
+    size: StrictInt = 0
+    tasks: list[tuple[StrictInt, StrictInt, StrictInt, StrictInt | None]]
+
+
+class PlanFile(Stored):
+    """manifest/plan.json: the plan of a job that names a user's space, as its run made it (readers of the run
+    count and read its chunks by it without running the space's code)."""
+
+    stages: list[PlanStage]
 
 
 def check(value: Any, schema: Any, where: str, context: dict[str, Any] | None = None) -> Any:

@@ -36,9 +36,9 @@ import numpy as np
 
 from epcg.runtime.allocator import keep_chunk_buffers
 from epcg.runtime.errors import Damaged, PermissionDenied, StaleTask, StorageFault, Unfinished, UserError
-from epcg.runtime.plan import Task
+from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.rundir import IO, Location, open_location, write_atomic
-from epcg.runtime.schemas import Identity, Malformed, Record, check, loads
+from epcg.runtime.schemas import Identity, Malformed, PlanFile, Record, check, loads
 
 if TYPE_CHECKING:
     import zarr
@@ -67,6 +67,8 @@ for, and dearer than storing the few bytes an empty chunk compresses to."""
 LOCK_FILE = ".lock"
 LAYOUT = (RUN_FILE, DIGEST_FILE, f"{ZARR}/zarr.json")
 """What :meth:`RunDir.create` writes before job.toml (which it writes last)."""
+PLAN_FILE = "manifest/plan.json"
+"""The plan of a job that names a user's space, kept by every session that runs it (:meth:`RunDir.read_plan`)."""
 REDUCED_FILE = "manifest/reduce.json"
 """The reduction's own record: the arrays ``finish`` wrote (a Witness row's puzzles at its minimum)."""
 REDUCE = "reduce"
@@ -168,13 +170,16 @@ class RunDir:
         return self.has(JOB_FILE)
 
     def read_job(self) -> Job:
-        """The run's job as it was started (UserError if the location holds no run)."""
+        """The run's job as it was started (UserError if the location holds no run), validated without importing
+        a space it names (its checks of the space were made when the run started)."""
         from epcg.runtime.jobs import loads_toml, validate
+        from epcg.runtime.registry import reading
 
         text = self.read_text(JOB_FILE)
         if text is None:
             raise UserError(f"{self.describe()} is not an epcg run directory (no {JOB_FILE})")
-        return validate(loads_toml(text, self.job_path), source=self.job_path)
+        with reading():  # job.toml is data: a space it names is neither imported nor run to validate it
+            return validate(loads_toml(text, self.job_path), source=self.job_path)
 
     def is_empty(self) -> bool:
         """Nothing but a lock is stored here, or only the start of a layout that never got its job.toml (a client
@@ -314,6 +319,27 @@ class RunDir:
     def is_locked(self) -> bool:
         """True while some client holds the run's lock (a run is live); reads only, never locks."""
         return self.location.is_locked()
+
+    # -- the plan of a space's job ------------------------------------------
+
+    def write_plan(self, plan: Plan) -> None:
+        """Keep ``plan`` (of a job naming a user's space), so the run is read without importing the space."""
+        stages = [{"name": s.name, "after": list(s.after), "label": s.label, "size": s.size,
+                   "tasks": [[t.index, t.start, t.stop, t.locality] for t in s.tasks]} for s in plan.stages]
+        self.write_text(PLAN_FILE, json.dumps({"stages": stages}))
+
+    def read_plan(self) -> Plan | None:
+        """The plan :meth:`write_plan` kept (None if none was), Malformed if it is damaged."""
+        found = self.read_json(PLAN_FILE, PlanFile, f"'epcg resume {self.path}' writes it again")
+        if found is None:
+            return None
+        try:
+            return Plan(tuple(Stage(s["name"], tuple(Task(s["name"], *task) for task in s["tasks"]),
+                                    tuple(s.get("after", ())), s.get("label", ""), s.get("size", 0))
+                              for s in found["stages"]))
+        except ValueError as exc:
+            raise Malformed(f"{self.describe(PLAN_FILE)} is damaged ({exc}): 'epcg resume {self.path}' writes it "
+                            "again") from None
 
     # -- manifest -----------------------------------------------------------
 

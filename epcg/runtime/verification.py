@@ -28,7 +28,7 @@ from epcg.runtime.store import (
     check_chunks,
     unseal,
 )
-from epcg.runtime.tuning import plan_of
+from epcg.runtime.tuning import plan_of_run
 
 VERIFIED_FILE = "manifest/verified.json"
 
@@ -48,7 +48,7 @@ def repair(path: str | os.PathLike[str]) -> list[str]:
     is what vouches for the data. Returns what was rebuilt (nothing when both are sound)."""
     run = open_run(path)
     job = run.read_job()
-    plan = plan_of(job)
+    plan = plan_of_run(run, job)
     for task in plan.tasks():
         record = run.read_record(task)
         if record is not None and (record.get("start"), record.get("stop")) != (task.start, task.stop):
