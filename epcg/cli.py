@@ -353,11 +353,18 @@ def verify(run_dir: str, everything: bool, repair: bool, workers, threads_per_wo
         sys.exit(1)
 
 
+TRUST_SPACE = click.option(
+    "--trust-space", is_flag=True,
+    help="Import the space the run's job names (as 'epcg run' does: from an installed package or PYTHONPATH, "
+         "never the current directory), to decode and draw what it found; without it the run is read as data.")
+
+
 @main.command()
 @click.argument("run_dir")
-def report(run_dir: str) -> None:
+@TRUST_SPACE
+def report(run_dir: str, trust_space: bool) -> None:
     """Rebuild results.json, summary.md, figures and report.html of a finished run."""
-    with reading():
+    with reading(trust_space):
         outcome = cli_engine().report(run_dir)
     print_outputs(outcome.run, outcome.report)
 
@@ -372,7 +379,9 @@ def report(run_dir: str) -> None:
               help="A filter of Run.puzzles/boards/triples/maps/designs/states, e.g. --where pieces=8 --where "
                    "min_ratio=50, --where role=max, --where row=r001. Fling! boards count mirror images; "
                    "--where orbits=true gives one board per symmetry orbit.")
-def export(run_dir: str, out: Path | None, limit: int, pictures: str, where: tuple[str, ...]) -> None:
+@TRUST_SPACE
+def export(run_dir: str, out: Path | None, limit: int, pictures: str, where: tuple[str, ...],
+           trust_space: bool) -> None:
     """Write what a run found as JSON lines (found.jsonl) and pictures; fields: docs/cli.md, "What an export holds"."""
     import epcg
     from epcg.api.export import export as write
@@ -383,8 +392,8 @@ def export(run_dir: str, out: Path | None, limit: int, pictures: str, where: tup
         twice = next(key for i, (key, _) in enumerate(pairs) if key in dict(pairs[:i]))
         raise UserError(f"--where {twice} is given twice: a filter takes one value (run export once per value)")
     try:
-        with caught_signals(), reading():  # the staging directory is removed, the previous export kept
-            opened = epcg.open(run_dir)
+        with caught_signals(), reading(trust_space):  # the staging directory is removed, the previous export kept
+            opened = epcg.open(run_dir, trust_space=trust_space)
             done = write(opened, out or opened.default_export(), limit=limit,
                          pictures=None if pictures == "none" else pictures, **filters)
     except (TypeError, InvalidValue) as exc:

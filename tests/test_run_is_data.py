@@ -112,6 +112,11 @@ def test_the_api_reads_a_run_without_its_space_unless_trusted(finished, tmp_path
                      "print(next(iter(r.designs(role='max'))).text)", tmp_path, PYTHONPATH=env["PYTHONPATH"])
     assert trusted.returncode == 0 and trusted.stdout.strip() == '{"rank": 6}', trusted.stdout + trusted.stderr
     assert marker.exists()
+    marker.unlink()
+    export = epcg("export", str(run), "--out", str(tmp_path / "y"), "--pictures", "none", "--trust-space", env=env)
+    assert export.returncode == 0, export.stderr
+    first = json.loads((tmp_path / "y" / "found.jsonl").read_text().splitlines()[0])
+    assert json.loads(first["text"]) == {"rank": first["rank"]} and marker.exists()
 
 
 def test_a_module_in_the_run_directory_is_never_imported(finished, tmp_path: Path) -> None:

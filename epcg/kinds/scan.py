@@ -386,8 +386,8 @@ def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, l
     spaces = [drawn_space(config.space, params) for params in config.rows]
     if None in spaces:
         lines += ["", f"Designs are shown by rank: this report was written reading the run, which never imports "
-                  f"the space its job names ({config.space}); 'epcg resume' writes it with the space's decode "
-                  f"and pictures."]
+                  f"the space its job names ({config.space}); 'epcg report --trust-space' writes it with the "
+                  f"space's decode and pictures."]
     for space, row in zip(spaces, results["rows"]):
         lines += _row_details(space, row, config.ignore)
     return "\n".join(lines) + "\n", _figures(config, results, run) + _histogram_figures(config, results, run)

@@ -333,15 +333,23 @@ class Engine:
             target = Target()  # nothing to read: no cluster to start
         with kept(restore=not self.exits_after) as log, claimed(prepared, new=False), \
                 to_run_directory(log, None, run.logs_dir()), _connected_executor(target) as executor:
+            stale = [t for t, why in run.unsound(plan.tasks()).items() if why == "stale"]
             checked, bad = self._checked(plan, run, executor, everything)
             where_text = "in this process" if executor is None else f"on {_workers_text(executor)}"
-        if bad:
-            self.say(f"{run.path}: {len(bad)} of {checked} chunks checked {where_text} are damaged on disk: "
-                     f"{', '.join(bad)}")
+        damaged = [t for t in bad if t not in stale]
+        if stale:
+            self.say(f"{run.path}: {len(stale)} chunks were made under other job parameters than job.toml's "
+                     f"({', '.join(stale[:10])}{', …' if len(stale) > 10 else ''}): their records were removed; "
+                     f"'epcg resume {run.path}' recomputes them")
+            checked -= len(stale)
+        if damaged:
+            self.say(f"{run.path}: {len(damaged)} of {checked} chunks checked {where_text} are damaged on disk: "
+                     f"{', '.join(damaged)}")
             self.say(f"their records were removed; 'epcg resume {run.path}' recomputes them")
         elif not checked:
-            self.say(f"{run.path}: nothing to check, every finished chunk was verified since it was recorded "
-                     "(--all reads them again)")
+            if not stale:
+                self.say(f"{run.path}: nothing to check, every finished chunk was verified since it was recorded "
+                         "(--all reads them again)")
         else:
             skipped = len(checkable(run, plan)) - checked
             self.say(f"{run.path}: {checked} chunks checked {where_text}, all intact"

@@ -144,7 +144,7 @@ def load_object(path: str) -> Any:
         raise UserError(f"space {path!r} is not an import path of the form 'package.module:NAME'")
     if not may_import():
         raise Untrusted(f"space {path!r}: reading a run never imports or runs the code its job names; "
-                        "'epcg resume' or epcg.open(DIR, trust_space=True) imports it, as 'epcg run' did")
+                        "--trust-space or epcg.open(DIR, trust_space=True) imports it, as 'epcg run' did")
     _refuse_implicit_cwd(path, module_name)
     try:
         module = importlib.import_module(module_name)

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from epcg.runtime.jobs import Job
 
 __all__ = ["RunDir", "StoreMissing", "Vouched", "CHECK_BATCH", "check_chunks", "digest", "seal", "unseal",
-           "write_atomic"]
+           "write_atomic", "vouch", "OUTPUT_FREE_KEYS"]
 
 JOB_FILE = "job.toml"
 RUN_FILE = "run.json"
@@ -73,6 +73,26 @@ REDUCED_FILE = "manifest/reduce.json"
 """The reduction's own record: the arrays ``finish`` wrote (a Witness row's puzzles at its minimum)."""
 REDUCE = "reduce"
 """The reduction's name where a task id stands (its record's ``task``)."""
+
+
+OUTPUT_FREE_KEYS = ("name", "description")
+"""Job keys no chunk's output depends on: a record's vouch leaves them out (every other key counts;
+tests/test_record_vouch.py changes each key of each kind and checks both sides)."""
+
+
+def vouch(job: dict[str, Any], task: Task) -> str:
+    """What a task's record vouches it was made from: a digest of its chunk (stage, index, bounds) and of every
+    key of the run's job.toml that may change its output (all but :data:`OUTPUT_FREE_KEYS`). A record whose
+    vouch differs was made under other parameters and does not count (:meth:`RunDir.record_state`).
+
+    >>> a = vouch({"name": "a", "seed": 0}, Task("k01", 0, 0, 8))
+    >>> a == vouch({"name": "b", "seed": 0}, Task("k01", 0, 0, 8)), a == vouch({"name": "a", "seed": 1},
+    ...     Task("k01", 0, 0, 8)), a == vouch({"name": "a", "seed": 0}, Task("k01", 0, 0, 9))
+    (True, False, False)
+    """
+    body = json.dumps({"job": {k: v for k, v in job.items() if k not in OUTPUT_FREE_KEYS},
+                       "task": [task.id, task.start, task.stop]}, sort_keys=True, default=str)
+    return hashlib.sha256(body.encode()).hexdigest()[:32]
 
 
 def digest(data: np.ndarray) -> str:
@@ -370,7 +390,10 @@ class RunDir:
 
     def record_state(self, task: Task) -> tuple[dict[str, Any] | None, str]:
         """``(record, "done")``, or ``(None, why)``: ``"missing"``, ``"damaged"`` (torn, corrupt, not sealed),
-        ``"misplaced"`` (another chunk's record under this one's name) or ``"foreign"`` (fenced by another run).
+        ``"misplaced"`` (another chunk's record under this one's name), ``"foreign"`` (fenced by another run) or
+        ``"stale"`` (made under other job parameters than job.toml's now: its :func:`vouch` differs). A record
+        written before records vouched (none) counts, as job.sha256 vouches for job.toml; ``verify --repair``,
+        which rebuilds that digest, forgets such records.
 
         The one definition of a finished chunk that resume, status, verify and every reader share. A record
         that cannot be read (the store failing, not the record) raises that fault: it says nothing of the chunk.
@@ -388,7 +411,18 @@ class RunDir:
             return None, "misplaced"
         if not self._fenced_here(record):
             return None, "foreign"
+        if "vouch" in record and record["vouch"] != vouch(self.job_data(), task):
+            return None, "stale"
         return record, "done"
+
+    def job_data(self) -> dict[str, Any]:
+        """job.toml as plain data, as stored (read once per RunDir; empty without one): what records vouch for."""
+        if not hasattr(self, "_job_data"):
+            from epcg.runtime.jobs import loads_toml
+
+            text = self.read_text(JOB_FILE)
+            self._job_data = {} if text is None else loads_toml(text, self.job_path)
+        return self._job_data
 
     def _fenced_here(self, record: dict[str, Any]) -> bool:
         """True unless the record's fence names another run id than this run's (a record copied from another
@@ -432,6 +466,10 @@ class RunDir:
         with ThreadPoolExecutor(RECORD_READERS) as pool:
             states = list(pool.map(self.record_state, listed))
         return {task.id: why for task, (_, why) in zip(listed, states) if why not in ("done", "missing")}
+
+    def unvouched(self, tasks: list[Task]) -> list[str]:
+        """Tasks whose intact record was written before records vouched for their parameters (no ``vouch``)."""
+        return [task_id for task_id, record in self.done(tasks).items() if "vouch" not in record]
 
     def reduced_record(self) -> dict[str, Any] | None:
         """The reduction's record (what ``finish`` wrote), if it is intact and this run's (a store that fails to

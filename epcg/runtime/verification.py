@@ -58,8 +58,13 @@ def repair(path: str | os.PathLike[str]) -> list[str]:
     rebuilt = []
     stored = run.stored_digest()
     if stored is None or not re.fullmatch(r"[0-9a-f]{64}", stored):
+        unvouched = run.unvouched(plan.tasks())
+        for task_id in unvouched:  # nothing says which job.toml made them: computed again under this one
+            run.forget(task_id)
         run.write_text(DIGEST_FILE, run.job_file_digest() + "\n")
-        rebuilt.append(f"{DIGEST_FILE} (the digest of job.toml)")
+        rebuilt.append(f"{DIGEST_FILE} (the digest of job.toml)" + (
+            f"; {len(unvouched)} chunks recorded by an earlier epcg, whose records do not say which job "
+            "parameters made them, were forgotten" if unvouched else ""))
     try:
         run.identity()
     except UserError:
