@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from epcg import cli_batch
-from epcg.cli_session import cli_engine, print_outputs, run_session
+from epcg.cli_session import cli_engine, echo, print_outputs, run_session
 from epcg.runtime.errors import (
     InvalidValue,
     OutputFailed,
@@ -90,7 +90,7 @@ class EpcgGroup(click.Group):
 
 
 def _fail(message: str, status: int) -> None:
-    click.echo(f"epcg: error: {' '.join(message.split())}", err=True)
+    echo(f"epcg: error: {' '.join(message.split())}", err=True)
     sys.exit(status)
 
 
@@ -144,26 +144,26 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
     kind = job_kind(job.domain)
     figs = figures(kind, job.config, job_plan, parallel)
     for note in tuned.notes:
-        click.echo(f"note: {note}")
-    click.echo(f"{job.name} ({job.domain}) -> {where}")
-    click.echo(table(figs, limits))
+        echo(f"note: {note}")
+    echo(f"{job.name} ({job.domain}) -> {where}")
+    echo(table(figs, limits))
     basis = kind.estimate_basis(job.config)
     if basis is not None:
-        click.echo(f"estimated: {basis}")
+        echo(f"estimated: {basis}")
     for line in kind.plan_notes(job.config):
-        click.echo(line)
+        echo(line)
     if not location.is_local:
-        click.echo(f"\non the object store {where}:\n{io_table(figs, parallel)}")
+        echo(f"\non the object store {where}:\n{io_table(figs, parallel)}")
     seconds = small_job(job, job_plan) if cluster_file is None and not workers else None
     if seconds is not None:
-        click.echo(f"epcg run would run it in this process, without Dask: a small job (about {seconds:.1f} s of "
+        echo(f"epcg run would run it in this process, without Dask: a small job (about {seconds:.1f} s of "
                    "compute; --workers N or a cluster runs it on Dask)")
     try:
         check(figs, limits)
     except UserError as exc:
-        click.echo(f"run would refuse: {exc}")
+        echo(f"run would refuse: {exc}")
         return
-    click.echo("run would accept this job")
+    echo("run would accept this job")
 
 
 def _planned_workers(cluster_file: Path, workers, memory_limit) -> tuple[int, int, int]:
@@ -185,7 +185,7 @@ def _planned_workers(cluster_file: Path, workers, memory_limit) -> tuple[int, in
         return n, local_memory(spec.model_copy(update={"workers": n})), spec.threads_per_worker
     if isinstance(spec, JobqueueSpec):
         n = spec.nodes * workers_per_node(spec)
-        click.echo(f"note: planned as `epcg submit` runs it: {spec.nodes} node(s) x {workers_per_node(spec)} "
+        echo(f"note: planned as `epcg submit` runs it: {spec.nodes} node(s) x {workers_per_node(spec)} "
                    f"single-threaded workers, {spec.memory} per node, walltime {spec.walltime}")
         return n, worker_memory_limit(spec), 1
     raise UserError(f"cluster file {cluster_file}: kind = 'scheduler' does not say how many workers it has; "
@@ -274,34 +274,34 @@ def _status(run_dir: str) -> None:
     submitted = read_batch(run)
     if submitted and state == "stopped" and load(run).next:
         state = "waiting for its next allocation"
-    click.echo(f"{run.path}: job {job.name} ({job.domain}), {state}")
+    echo(f"{run.path}: job {job.name} ({job.domain}), {state}")
     for line in describe(run, submitted, done, written) if submitted else []:
-        click.echo(line)
+        echo(line)
     try:
         info = (run.read_json(LIVE, Live) or {}) if live else {}
     except (OSError, Malformed):
         info = {}
     if info:
         by_host = ", ".join(f"{host}: {n}" for host, n in (info.get("hosts") or {}).items())
-        click.echo(f"dashboard: {info.get('dashboard')}  scheduler: {info.get('scheduler')}  "
+        echo(f"dashboard: {info.get('dashboard')}  scheduler: {info.get('scheduler')}  "
                    f"workers: {info.get('workers')}" + (f" ({by_host})" if by_host else ""))
         ssh = tunnel(info.get("dashboard") or "", info.get("host"))
         if ssh:
-            click.echo(f"from your machine: {ssh}")
-    click.echo(f"{'stage':<28} {'chunks':>15} {'compute s':>10}")
+            echo(f"from your machine: {ssh}")
+    echo(f"{'stage':<28} {'chunks':>15} {'compute s':>10}")
     for stage in plan.stages:
         finished = [done[t.id] for t in stage.tasks if t.id in done]
         seconds = sum(r.get("seconds", 0) for r in finished)
-        click.echo(f"{stage.name:<28} {len(finished):>7}/{len(stage.tasks):<7} {seconds:>10.2f}")
-    click.echo(f"{'total':<28} {len(done):>7}/{plan.num_tasks:<7}")
+        echo(f"{stage.name:<28} {len(finished):>7}/{len(stage.tasks):<7} {seconds:>10.2f}")
+    echo(f"{'total':<28} {len(done):>7}/{plan.num_tasks:<7}")
     if damaged:
-        click.echo(damaged)
+        echo(damaged)
     elif not live and not written and len(done) == plan.num_tasks:
-        click.echo(f"every chunk is done, but results, summary or report.html are missing: "
+        echo(f"every chunk is done, but results, summary or report.html are missing: "
                    f"'epcg report {run.path}' writes them")
     torn = run.torn(tasks)
     if torn:
-        click.echo(f"{len(torn)} damaged records (those chunks will be recomputed): {', '.join(torn[:10])}")
+        echo(f"{len(torn)} damaged records (those chunks will be recomputed): {', '.join(torn[:10])}")
     records = list(done.values())
     if records and len(done) < plan.num_tasks:
         first = min(r["ended_at"] - r["seconds"] for r in records)
@@ -311,7 +311,7 @@ def _status(run_dir: str) -> None:
             eta = f"ETA {left / rate / 60:.1f} min of computing at that rate"
         else:
             eta = f"continue with {continue_command(run, submitted) if submitted else repr(f'epcg resume {run.path}')}"
-        click.echo(f"throughput {rate:.2f} chunks/s over the run so far; {left} chunks left; {eta}")
+        echo(f"throughput {rate:.2f} chunks/s over the run so far; {left} chunks left; {eta}")
 
 
 def _damaged_results(run: Any, job: Any) -> str | None:
@@ -399,11 +399,11 @@ def export(run_dir: str, out: Path | None, limit: int, pictures: str, where: tup
     except (TypeError, InvalidValue) as exc:
         raise UserError(f"--where: {exc}") from None
     except KeyboardInterrupt as exc:
-        click.echo("epcg: export stopped; the previous export (if any) is kept", err=True)
+        echo("epcg: export stopped; the previous export (if any) is kept", err=True)
         sys.exit(exit_status(exc))
-    click.echo(f"{done.count:,} objects: {done.path}")
+    echo(f"{done.count:,} objects: {done.path}")
     if done.cut:
-        click.echo(f"note: the run found more than {limit:,} that match; these are the first {limit:,} "
+        echo(f"note: the run found more than {limit:,} that match; these are the first {limit:,} "
                    "(--limit N for more, --where KEY=VALUE to choose)")
 
 

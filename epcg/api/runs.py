@@ -45,6 +45,7 @@ from epcg.runtime.jobs import Job
 from epcg.runtime.progress import Callback
 from epcg.runtime.registry import kinds_with_run_types, may_import, reading, run_type
 from epcg.runtime.store import RESULTS, SUMMARY, RunDir, Vouched
+from epcg.runtime.text import shown
 from epcg.runtime.verification import open_run
 
 __all__ = ["Run", "open", "run"]
@@ -75,7 +76,7 @@ def run(job: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str
         if not isinstance(value, bool):
             raise InvalidValue(f"{flag} must be True or False, got {value!r}")
     where = target(cluster_file=cluster, workers=workers, serial=serial, client=client)
-    say = (lambda line: print(line, file=sys.stderr)) if progress else (lambda line: None)
+    say = (lambda line: print(shown(line), file=sys.stderr)) if progress else (lambda line: None)
     runner = engine(say, [TqdmProgress()] if progress else [], report)
     runner.progress_every = interval() if progress else None
     validated = runner.load(job, list(overrides.items()), where)
@@ -277,9 +278,9 @@ class Run:
 
         job = {**self.job.to_dict(), **changes}
         with tempfile.TemporaryDirectory(prefix="epcg-recompute-") as tmp:
-            print(f"note: run {self.name} did not keep {what}: recomputing it as a new run of its job with "
+            print(shown(f"note: run {self.name} did not keep {what}: recomputing it as a new run of its job with "
                   f"{', '.join(f'{k} = {json.dumps(v)}' for k, v in changes.items())} in {tmp} (TMPDIR chooses "
-                  "where; removed afterwards; a job's keep = [...] keeps a band for instant queries)", file=sys.stderr)
+                  "where; removed afterwards; a job's keep = [...] keeps a band for instant queries)"), file=sys.stderr)
             with self._reading():  # the run's job, run again: its space is imported only if it was trusted
                 again = run(job, Path(tmp) / self.name, report=False)
             yield again

@@ -40,6 +40,7 @@ from epcg.runtime.execute import compute_seconds
 from epcg.runtime.plan import Plan, Stage, Task, split_range
 from epcg.runtime.registry import Untrusted
 from epcg.runtime.store import RunDir
+from epcg.runtime.text import figure_text, markdown, markdown_code
 from epcg.search.scan import (
     BLOCK,
     ArgMax,
@@ -366,12 +367,12 @@ def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) ->
 
 
 def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, list[Path]]:
-    lines = [f"# {config.name}: scan of {config.space}", "",
+    lines = [f"# {config.name}: scan of {markdown(config.space)}", "",
              "| row | parameters | ranks | ignored | min | at min | max | at max | top score | distinct scores "
              "| seconds |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in results["rows"]:
-        params = ", ".join(f"{k}={v}" for k, v in row["params"].items()) or "–"
+        params = markdown(", ".join(f"{k}={v}" for k, v in row["params"].items())) or "–"
         top = row["top"][0]["score"] if row.get("top") else "–"
         distinct = len(row["histogram"]) if row.get("histogram") is not None else "–"
         ignored = f"{row['ignored']:,}" if config.ignore is not None else "–"
@@ -386,7 +387,7 @@ def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, l
     spaces = [drawn_space(config.space, params) for params in config.rows]
     if None in spaces:
         lines += ["", f"Designs are shown by rank: this report was written reading the run, which never imports "
-                  f"the space its job names ({config.space}); 'epcg report --trust-space' writes it with the "
+                  f"the space its job names ({markdown(config.space)}); 'epcg report --trust-space' writes it with the "
                   f"space's decode and pictures."]
     for space, row in zip(spaces, results["rows"]):
         lines += _row_details(space, row, config.ignore)
@@ -409,9 +410,9 @@ def _row_details(space: ScanSpace | None, row: dict[str, Any], ignore: int | Non
     ``decode`` gives them, by rank alone without the space), and the histogram of scores."""
     def shown(rank: int) -> str:
         decode = getattr(space, "decode", None)
-        return f"rank {rank}" + (f": `{decoded_text(decode(rank))}`" if decode is not None else "")
+        return f"rank {rank}" + (f": {markdown_code(decoded_text(decode(rank)))}" if decode is not None else "")
 
-    params = ", ".join(f"{k}={v}" for k, v in row["params"].items())
+    params = markdown(", ".join(f"{k}={v}" for k, v in row["params"].items()))
     out = ["", f"## {row['row']}{f' ({params})' if params else ''}", ""]
     if row.get("min") is not None:
         out += [f"{_designs(row['at_min'])} at the minimum score {row['min']}; the first:", ""]
@@ -472,7 +473,7 @@ def _histogram_figures(config: Config, results: dict[str, Any], run: RunDir) -> 
         params = ", ".join(f"{k}={v}" for k, v in row["params"].items())
         left_out = f"; {row['ignored']:,} with the ignored score {config.ignore} left out" \
             if config.ignore is not None and row.get("ignored") else ""
-        ax.set_title(f"scores of {row['row']}{f' ({params})' if params else ''}{left_out}", fontsize=10)
+        ax.set_title(figure_text(f"scores of {row['row']}{f' ({params})' if params else ''}{left_out}"), fontsize=10)
         written += save_figure(fig, run.figures_dir / f"{row['row']}-histogram")
     return written
 

@@ -13,6 +13,7 @@ from typing import IO, Any
 
 from epcg.runtime.errors import UserError
 from epcg.runtime.plan import Plan, Stage, Task
+from epcg.runtime.text import shown
 
 
 def bar_class() -> type:
@@ -65,7 +66,7 @@ class WorkersLost:
 
 def note(line: str, file: IO[str] | None = None) -> None:
     """One timestamped line in the progress output (above a progress bar, if one is drawn)."""
-    tqdm.write(time.strftime("%H:%M:%S ") + line, file=file if file is not None else sys.stderr)
+    tqdm.write(time.strftime("%H:%M:%S ") + shown(line), file=file if file is not None else sys.stderr)
 
 
 class Callback:
@@ -97,7 +98,7 @@ class TqdmProgress(Callback):
 
     def on_task_end(self, event: TaskEndEvent) -> None:
         if self.bar is not None:
-            self.bar.set_postfix_str(event.task.stage, refresh=False)
+            self.bar.set_postfix_str(shown(event.task.stage), refresh=False)
             self.bar.update(1)
 
     def on_run_end(self) -> None:
@@ -181,7 +182,7 @@ class PlainProgress(Callback):
             self._write(self.status())
 
     def _write(self, line: str) -> None:
-        print(time.strftime("%H:%M:%S ") + line, file=self.file, flush=True)
+        print(time.strftime("%H:%M:%S ") + shown(line), file=self.file, flush=True)
 
 
 def time_left(plan: Plan, stage_done: dict[str, int], finished: int, work: float, seconds: float) -> float | None:
