@@ -299,9 +299,14 @@ def _status(run_dir: str) -> None:
     elif not live and not written and len(done) == plan.num_tasks:
         echo(f"every chunk is done, but results, summary or report.html are missing: "
                    f"'epcg report {run.path}' writes them")
-    torn = run.torn(tasks)
+    unsound = run.unsound(tasks)
+    torn = [task for task, why in unsound.items() if why != "stale"]
+    stale = [task for task, why in unsound.items() if why == "stale"]
     if torn:
         echo(f"{len(torn)} damaged records (those chunks will be recomputed): {', '.join(torn[:10])}")
+    if stale:
+        echo(f"{len(stale)} chunks were made under other job parameters than job.toml's (they will be recomputed): "
+             f"{', '.join(stale[:10])}")
     records = list(done.values())
     if records and len(done) < plan.num_tasks:
         first = min(r["ended_at"] - r["seconds"] for r in records)
