@@ -26,6 +26,7 @@ import numpy as np
 import pydantic
 
 from epcg.kinds.base import JobConfig, named_space, stage_records
+from epcg.kinds.results import RetrogradeResults
 from epcg.runtime.errors import UserError
 from epcg.runtime.execute import compute_seconds
 from epcg.runtime.plan import Plan, Stage, Task
@@ -370,6 +371,10 @@ def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
     row, _ = row_of(task.stage)
     space = config.retrograde_space(int(row[1:]) if row else 0)
     return solve_task(space, task, run, partitions=config.partitions)
+
+
+Results = RetrogradeResults
+"""The shape of results.json, checked when it is read back."""
 
 
 def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) -> dict[str, Any]:

@@ -34,6 +34,7 @@ import pydantic
 from epcg.kinds.base import JobConfig, named_space, stage_records
 from epcg.kinds.designs import decoded_text
 from epcg.kinds.keep import Keeps, kept_lines, kept_of_record, kept_record, store_kept
+from epcg.kinds.results import ScanResults
 from epcg.report.figures import save_figure
 from epcg.runtime.errors import UserError
 from epcg.runtime.execute import compute_seconds
@@ -335,6 +336,10 @@ def merge_stage(plan: Plan, stage: str, records: dict[str, dict], run: RunDir) -
 def histogram_json(histogram: Histogram | None) -> dict[str, int] | None:
     """A histogram as a results.json mapping, score (as text) → ranks."""
     return None if histogram is None else {str(score): n for score, n in histogram.counts.items()}
+
+
+Results = ScanResults
+"""The shape of results.json, checked when it is read back."""
 
 
 def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) -> dict[str, Any]:

@@ -32,7 +32,10 @@ from epcg.runtime.errors import UserError
 __all__ = ["Malformed", "Stored", "Identity", "Record", "Results", "Allocation", "History", "Batch", "Live",
            "Verified", "Lease", "PlanFile", "loads", "check"]
 
-Number = Annotated[StrictInt | StrictFloat, "a number"]
+Number = Annotated[StrictInt | StrictFloat, pydantic.Field(allow_inf_nan=False)]
+"""A finite number (JSON reads NaN and Infinity too)."""
+Seconds = Annotated[StrictInt | StrictFloat, pydantic.Field(ge=0, le=1e11, allow_inf_nan=False)]
+"""A time in epoch seconds, or a duration: what ``time.localtime`` and arithmetic on times can take."""
 Model = TypeVar("Model", bound=pydantic.BaseModel)
 
 
@@ -50,9 +53,9 @@ class Identity(Stored):
     """run.json: the run's id and its current epoch (the fence), and when each epoch began."""
 
     run_id: StrictStr
-    epoch: StrictInt
-    started_at: Number = 0
-    starts: dict[str, Number] = {}
+    epoch: Annotated[StrictInt, pydantic.Field(ge=0)]
+    started_at: Seconds = 0
+    starts: dict[str, Seconds] = {}
 
 
 Span = tuple[StrictInt, StrictInt, StrictStr]
@@ -65,9 +68,9 @@ class Record(Stored):
     task: StrictStr
     fence: StrictStr | None = None
     data: dict[str, Span] = {}
-    seconds: Number = 0
-    ended_at: Number = 0
-    cpu_seconds: Number | None = None
+    seconds: Seconds = 0
+    ended_at: Seconds = 0
+    cpu_seconds: Seconds | None = None
     start: StrictInt | None = None
     stop: StrictInt | None = None
 
@@ -77,8 +80,8 @@ class Results(Stored):
     of a submitted run. A kind whose readers need more names it in its own ``Results`` (a subclass)."""
 
     rows: list[dict[str, Any]]
-    warm_up_seconds: Number | None = None
-    wall_seconds: Number | None = None
+    warm_up_seconds: Seconds | None = None
+    wall_seconds: Seconds | None = None
     parts: list[dict[str, Any]] | None = None
     allocations: list[dict[str, Any]] | None = None
 
@@ -89,12 +92,12 @@ class Allocation(Stored):
     job: StrictStr | None = None
     pid: StrictInt | None = None
     node: StrictStr | None = None
-    started_at: Number
-    ended_at: Number | None = None
+    started_at: Seconds
+    ended_at: Seconds | None = None
     why: StrictStr | None = None
-    signal_at: Number | None = None
+    signal_at: Seconds | None = None
     chunks: StrictInt | None = None
-    first_chunk_at: Number | None = None
+    first_chunk_at: Seconds | None = None
 
 
 class History(Stored):
@@ -121,8 +124,8 @@ class Batch(Stored):
 
     kind: StrictStr
     script: StrictStr | None = None
-    walltime_seconds: Number | None = None
-    signal_lead: Number | None = None
+    walltime_seconds: Seconds | None = None
+    signal_lead: Seconds | None = None
     max_requeues: StrictInt | None = None
     cluster: dict[str, Any] | None = None
     connect: Connect | None = None
@@ -155,7 +158,7 @@ class Lease(Stored):
     """An object store's lock: who holds the run, and until when."""
 
     owner: StrictStr = "unknown"
-    expires: Number = 0
+    expires: Seconds = 0
     host: StrictStr | None = None
     pid: StrictInt | None = None
 

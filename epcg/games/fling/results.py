@@ -36,8 +36,11 @@ class Puzzle(Stored):
     boards: Count | None = None
 
 
-class Tie(Stored):
-    """The highest ratio of the deepest layer, and the boards and orbits that share it."""
+class Tie(pydantic.BaseModel):
+    """The highest ratio of the deepest layer, and the boards and orbits that share it (exactly these keys:
+    ``run.top()`` is made of them)."""
+
+    model_config = pydantic.ConfigDict(extra="forbid")
 
     ratio: Number
     boards: Count
