@@ -157,7 +157,7 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
     seconds = small_job(job, job_plan) if cluster_file is None and not workers else None
     if seconds is not None:
         echo(f"epcg run would run it in this process, without Dask: a small job (about {seconds:.1f} s of "
-                   "compute; --workers N or a cluster runs it on Dask)")
+             "compute; --workers N or a cluster runs it on Dask)")
     try:
         check(figs, limits)
     except UserError as exc:
@@ -186,7 +186,7 @@ def _planned_workers(cluster_file: Path, workers, memory_limit) -> tuple[int, in
     if isinstance(spec, JobqueueSpec):
         n = spec.nodes * workers_per_node(spec)
         echo(f"note: planned as `epcg submit` runs it: {spec.nodes} node(s) x {workers_per_node(spec)} "
-                   f"single-threaded workers, {spec.memory} per node, walltime {spec.walltime}")
+             f"single-threaded workers, {spec.memory} per node, walltime {spec.walltime}")
         return n, worker_memory_limit(spec), 1
     raise UserError(f"cluster file {cluster_file}: kind = 'scheduler' does not say how many workers it has; "
                     "plan with --workers and --memory-limit instead")
@@ -284,7 +284,7 @@ def _status(run_dir: str) -> None:
     if info:
         by_host = ", ".join(f"{host}: {n}" for host, n in (info.get("hosts") or {}).items())
         echo(f"dashboard: {info.get('dashboard')}  scheduler: {info.get('scheduler')}  "
-                   f"workers: {info.get('workers')}" + (f" ({by_host})" if by_host else ""))
+             f"workers: {info.get('workers')}" + (f" ({by_host})" if by_host else ""))
         ssh = tunnel(info.get("dashboard") or "", info.get("host"))
         if ssh:
             echo(f"from your machine: {ssh}")
@@ -298,7 +298,7 @@ def _status(run_dir: str) -> None:
         echo(damaged)
     elif not live and not written and len(done) == plan.num_tasks:
         echo(f"every chunk is done, but results, summary or report.html are missing: "
-                   f"'epcg report {run.path}' writes them")
+             f"'epcg report {run.path}' writes them")
     unsound = run.unsound(tasks)
     torn = [task for task, why in unsound.items() if why != "stale"]
     stale = [task for task, why in unsound.items() if why == "stale"]
@@ -409,7 +409,7 @@ def export(run_dir: str, out: Path | None, limit: int, pictures: str, where: tup
     echo(f"{done.count:,} objects: {done.path}")
     if done.cut:
         echo(f"note: the run found more than {limit:,} that match; these are the first {limit:,} "
-                   "(--limit N for more, --where KEY=VALUE to choose)")
+             "(--limit N for more, --where KEY=VALUE to choose)")
 
 
 def _filter(text: str) -> tuple[str, object]:

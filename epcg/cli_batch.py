@@ -107,7 +107,7 @@ def submit(job_file, cluster_file, out, overrides, walltime, max_requeues, resum
             update(run, lambda history: history.waiting(job_id))
             echo(f"{prepared.job.name}: submitted batch job {job_id} -> {run.path}")
             echo(f"batch script: {run.path / kind.script_name} (walltime {info['walltime_seconds']} s, "
-                       f"signal {spec.signal_lead} s before it, at most {spec.max_requeues} requeues)")
+                 f"signal {spec.signal_lead} s before it, at most {spec.max_requeues} requeues)")
     except BaseException:
         if new:
             _remove_new(run)
