@@ -117,3 +117,16 @@ def test_a_hostile_row_reaches_neither_terminal_nor_summary_raw(tmp_path: Path) 
         assert "\\<img src=x" in summary and not any(c in summary for c in "\x1b\x07\x9b")
         html = markdown_html(summary)  # as report.html shows it
         assert "<img" not in html and "<em>bold" not in html and "&lt;img src=x" in html
+
+
+def test_a_url_secret_is_never_printed(s3_env, tmp_path: Path) -> None:
+    """A password in the endpoint's URL or in the run's URL: the commands name the place without it."""
+    from tests.s3server import free_port
+
+    env = {**os.environ, "AWS_ENDPOINT_URL": f"http://admin:hunter2pass@127.0.0.1:{free_port()}"}
+    for args in (["status", "s3://KEY:topsecret@bkt/x"], ["status", "s3://b/r"]):
+        result = subprocess.run([sys.executable, "-m", "epcg", *args], capture_output=True, text=True, env=env,
+                                cwd=tmp_path, timeout=300)
+        shown = result.stdout + result.stderr
+        assert result.returncode != 0 and shown.count("\n") == 1, (args, shown)
+        assert "hunter2pass" not in shown and "topsecret" not in shown, (args, shown)
