@@ -179,8 +179,8 @@ def _refuse_implicit_cwd(path: str, module_name: str) -> None:
         return  # importing it says what is wrong
     if chosen is not None and _places(chosen) & _places(local):
         raise UserError(f"space {path!r}: {top!r} would be imported from the current directory, which Python put "
-                        "on its path by itself; a space is imported from an installed package or a directory on "
-                        "PYTHONPATH (PYTHONPATH=. names this one)")
+                        "on its path by itself; a space is imported from an installed package, a directory on "
+                        "PYTHONPATH (PYTHONPATH=. names this one) or sys.path, or a module you imported first")
 
 
 def _places(spec: Any) -> set[str]:
