@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from epcg import cli_batch
-from epcg.cli_session import cli_engine, print_outputs, run_session
+from epcg.cli_session import cli_engine, echo, print_outputs, run_session
 from epcg.runtime.errors import (
     InvalidValue,
     OutputFailed,
@@ -23,6 +23,7 @@ from epcg.runtime.errors import (
     TaskFailed,
     UserError,
 )
+from epcg.runtime.registry import reading
 from epcg.runtime.stopping import caught_signals, exit_status
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ class EpcgGroup(click.Group):
 
 
 def _fail(message: str, status: int) -> None:
-    click.echo(f"epcg: error: {' '.join(message.split())}", err=True)
+    echo(f"epcg: error: {' '.join(message.split())}", err=True)
     sys.exit(status)
 
 
@@ -149,29 +150,29 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
 
     planned = fitted(tuned.job, tuned.plan, tuned.notes, placement, free, max_tasks or MAX_TASKS)
     for note in planned.notes:
-        click.echo(f"note: {note}")
-    click.echo(f"{planned.job.name} ({planned.job.domain}) -> {where}")
-    click.echo(table(planned.figures, planned.limits))
+        echo(f"note: {note}")
+    echo(f"{planned.job.name} ({planned.job.domain}) -> {where}")
+    echo(table(planned.figures, planned.limits))
     kind = job_kind(planned.job.domain)
     basis = kind.estimate_basis(planned.job.config)
     if basis is not None:
-        click.echo(f"estimated: {basis}")
+        echo(f"estimated: {basis}")
     for line in kind.plan_notes(planned.job.config):
-        click.echo(line)
+        echo(line)
     if not location.is_local:
-        click.echo(f"\non the object store {where}:\n{io_table(planned.figures, placement.slots)}")
+        echo(f"\non the object store {where}:\n{io_table(planned.figures, placement.slots)}")
     seconds = small_job(planned.job, planned.plan) if cluster_file is None and not workers else None
     if seconds is not None:
-        click.echo(f"epcg run would run it in this process, without Dask: a small job (about {seconds:.1f} s of "
-                   "compute; --workers N or a cluster runs it on Dask)")
+        echo(f"epcg run would run it in this process, without Dask: a small job (about {seconds:.1f} s of "
+             "compute; --workers N or a cluster runs it on Dask)")
     if isinstance(spec, JobqueueSpec):
         budget = Budget(spec.walltime_seconds, spec.max_requeues)
         lines = advice(planned, budget, refit, lambda n, memory: _nodes(spec, n, memory))
     else:
         lines = advice(planned, Budget(), refit, lambda n, memory: f"{n} worker{'s' if n != 1 else ''} of {size(memory)}")
     for line in lines:
-        click.echo(line)
-    click.echo(f"run would refuse: {planned.refusal}" if planned.refusal else "run would accept this job")
+        echo(line)
+    echo(f"run would refuse: {planned.refusal}" if planned.refusal else "run would accept this job")
 
 
 def _memory(memory_limit: str | None, workers: int) -> int:
@@ -205,8 +206,8 @@ def _planned_workers(spec, cluster_file: Path, workers, memory_limit) -> Placeme
         return Placement(n, local_memory(spec.model_copy(update={"workers": n})), spec.threads_per_worker)
     if isinstance(spec, JobqueueSpec):
         n = spec.nodes * workers_per_node(spec)
-        click.echo(f"note: planned as `epcg submit` runs it: {spec.nodes} node(s) x {workers_per_node(spec)} "
-                   f"single-threaded workers, {spec.memory} per node, walltime {spec.walltime}")
+        echo(f"note: planned as `epcg submit` runs it: {spec.nodes} node(s) x {workers_per_node(spec)} "
+             f"single-threaded workers, {spec.memory} per node, walltime {spec.walltime}")
         return Placement(n, worker_memory_limit(spec), 1)
     raise UserError(f"cluster file {cluster_file}: kind = 'scheduler' does not say how many workers it has; "
                     "plan with --workers and --memory-limit instead")
@@ -272,40 +273,52 @@ def _stored_job(run_dir: str) -> dict:
 @click.argument("run_dir")
 def status(run_dir: str) -> None:
     """Say what is done in a run directory: chunks per stage, throughput, ETA, dashboard (read-only, no lock)."""
+    with reading():
+        _status(run_dir)
+
+
+def _status(run_dir: str) -> None:
+    """``epcg status``, reading the run as data (no code its job names is imported)."""
     from epcg.runtime.batch import continue_command, describe, tunnel
     from epcg.runtime.estimate import duration
-    from epcg.runtime.readout import FINISHED, RUNNING, WAITING
+    from epcg.runtime.readout import DAMAGED, FINISHED, RUNNING, WAITING
     from epcg.runtime.status import run_status
 
     status = run_status(run_dir)
     job, plan, run = status.prepared.job, status.prepared.plan, status.run
     figures = status.readout
-    click.echo(f"{run.path}: job {job.name} ({job.domain}), {figures.state}")
+    echo(f"{run.path}: job {job.name} ({job.domain}), {figures.state}")
     for line in describe(run, status.batch, status.done, figures.state == FINISHED) if status.batch else []:
-        click.echo(line)
+        echo(line)
     info = status.live
     if info:
         by_host = ", ".join(f"{host}: {n}" for host, n in (info.get("hosts") or {}).items())
-        click.echo(f"dashboard: {info.get('dashboard')}  scheduler: {info.get('scheduler')}  "
-                   f"workers: {info.get('workers')}" + (f" ({by_host})" if by_host else ""))
+        echo(f"dashboard: {info.get('dashboard')}  scheduler: {info.get('scheduler')}  "
+             f"workers: {info.get('workers')}" + (f" ({by_host})" if by_host else ""))
         ssh = tunnel(info.get("dashboard") or "", info.get("host"))
         if ssh:
-            click.echo(f"from your machine: {ssh}")
-    click.echo(f"{'stage':<28} {'chunks':>15} {'CPU s':>10}")
+            echo(f"from your machine: {ssh}")
+    echo(f"{'stage':<28} {'chunks':>15} {'CPU s':>10}")
     for stage in figures.stages:
-        click.echo(f"{stage.name:<28} {stage.done:>7}/{stage.total:<7} {stage.compute_seconds:>10.2f}")
-    click.echo(f"{'total':<28} {figures.done:>7}/{figures.total:<7} {figures.compute_seconds:>10.2f}")
-    click.echo(f"length {duration(figures.length_seconds)} ({figures.length_seconds:.1f} s)"
-               + (f"; about {duration(figures.seconds_left)} left" if figures.seconds_left is not None else ""))
-    if figures.state != RUNNING and figures.done == figures.total and figures.state != FINISHED:
-        click.echo(f"every chunk is done, but results or summary are missing: "
-                   f"'epcg report {run.path}' writes them")
-    torn = run.torn(plan.tasks())
+        echo(f"{stage.name:<28} {stage.done:>7}/{stage.total:<7} {stage.compute_seconds:>10.2f}")
+    echo(f"{'total':<28} {figures.done:>7}/{figures.total:<7} {figures.compute_seconds:>10.2f}")
+    echo(f"length {duration(figures.length_seconds)} ({figures.length_seconds:.1f} s)"
+         + (f"; about {duration(figures.seconds_left)} left" if figures.seconds_left is not None else ""))
+    if figures.state == DAMAGED:
+        echo(status.damaged or "")
+    elif figures.state != RUNNING and figures.done == figures.total and figures.state != FINISHED:
+        echo(f"every chunk is done, but results or summary are missing: 'epcg report {run.path}' writes them")
+    unsound = run.unsound(plan.tasks())
+    torn = [task for task, why in unsound.items() if why != "stale"]
+    stale = [task for task, why in unsound.items() if why == "stale"]
     if torn:
-        click.echo(f"{len(torn)} damaged records (those chunks will be recomputed): {', '.join(torn[:10])}")
+        echo(f"{len(torn)} damaged records (those chunks will be recomputed): {', '.join(torn[:10])}")
+    if stale:
+        echo(f"{len(stale)} chunks were made under other job parameters than job.toml's (they will be recomputed): "
+             f"{', '.join(stale[:10])}")
     if figures.done < figures.total and figures.state not in (RUNNING, WAITING):
         how = continue_command(run, status.batch) if status.batch else repr(f"epcg resume {run.path}")
-        click.echo(f"{figures.total - figures.done} chunks left; continue with {how}")
+        echo(f"{figures.total - figures.done} chunks left; continue with {how}")
 
 
 @main.command()
@@ -326,15 +339,25 @@ def verify(run_dir: str, everything: bool, repair: bool, workers, threads_per_wo
     from epcg.runtime.engine import target
 
     where = target(cluster_file, scheduler, scheduler_file, workers, threads_per_worker, serial)
-    if cli_engine().verify(run_dir, where, everything, repair):
+    with reading():
+        bad = cli_engine().verify(run_dir, where, everything, repair)
+    if bad:
         sys.exit(1)
+
+
+TRUST_SPACE = click.option(
+    "--trust-space", is_flag=True,
+    help="Import the space the run's job names (as 'epcg run' does: from an installed package or PYTHONPATH, "
+         "never the current directory), to decode and draw what it found; without it the run is read as data.")
 
 
 @main.command()
 @click.argument("run_dir")
-def report(run_dir: str) -> None:
+@TRUST_SPACE
+def report(run_dir: str, trust_space: bool) -> None:
     """Rebuild results.json, summary.md, figures and report.html of a finished run."""
-    outcome = cli_engine().report(run_dir)
+    with reading(trust_space):
+        outcome = cli_engine().report(run_dir)
     print_outputs(outcome.run, outcome.report)
 
 
@@ -348,7 +371,9 @@ def report(run_dir: str) -> None:
               help="A filter of Run.puzzles/boards/triples/maps/designs/states, e.g. --where pieces=8 --where "
                    "min_ratio=50, --where role=max, --where row=r001. Fling! boards count mirror images; "
                    "--where orbits=true gives one board per symmetry orbit.")
-def export(run_dir: str, out: Path | None, limit: int, pictures: str, where: tuple[str, ...]) -> None:
+@TRUST_SPACE
+def export(run_dir: str, out: Path | None, limit: int, pictures: str, where: tuple[str, ...],
+           trust_space: bool) -> None:
     """Write what a run found as JSON lines (found.jsonl) and pictures; fields: docs/cli.md, "What an export holds"."""
     import epcg
     from epcg.api.export import export as write
@@ -359,19 +384,19 @@ def export(run_dir: str, out: Path | None, limit: int, pictures: str, where: tup
         twice = next(key for i, (key, _) in enumerate(pairs) if key in dict(pairs[:i]))
         raise UserError(f"--where {twice} is given twice: a filter takes one value (run export once per value)")
     try:
-        with caught_signals():  # the staging directory is removed, the previous export kept
-            opened = epcg.open(run_dir)
+        with caught_signals(), reading(trust_space):  # the staging directory is removed, the previous export kept
+            opened = epcg.open(run_dir, trust_space=trust_space)
             done = write(opened, out or opened.default_export(), limit=limit,
                          pictures=None if pictures == "none" else pictures, **filters)
     except (TypeError, InvalidValue) as exc:
         raise UserError(f"--where: {exc}") from None
     except KeyboardInterrupt as exc:
-        click.echo("epcg: export stopped; the previous export (if any) is kept", err=True)
+        echo("epcg: export stopped; the previous export (if any) is kept", err=True)
         sys.exit(exit_status(exc))
-    click.echo(f"{done.count:,} objects: {done.path}")
+    echo(f"{done.count:,} objects: {done.path}")
     if done.cut:
-        click.echo(f"note: the run found more than {limit:,} that match; these are the first {limit:,} "
-                   "(--limit N for more, --where KEY=VALUE to choose)")
+        echo(f"note: the run found more than {limit:,} that match; these are the first {limit:,} "
+             "(--limit N for more, --where KEY=VALUE to choose)")
 
 
 def _filter(text: str) -> tuple[str, object]:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import click
 
+from epcg.cli_session import echo
 from epcg.runtime.errors import UserError
 from epcg.runtime.store import RESULTS
 
@@ -62,7 +63,7 @@ def submit(job_file, cluster_file, out, overrides, walltime, max_requeues, resum
         raise UserError("give a job file or --resume DIR (one of them)")
     _local_only(out if resume_dir is None else resume_dir, "submit")
     options = Options(max_tasks=max_tasks or MAX_TASKS, force=force)
-    runner = Engine(say=click.echo)
+    runner = Engine(say=echo)
     if detach:
         spec = _detached_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker, walltime,
                               max_requeues)
@@ -98,21 +99,21 @@ def submit(job_file, cluster_file, out, overrides, walltime, max_requeues, resum
         update(run, History.resubmit)
         if kind is None:
             pid = batch.spawn_detached(run)
-            click.echo(f"{prepared.job.name}: driver started in the background (pid {pid}) -> {run.path}")
-            click.echo(f"its output: {batch.driver_log(run)}")
+            echo(f"{prepared.job.name}: driver started in the background (pid {pid}) -> {run.path}")
+            echo(f"its output: {batch.driver_log(run)}")
         else:
             batch.logs_dir(run)
             job_id = batch.submit(kind, run.path / kind.script_name)
             update(run, lambda history: history.waiting(job_id))
-            click.echo(f"{prepared.job.name}: submitted batch job {job_id} -> {run.path}")
-            click.echo(f"batch script: {run.path / kind.script_name} (walltime {info['walltime_seconds']} s, "
-                       f"signal {spec.signal_lead} s before it, at most {spec.max_requeues} requeues)")
+            echo(f"{prepared.job.name}: submitted batch job {job_id} -> {run.path}")
+            echo(f"batch script: {run.path / kind.script_name} (walltime {info['walltime_seconds']} s, "
+                 f"signal {spec.signal_lead} s before it, at most {spec.max_requeues} requeues)")
     except BaseException:
         if new:
             _remove_new(run)
         raise
-    click.echo(f"watch it:  epcg status {run.path}")
-    click.echo(f"stop it:   epcg cancel {run.path}")
+    echo(f"watch it:  epcg status {run.path}")
+    echo(f"stop it:   epcg cancel {run.path}")
 
 
 def _batch_spec(cluster_file, walltime, max_requeues, scheduler, scheduler_file, workers, threads_per_worker):
@@ -200,21 +201,24 @@ def cancel(run_dir: str, wait: float) -> None:
     from epcg.runtime.driver import still_running
     from epcg.runtime.engine import prepare_resume
     from epcg.runtime.history import load
+    from epcg.runtime.registry import reading
 
-    run = prepare_resume(run_dir).run
+    with reading():
+        run = prepare_resume(run_dir).run
     info = batch.read_batch(run)
     if info is None:
         raise UserError(f"{run.path} was not submitted (epcg run): stop its client with Ctrl-C or kill")
     history, stopped = request_cancel(run, info)
-    click.echo(f"{run.path}: cancelled {', '.join(stopped) or 'nothing was queued or running'}")
+    echo(f"{run.path}: cancelled {', '.join(stopped) or 'nothing was queued or running'}")
     live = {a["pid"] for a in history.allocations if not a.get("ended_at")}
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline and (run.is_locked() or still_running(load(run), live)):
         time.sleep(0.5)
     if run.is_locked() or still_running(load(run), live):
-        click.echo(f"the running allocation has not stopped yet; 'epcg status {run.path}' shows when it has")
-    done = len(run.done(prepare_resume(run_dir).plan.tasks()))
-    click.echo(f"{done} chunks kept; {batch.continue_command(run, info)} or 'epcg resume {run.path}' continues later")
+        echo(f"the running allocation has not stopped yet; 'epcg status {run.path}' shows when it has")
+    with reading():
+        done = len(run.done(prepare_resume(run_dir).plan.tasks()))
+    echo(f"{done} chunks kept; {batch.continue_command(run, info)} or 'epcg resume {run.path}' continues later")
 
 
 @click.command(hidden=True)
@@ -242,15 +246,14 @@ def drive(run_dir: str) -> None:
 
     def finished() -> None:
         """results.json and report.html with the last allocation's end (they were written just before it)."""
-        import json
-
         from epcg.api.runs import Run
         from epcg.report.html import write_report
         from epcg.runtime.batch import history_for_results
+        from epcg.runtime.schemas import Results
 
-        results = json.loads(run.read_text(RESULTS))
+        results = run.read_json(RESULTS, Results, f"'epcg report {run.path}' writes it again")
         results["allocations"] = history_for_results(run, run.done(tasks))
         run.write_results(results)
-        write_report(Run(run.path))
+        write_report(Run(run.path, trust_space=True))
 
-    sys.exit(Driver(run, tasks, info, run_chunks, say=click.echo, finished=finished).drive())
+    sys.exit(Driver(run, tasks, info, run_chunks, say=echo, finished=finished).drive())

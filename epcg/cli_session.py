@@ -13,6 +13,13 @@ import click
 
 from epcg.runtime.engine import Engine, Options, Prepared, Target
 from epcg.runtime.stopping import exit_status
+from epcg.runtime.text import shown
+
+
+def echo(message: str = "", err: bool = False) -> None:
+    """Print a line of the command line's: every one passes here, so what it holds of a run directory, a job
+    file or a URL reaches the terminal without control sequences or secrets (:func:`epcg.runtime.text.shown`)."""
+    click.echo(shown(str(message)), err=err)
 
 
 def cli_engine() -> Engine:
@@ -21,7 +28,7 @@ def cli_engine() -> Engine:
     from epcg.api.runs import engine
     from epcg.runtime.progress import for_output, interval
 
-    runner = engine(say=click.echo)
+    runner = engine(say=echo)
     runner.progress = lambda done: for_output(sys.stderr, done)
     runner.progress_every = interval()
     runner.exits_after = True
@@ -34,7 +41,7 @@ def run_session(runner: Engine, prepared: Prepared, new: bool, target: Target, o
     try:
         outcome = runner.execute(prepared, new, target, options)
     except KeyboardInterrupt as exc:
-        click.echo(f"\ninterrupted; 'epcg resume {prepared.run.path}' continues where this stopped", err=True)
+        echo(f"\ninterrupted; 'epcg resume {prepared.run.path}' continues where this stopped", err=True)
         sys.exit(exit_status(exc))
     print_outputs(outcome.run, outcome.report)
 
@@ -43,6 +50,6 @@ def print_outputs(run, report: str) -> None:
     """Say where the outputs are (only once all of them are written)."""
     from epcg.runtime.store import FIGURES, SUMMARY
 
-    click.echo(run.read_text(SUMMARY))
-    click.echo(f"results: {run.results_path}\nsummary: {run.summary_path}\nfigures: {run.describe(FIGURES)}/")
-    click.echo(f"report:  {report} (open it in any browser)")
+    echo(run.read_text(SUMMARY))
+    echo(f"results: {run.results_path}\nsummary: {run.summary_path}\nfigures: {run.describe(FIGURES)}/")
+    echo(f"report:  {report} (open it in any browser)")

@@ -109,3 +109,37 @@ def test_pages_polling_at_once_share_one_read_of_the_run(tmp_path: Path, monkeyp
     together, soon, later = asyncio.run(polls())
     assert [s["read"] for s in together] == [1] * 5 and soon["read"] == 1
     assert later["read"] == 2 and len(reads) == 2
+
+
+HOSTILE = "<img src=x onerror=\"document.title='pwned'\"><b>bold</b>"
+
+
+def test_page_shows_a_hostile_run_path_and_row_label_as_text(tmp_path: Path, monkeypatch) -> None:
+    """A run directory's name and a row's label are data: the page shows them as text and builds no element
+    from them (status.json carries them as they are; it is JSON)."""
+    path = tmp_path / f"run-{HOSTILE}"
+    shutil.copytree(small_run("witness").path, path)
+    real = dashboard.snapshot
+
+    def hostile(run_dir):
+        data = real(run_dir)
+        data["stages"][0]["label"] = f"row {HOSTILE}"
+        data["stages"][0]["incumbent"] = [[0.5, 3], [1.0, 4]]
+        return data
+
+    monkeypatch.setattr(dashboard, "snapshot", hostile)
+    with LocalCluster(n_workers=1, threads_per_worker=1, host="127.0.0.1",
+                      dashboard_address="127.0.0.1:0") as cluster, Client(cluster) as client:
+        link = register(client, path)  # the scheduler, and so the page's snapshot, run in this process
+        data = json.loads(urllib.request.urlopen(link + "/status.json", timeout=30).read())
+        assert data["run"] == str(path) and data["stages"][0]["label"] == f"row {HOSTILE}"
+        with chromium_page(allow=(link.rsplit("/epcg", 1)[0],)) as (page, refused):
+            page.goto(link)
+            page.wait_for_selector("#stages tbody tr")
+            assert page.inner_text("#head code") == str(path)
+            assert page.inner_text("#stages tbody tr td") == f"row {HOSTILE}"
+            assert f"incumbent (best score) of row {HOSTILE}" in page.inner_text("#incumbent figcaption")
+            assert page.locator("img").count() == 0 and page.locator("#stages td *:not(div), #head code *, figcaption *").count() == 0
+            assert page.title() == "epcg progress"
+            screenshot(page, tmp_path / "dashboard-hostile.png", full_page=True)
+            assert not any("/x" in url for url in refused), refused

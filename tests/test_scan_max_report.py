@@ -52,7 +52,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     try:
         result = epcg("run", str(where / "job.toml"), "--out", str(out), "--serial")
         assert result.returncode == 0, result.stderr
-        exported = epcg("export", str(out), "--where", "role=max", "--pictures", "none")
+        exported = epcg("export", str(out), "--where", "role=max", "--pictures", "none", "--trust-space")
         assert exported.returncode == 0, exported.stderr
     finally:
         patch.undo()

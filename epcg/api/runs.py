@@ -44,8 +44,9 @@ from epcg.runtime.errors import InvalidValue, NotThisKind, UserError
 from epcg.runtime.jobs import Job
 from epcg.runtime.progress import Callback
 from epcg.runtime.readout import FINISHED, Readout, outputs_written, state
-from epcg.runtime.registry import kinds_with_run_types, run_type
+from epcg.runtime.registry import kinds_with_run_types, may_import, reading, run_type
 from epcg.runtime.store import RESULTS, SUMMARY, RunDir, Vouched
+from epcg.runtime.text import shown
 from epcg.runtime.verification import open_run
 
 __all__ = ["Run", "open", "run"]
@@ -76,7 +77,7 @@ def run(job: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str
         if not isinstance(value, bool):
             raise InvalidValue(f"{flag} must be True or False, got {value!r}")
     where = target(cluster_file=cluster, workers=workers, serial=serial, client=client)
-    say = (lambda line: print(line, file=sys.stderr)) if progress else (lambda line: None)
+    say = (lambda line: print(shown(line), file=sys.stderr)) if progress else (lambda line: None)
     runner = engine(say, (), report)
     runner.progress = (lambda done: TqdmProgress(done)) if progress else None
     runner.progress_every = interval() if progress else None
@@ -91,11 +92,11 @@ def run(job: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str
         done = existing.done(prepared.plan.tasks())
         if state(existing.is_locked(), len(done), prepared.plan.num_tasks, outputs_written(existing),
                  False) == FINISHED:
-            return Run(path)
+            return Run(path, trust_space=True)
         runner.execute(prepared, False, where)
     else:
         runner.execute(runner.start(validated, path, Options()), True, where)
-    return Run(path)
+    return Run(path, trust_space=True)
 
 
 def engine(say: Callable[[str], None] = lambda line: None, callbacks: Sequence[Callback] = (),
@@ -110,7 +111,7 @@ def engine(say: Callable[[str], None] = lambda line: None, callbacks: Sequence[C
 def _publish(run_dir: RunDir) -> str:
     from epcg.report.html import write_report
 
-    return str(write_report(Run(run_dir.location.where)))
+    return str(write_report(Run(run_dir.location.where, trust_space=may_import())))
 
 
 def _dashboard_page(client: Any, where: str) -> str | None:
@@ -119,9 +120,15 @@ def _dashboard_page(client: Any, where: str) -> str | None:
     return register(client, where)
 
 
-def open(path: str | os.PathLike[str]) -> Run:  # noqa: A001 - epcg.open reads like the builtin, for runs
-    """Open the run directory ``path`` (finished, or stopped part way)."""
-    return Run(path)
+def open(path: str | os.PathLike[str], *, trust_space: bool = False) -> Run:  # noqa: A001 - reads like the builtin
+    """Open the run directory ``path`` (finished, or stopped part way).
+
+    Opening and reading a run never imports or runs code its job.toml names: what a run of a user's space
+    found is listed from the stored data (a design by its rank and score). ``trust_space=True`` is the
+    user saying the space is theirs: it is imported as ``epcg run`` imports it (from an installed package or
+    ``PYTHONPATH``, never from the current directory Python put on its path itself), so designs are decoded
+    and drawn and a retrograde run's states listed."""
+    return Run(path, trust_space=trust_space)
 
 
 class Run:
@@ -146,15 +153,22 @@ class Run:
     dir: RunDir
     job: Job
 
-    def __new__(cls, path: str | os.PathLike[str]) -> Run:
-        """Open ``path`` once, reading its job, and make the run an instance of the class its kind registers."""
+    def __new__(cls, path: str | os.PathLike[str], trust_space: bool = False) -> Run:
+        """Open ``path`` once, reading its job, and make the run an instance of the class its kind registers;
+        ``trust_space`` (see :func:`open`) lets its readers import the space its job names."""
+        if not isinstance(trust_space, bool):
+            raise InvalidValue(f"trust_space must be True or False, got {trust_space!r}")
         run_dir = open_run(path)
         job = run_dir.read_job()
         if cls is Run:
             cls = run_type(job.domain) or Run
         run = super().__new__(cls)
-        run.dir, run.job = run_dir, job
+        run.dir, run.job, run._trusted = run_dir, job, trust_space
         return run
+
+    def _reading(self) -> contextlib.AbstractContextManager[None]:
+        """The scope of a reader of this run: the space its job names is imported only if it was trusted."""
+        return reading(self._trusted)
 
     path = property(lambda self: self.dir.path, doc="The run directory.")
     name = property(lambda self: self.job.name, doc="The job's name.")
@@ -197,22 +211,26 @@ class Run:
         """results.json as plain data."""
         if not self.finished:
             raise UserError(f"run {self.path} has no results yet: finish it with epcg.run or 'epcg resume {self.path}'")
+        from epcg.runtime.registry import job_kind
+
         try:
-            return json.loads(self.dir.read_text(RESULTS) or "")
-        except (ValueError, OSError) as exc:
+            results = self.dir.read_json(RESULTS, job_kind(self.job.domain).Results,
+                                         f"'epcg report {self.path}' writes it again", {"config": self.job.config})
+        except OSError as exc:
             raise UserError(f"{self.dir.results_path} cannot be read ({' '.join(str(exc).split())}): "
                             f"'epcg report {self.path}' writes it again") from None
+        if results is None:
+            raise UserError(f"run {self.path} has no results yet: finish it with epcg.run or 'epcg resume {self.path}'")
+        return results
 
     @cached_property
     def stored(self) -> Vouched:
         """The run's arrays as its records vouch for them: every reader of what the run found reads through this
         (an unfinished layer or row is refused in one line, damaged bytes are one line naming the chunk)."""
-        from epcg.runtime.registry import job_kind
+        from epcg.runtime.tuning import plan_of_run
 
-        try:
-            plan = job_kind(self.job.domain).plan(self.job.config)
-        except ValueError as exc:
-            raise UserError(f"job {self.name}: {exc}") from None
+        with self._reading():
+            plan = plan_of_run(self.dir, self.job)
         return self.dir.vouched(plan.tasks())
 
     @property
@@ -270,10 +288,12 @@ class Run:
 
         job = {**self.job.to_dict(), **changes}
         with tempfile.TemporaryDirectory(prefix="epcg-recompute-") as tmp:
-            print(f"note: run {self.name} did not keep {what}: recomputing it as a new run of its job with "
+            print(shown(f"note: run {self.name} did not keep {what}: recomputing it as a new run of its job with "
                   f"{', '.join(f'{k} = {json.dumps(v)}' for k, v in changes.items())} in {tmp} (TMPDIR chooses "
-                  "where; removed afterwards; a job's keep = [...] keeps a band for instant queries)", file=sys.stderr)
-            yield run(job, Path(tmp) / self.name, report=False)
+                  "where; removed afterwards; a job's keep = [...] keeps a band for instant queries)"), file=sys.stderr)
+            with self._reading():  # the run's job, run again: its space is imported only if it was trusted
+                again = run(job, Path(tmp) / self.name, report=False)
+            yield again
 
     # -- leaving epcg ---------------------------------------------------------
 
@@ -281,7 +301,8 @@ class Run:
         """Write DIR/report.html (self-contained: open it in any browser) and return its path or URL."""
         from epcg.report.html import write_report
 
-        return write_report(self)
+        with self._reading():
+            return write_report(self)
 
     def default_export(self) -> Path:
         """Where ``epcg export`` writes without ``--out``: RUN_DIR/export, or ./<job name>-export for a URL run."""
@@ -300,7 +321,8 @@ class Run:
 
         if not isinstance(path, (str, os.PathLike)):
             raise InvalidValue(f"export needs a directory to write to (a path), got {path!r}")
-        done = export(self, Path(path), limit=limit, pictures=pictures, **filters)
+        with self._reading():
+            done = export(self, Path(path), limit=limit, pictures=pictures, **filters)
         if done.cut:
             warnings.warn(f"run {self.name} found more than {limit:,} that match; these are the first {limit:,} "
                           "(limit=N for more, limit=None for all, filters to choose)", stacklevel=2)

@@ -27,6 +27,7 @@ from matplotlib.figure import Figure
 
 from epcg.report.found import Found
 from epcg.report.pictures import data_uri, png_bytes, svg_text
+from epcg.runtime.text import figure_text
 
 ROLES = {"min": "at the minimum", "top": "among the top scores", "max": "at the maximum",
          "kept": "in a band the job kept"}
@@ -62,9 +63,9 @@ def text_figure(text: str, title: str = "") -> Figure:
     lines = text.splitlines() or [""]
     fig = Figure(figsize=(max(2.4, 0.11 * max(len(line) for line in lines) + 0.6), 0.9 + 0.22 * len(lines)))
     FigureCanvasAgg(fig)
-    fig.text(0.5, 0.5, text, family="monospace", ha="center", va="center", fontsize=11)
+    fig.text(0.5, 0.5, figure_text(text), family="monospace", ha="center", va="center", fontsize=11)
     if title:
-        fig.suptitle(title, fontsize=8, color="#555")
+        fig.suptitle(figure_text(title), fontsize=8, color="#555")
     return fig
 
 

@@ -26,11 +26,13 @@ import numpy as np
 import pydantic
 
 from epcg.kinds.base import JobConfig, named_space, stage_records
+from epcg.kinds.results import RetrogradeResults
 from epcg.runtime.errors import UserError
 from epcg.runtime.readout import compute_seconds
 from epcg.runtime.plan import Plan, Stage, Task
-from epcg.runtime.registry import load_object
+from epcg.runtime.registry import load_object, may_import
 from epcg.runtime.store import RunDir
+from epcg.runtime.text import figure_text, markdown, markdown_code
 from epcg.search.retrograde import (
     RetrogradeSpace,
     Spans,
@@ -65,6 +67,8 @@ class Config(JobConfig):
 
     @pydantic.model_validator(mode="after")
     def _space(self) -> Config:
+        if not may_import():
+            return self  # a run's job.toml, read as data: its space was checked when the run started
         bits = None
         for i in range(len(self.rows)):
             space = self.retrograde_space(i)
@@ -369,6 +373,10 @@ def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
     return solve_task(space, task, run, partitions=config.partitions)
 
 
+Results = RetrogradeResults
+"""The shape of results.json, checked when it is read back."""
+
+
 def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) -> dict[str, Any]:
     """One results row per layer (per row of a family, each with its ``row`` and ``params``)."""
     space = config.retrograde_space()
@@ -383,14 +391,14 @@ def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) ->
 
 def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, list[Path]]:
     bits, figures = results["bits"], []
-    out = [f"# {config.name}: retrograde analysis of {results['space']}"]
+    out = [f"# {config.name}: retrograde analysis of {markdown(results['space'])}"]
     for i in range(len(config.rows)):
         row = config.row(i)
         rows = [r for r in results["rows"] if r.get("row", "") == row]
         space = config.retrograde_space(i)
         if row:
-            params = ", ".join(f"{k}={v}" for k, v in config.rows[i].items())
-            out += ["", f"## {row}: {space.name}" + (f" ({params})" if params else "")]
+            params = markdown(", ".join(f"{k}={v}" for k, v in config.rows[i].items()))
+            out += ["", f"## {row}: {markdown(space.name)}" + (f" ({params})" if params else "")]
         out += ["", "| layer | states | " + " | ".join(bits) + " | checksum | tasks | seconds |",
                 "|---|---|" + "---|" * len(bits) + "---|---|---|"]
         for r in rows:
@@ -413,7 +421,7 @@ def _deepest_states(space: RetrogradeSpace, rows: list[dict[str, Any]], run: Run
     words = run.read_array(name)
     ranks = np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little"))[:SUMMARY_STATES]
     lines = ["", f"The first states of layer {deepest} that are {bit}:", ""]
-    return lines + [f"- rank {int(r)}: `{space.describe(deepest, int(r))}`" for r in ranks]
+    return lines + [f"- rank {int(r)}: {markdown_code(space.describe(deepest, int(r)))}" for r in ranks]
 
 
 def _layers_figure(name: str, bits: list[str], rows: list[dict[str, Any]], run: RunDir, row: str = "") -> Path:
@@ -436,6 +444,6 @@ def _layers_figure(name: str, bits: list[str], rows: list[dict[str, Any]], run: 
     ax.set_xlabel("layer")
     ax.set_ylabel("states")
     ax.legend(fontsize=8)
-    ax.set_title(f"{name}: states per layer", fontsize=10)
+    ax.set_title(figure_text(f"{name}: states per layer"), fontsize=10)
     stem = run.figures_dir / (f"{row}-layers" if row else "layers")
     return next(p for p in save_figure(fig, stem) if p.suffix == ".png")

@@ -15,7 +15,7 @@ from epcg.api.runs import Run, is_int
 from epcg.kinds.designs import ROLES, Design, State, decoded_text, set_bits
 from epcg.kinds.keep import MAX_KEPT, band_of, band_text, covering, read_kept
 from epcg.kinds.retrograde import array_prefix
-from epcg.kinds.scan import space_of
+from epcg.kinds.scan import drawn_space
 from epcg.report.gallery import Group, Item, share, spread
 from epcg.runtime.errors import UserError
 
@@ -103,13 +103,16 @@ class ScanRun(Run):
             yield from (design(int(r), score, "kept") for r in ranks)
 
     def _maker(self, params: dict[str, Any], res: dict[str, Any]) -> Callable[[int, int | None, str], Design]:
-        """A function making the row's :class:`Design` of a rank, score and role."""
-        space = space_of(self.config.space, params)
+        """A function making the row's :class:`Design` of a rank, score and role (by rank alone, without text or
+        picture, when the run was opened without trusting its space: see :func:`epcg.open`)."""
+        with self._reading():
+            space = drawn_space(self.config.space, params)
+        decode, render = getattr(space, "decode", None), getattr(space, "render", None)
 
         def design(rank: int, score: int | None, kind: str) -> Design:
-            text = decoded_text(space.decode(rank)) if space.decode is not None else ""
+            text = decoded_text(decode(rank)) if decode is not None else ""
             return Design(self.name, self.config.space, res["row"], params, int(rank), score, kind, text,
-                          space.render, space.decode)
+                          render, decode)
 
         return design
 
@@ -170,18 +173,19 @@ class RetrogradeRun(Run):
         row of a family, or of row ``row`` (its index, or its name as found.jsonl writes it: ``"r001"``). A reduced
         space's deepest layer lists each class's representative."""
         count = len(self.config.rows)
-        names = [self.config.row(i) for i in range(count)]
+        with self._reading():  # the space's bits, layers and descriptions are its code's
+            names = [self.config.row(i) for i in range(count)]
         if isinstance(row, str) and row in names:
             row = names.index(row)
         if row is not None and not (is_int(row) and 0 <= row < count):
             listed = f" ({', '.join(names)})" if any(names) else ""
             raise UserError(f"run {self.name} has rows 0..{count - 1}{listed}, not {row!r}")
         for i in [row] if row is not None else range(count):
-            space, name = self.config.retrograde_space(i), self.config.row(i)
+            with self._reading():
+                space, name, deepest = self.config.retrograde_space(i), names[i], self.config.deepest_of(i)
             wanted = space.bits[0] if bit is None else bit
             if wanted not in space.bits:
                 raise UserError(f"bit must be one of {', '.join(space.bits)}, got {wanted!r}")
-            deepest = self.config.deepest_of(i)
             for k in [layer] if layer is not None else range(deepest, space.first - 1, -1):
                 if not space.first <= k <= deepest:
                     raise UserError(f"run {self.name} has layers {space.first}..{deepest}, not {k}")
@@ -197,7 +201,8 @@ class RetrogradeRun(Run):
     def gallery(self, items: int) -> list[Group]:
         """Per row and layer, deepest first: the first states with the space's first bit set."""
         bit = self.results["bits"][0]
-        names = [self.config.row(i) for i in range(len(self.config.rows))]
+        with self._reading():
+            names = [self.config.row(i) for i in range(len(self.config.rows))]
         chosen = []
         for i, row in enumerate(names):
             layers = [r for r in reversed(self.results["rows"]) if r.get("row", "") == row and r[bit]]

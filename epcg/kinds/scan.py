@@ -34,11 +34,14 @@ import pydantic
 from epcg.kinds.base import JobConfig, named_space, stage_records
 from epcg.kinds.designs import decoded_text
 from epcg.kinds.keep import Keeps, kept_lines, kept_of_record, kept_record, store_kept
+from epcg.kinds.results import ScanResults
 from epcg.report.figures import save_figure
 from epcg.runtime.errors import UserError
 from epcg.runtime.readout import compute_seconds
 from epcg.runtime.plan import Plan, Stage, Task, split_range
+from epcg.runtime.registry import Untrusted
 from epcg.runtime.store import RunDir
+from epcg.runtime.text import figure_text, markdown, markdown_code
 from epcg.search.scan import (
     BLOCK,
     ArgMax,
@@ -95,6 +98,15 @@ def row_name(index: int) -> str:
 def space_of(path: str, params: dict[str, Any]) -> ScanSpace:
     """The space a job row asks for (built once per process); a UserError if it is not one."""
     return named_space(path, json.dumps(params, sort_keys=True), ScanSpace, UserError)
+
+
+def drawn_space(path: str, params: dict[str, Any]) -> ScanSpace | None:
+    """The row's space for decoding and drawing what a run found; None while reading a run that may not import
+    it (:func:`~epcg.runtime.registry.reading`): its designs are then shown by rank, without text or picture."""
+    try:
+        return space_of(path, params)
+    except Untrusted:
+        return None
 
 
 def _checked(config: Config, params: dict[str, Any]) -> ScanSpace:
@@ -326,6 +338,10 @@ def histogram_json(histogram: Histogram | None) -> dict[str, int] | None:
     return None if histogram is None else {str(score): n for score, n in histogram.counts.items()}
 
 
+Results = ScanResults
+"""The shape of results.json, checked when it is read back."""
+
+
 def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) -> dict[str, Any]:
     rows = []
     for i, params in enumerate(config.rows):
@@ -356,12 +372,12 @@ def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) ->
 
 
 def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, list[Path]]:
-    lines = [f"# {config.name}: scan of {config.space}", "",
+    lines = [f"# {config.name}: scan of {markdown(config.space)}", "",
              "| row | parameters | ranks | ignored | min | at min | max | at max | top score | distinct scores "
              "| seconds |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in results["rows"]:
-        params = ", ".join(f"{k}={v}" for k, v in row["params"].items()) or "–"
+        params = markdown(", ".join(f"{k}={v}" for k, v in row["params"].items())) or "–"
         top = row["top"][0]["score"] if row.get("top") else "–"
         distinct = len(row["histogram"]) if row.get("histogram") is not None else "–"
         ignored = f"{row['ignored']:,}" if config.ignore is not None else "–"
@@ -373,8 +389,13 @@ def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, l
     lines += ["", f"`min` is the lowest score, `at min` how many designs (ranks) reach it, stored under "
               f"`store.zarr/<row>/at_min`; `max` and `at max` likewise with `max = true` (`at_max`){ignore}. "
               f"Every count is of designs, one per rank."]
-    for params, row in zip(config.rows, results["rows"]):
-        lines += _row_details(space_of(config.space, params), row, config.ignore)
+    spaces = [drawn_space(config.space, params) for params in config.rows]
+    if None in spaces:
+        lines += ["", f"Designs are shown by rank: this report was written reading the run, which never imports "
+                  f"the space its job names ({markdown(config.space)}); 'epcg report --trust-space' writes it with the "
+                  f"space's decode and pictures."]
+    for space, row in zip(spaces, results["rows"]):
+        lines += _row_details(space, row, config.ignore)
     return "\n".join(lines) + "\n", _figures(config, results, run) + _histogram_figures(config, results, run)
 
 
@@ -389,13 +410,14 @@ SUMMARY_SCORES = 24
 """Histogram lines per row in summary.md at most (the rest are summed in one line)."""
 
 
-def _row_details(space: ScanSpace, row: dict[str, Any], ignore: int | None = None) -> list[str]:
+def _row_details(space: ScanSpace | None, row: dict[str, Any], ignore: int | None = None) -> list[str]:
     """A row's section of summary.md: designs at the minimum, the top ones, those at the maximum (as the space's
-    ``decode`` gives them), and the histogram of scores."""
+    ``decode`` gives them, by rank alone without the space), and the histogram of scores."""
     def shown(rank: int) -> str:
-        return f"rank {rank}" + (f": `{decoded_text(space.decode(rank))}`" if space.decode is not None else "")
+        decode = getattr(space, "decode", None)
+        return f"rank {rank}" + (f": {markdown_code(decoded_text(decode(rank)))}" if decode is not None else "")
 
-    params = ", ".join(f"{k}={v}" for k, v in row["params"].items())
+    params = markdown(", ".join(f"{k}={v}" for k, v in row["params"].items()))
     out = ["", f"## {row['row']}{f' ({params})' if params else ''}", ""]
     if row.get("min") is not None:
         out += [f"{_designs(row['at_min'])} at the minimum score {row['min']}; the first:", ""]
@@ -456,7 +478,7 @@ def _histogram_figures(config: Config, results: dict[str, Any], run: RunDir) -> 
         params = ", ".join(f"{k}={v}" for k, v in row["params"].items())
         left_out = f"; {row['ignored']:,} with the ignored score {config.ignore} left out" \
             if config.ignore is not None and row.get("ignored") else ""
-        ax.set_title(f"scores of {row['row']}{f' ({params})' if params else ''}{left_out}", fontsize=10)
+        ax.set_title(figure_text(f"scores of {row['row']}{f' ({params})' if params else ''}{left_out}"), fontsize=10)
         written += save_figure(fig, run.figures_dir / f"{row['row']}-histogram")
     return written
 
@@ -466,8 +488,8 @@ def _figures(config: Config, results: dict[str, Any], run: RunDir) -> list[Path]
     maximum (``<row>-max-rank-N``), through the space's ``render``."""
     written: list[Path] = []
     for params, row in zip(config.rows, results["rows"]):
-        space = space_of(config.space, params)
-        if space.render is None or not config.figures_per_row:
+        space = drawn_space(config.space, params)
+        if space is None or space.render is None or not config.figures_per_row:
             continue
         firsts = [(rank, "") for rank in row.get("first_at_min", [])[: config.figures_per_row]]
         firsts += [(rank, "max-") for rank in row.get("first_at_max", [])[: config.figures_per_row]]

@@ -184,10 +184,22 @@ svg text { font-size: 11px; }
 <div id=incumbent></div>
 <p><a href="/status">Dask dashboard</a> · <a href="/epcg/status.json">status.json</a></p>
 <script>
+// Every value of status.json is data (a run path, a row's label, a host name): it reaches the page as text
+// nodes and attribute values, never as markup.
+var SVG = 'http://www.w3.org/2000/svg';
+function el(tag, attrs, children, ns) {
+  var node = ns ? document.createElementNS(ns, tag) : document.createElement(tag);
+  Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, String(attrs[k])); });
+  (children || []).forEach(function (c) {
+    node.appendChild(typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c);
+  });
+  return node;
+}
 function fmt(x) { return x === null || x === undefined ? '–' : Number(x).toLocaleString('en'); }
 function chart(name, points, elapsed) {
   var w = 420, h = 160, p = 34;
-  var tmax = Math.max.apply(null, points.map(function (q) { return q[0]; }).concat([elapsed, 1e-9]));
+  points = points.map(function (q) { return [Number(q[0]), Number(q[1])]; });
+  var tmax = Math.max.apply(null, points.map(function (q) { return q[0]; }).concat([Number(elapsed) || 0, 1e-9]));
   var smax = Math.max.apply(null, points.map(function (q) { return q[1]; }));
   var smin = Math.min.apply(null, points.map(function (q) { return q[1]; }).concat([0]));
   function x(t) { return p + (w - 2 * p) * t / tmax; }
@@ -195,33 +207,37 @@ function chart(name, points, elapsed) {
   var d = '', prev = null;
   points.forEach(function (q) { d += (prev === null ? 'M' : 'H' + x(q[0]) + 'V') + (prev === null ? x(q[0]) + ',' : '') + y(q[1]); prev = q; });
   d += 'H' + x(tmax);
-  var dots = points.map(function (q) { return '<circle r="3" cx="' + x(q[0]) + '" cy="' + y(q[1]) + '" fill="#d08770"></circle>'; }).join('');
-  return '<figure><svg width=' + w + ' height=' + h + ' role=img aria-label="incumbent ' + name + '">' +
-    '<path d="' + d + '" stroke="#d08770" fill="none" stroke-width="2"></path>' + dots +
-    '<line x1=' + p + ' y1=' + (h - p) + ' x2=' + (w - p) + ' y2=' + (h - p) + ' stroke="#888"/>' +
-    '<text x=' + p + ' y=' + (h - 10) + '>0 s</text><text x=' + (w - p - 30) + ' y=' + (h - 10) + '>' + tmax.toFixed(1) + ' s</text>' +
-    '<text x=4 y=' + (y(smax) + 4) + '>' + smax + '</text></svg>' +
-    '<figcaption>incumbent (best score) of ' + name + ' as chunks finished</figcaption></figure>';
+  var parts = [el('path', {d: d, stroke: '#d08770', fill: 'none', 'stroke-width': 2}, [], SVG)];
+  points.forEach(function (q) { parts.push(el('circle', {r: 3, cx: x(q[0]), cy: y(q[1]), fill: '#d08770'}, [], SVG)); });
+  parts.push(el('line', {x1: p, y1: h - p, x2: w - p, y2: h - p, stroke: '#888'}, [], SVG));
+  parts.push(el('text', {x: p, y: h - 10}, ['0 s'], SVG));
+  parts.push(el('text', {x: w - p - 30, y: h - 10}, [tmax.toFixed(1) + ' s'], SVG));
+  parts.push(el('text', {x: 4, y: y(smax) + 4}, [smax], SVG));
+  var svg = el('svg', {width: w, height: h, role: 'img', 'aria-label': 'incumbent ' + name}, parts, SVG);
+  return el('figure', {}, [svg, el('figcaption', {}, ['incumbent (best score) of ' + name + ' as chunks finished'])]);
 }
 function hosts(h) { var names = Object.keys(h || {});
-  return names.length ? ' (<span id=hosts>' + names.map(function (n) { return n + ': ' + h[n]; }).join(', ') + '</span>)' : ''; }
+  return names.length ? [' (', el('span', {id: 'hosts'}, [names.map(function (n) { return n + ': ' + h[n]; }).join(', ')]), ')'] : []; }
+function replace(node, children) { node.replaceChildren.apply(node, children); }
 function render(s) {
   document.getElementById('job').textContent = s.job + ' (' + s.domain + ')';
-  document.getElementById('head').innerHTML =
-    '<span class="state-' + s.state + '">' + s.state + '</span>' +
-    '<span>chunks <b id=done>' + s.done + '</b> of <b id=total>' + s.total + '</b></span>' +
-    '<span>items/s <b>' + fmt(s.items_per_second) + '</b></span>' +
-    '<span>time left <b>' + (s.left || '–') + '</b></span>' +
-    '<span>workers ' + fmt(s.workers) + hosts(s.hosts) + '</span><span><code>' + s.run + '</code></span>';
-  var rows = s.stages.map(function (st) {
+  replace(document.getElementById('head'), [
+    el('span', {'class': 'state-' + String(s.state).replace(/[^a-z]/g, '')}, [String(s.state)]),
+    el('span', {}, ['chunks ', el('b', {id: 'done'}, [String(s.done)]), ' of ', el('b', {id: 'total'}, [String(s.total)])]),
+    el('span', {}, ['items/s ', el('b', {}, [fmt(s.items_per_second)])]),
+    el('span', {}, ['time left ', el('b', {}, [String(s.left || '–')])]),
+    el('span', {}, ['workers ' + fmt(s.workers)].concat(hosts(s.hosts))),
+    el('span', {}, [el('code', {}, [String(s.run)])])]);
+  replace(document.querySelector('#stages tbody'), s.stages.map(function (st) {
     var pct = st.total ? 100 * st.done / st.total : 100;
-    return '<tr><td>' + st.label + '</td><td class=n>' + st.done + ' / ' + st.total + '</td>' +
-      '<td><div class=bar><div style="width:' + pct + '%"></div></div></td>' +
-      '<td class=n>' + fmt(st.items_done) + ' / ' + fmt(st.items_total) + '</td><td class=n>' + st.compute_seconds.toFixed(2) + '</td></tr>';
-  });
-  document.querySelector('#stages tbody').innerHTML = rows.join('');
-  document.getElementById('incumbent').innerHTML = s.stages.filter(function (st) { return st.incumbent.length; })
-    .map(function (st) { return chart(st.label, st.incumbent, s.length_seconds); }).join('');
+    return el('tr', {}, [el('td', {}, [String(st.label)]),
+      el('td', {'class': 'n'}, [st.done + ' / ' + st.total]),
+      el('td', {}, [el('div', {'class': 'bar'}, [el('div', {style: 'width:' + Number(pct) + '%'})])]),
+      el('td', {'class': 'n'}, [fmt(st.items_done) + ' / ' + fmt(st.items_total)]),
+      el('td', {'class': 'n'}, [Number(st.compute_seconds).toFixed(2)])]);
+  }));
+  replace(document.getElementById('incumbent'), s.stages.filter(function (st) { return st.incumbent.length; })
+    .map(function (st) { return chart(String(st.label), st.incumbent, s.length_seconds); }));
 }
 function poll() {  // the next request two seconds after this one's answer: never several at once
   fetch(location.pathname.replace(/\\/$/, '') + '/status.json', {cache: 'no-store'}).then(function (r) { return r.json(); })

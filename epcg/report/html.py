@@ -161,7 +161,8 @@ def markdown_html(text: str) -> str:
         if line.startswith("|"):
             table = []
             while i < len(lines) and lines[i].startswith("|"):
-                cells = [c.strip() for c in lines[i].strip().strip("|").split("|")]
+                cells = [c.strip().replace("\\|", "|")  # a cell's own | is escaped, in code too (as GFM)
+                         for c in re.split(r"(?<!\\)\|", lines[i].strip().removeprefix("|").removesuffix("|"))]
                 if not all(re.fullmatch(r":?-+:?", c) for c in cells):
                     table.append(cells)
                 i += 1
@@ -188,10 +189,29 @@ def markdown_html(text: str) -> str:
 
 
 def _inline(text: str) -> str:
-    text = _e(text)
-    text = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+    """One line of Markdown: code spans (fenced by any number of backticks), then in the rest backslash escapes
+    (a literal character), bold and italics; everything else is text, HTML-escaped."""
+    out, at = [], 0
+    for span in re.finditer(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", text):
+        code = span[2]
+        if code.startswith(" ") and code.endswith(" ") and code.strip():
+            code = code[1:-1]
+        out += [_styled(text[at:span.start()]), f"<code>{_e(code)}</code>"]
+        at = span.end()
+    return "".join(out + [_styled(text[at:])])
+
+
+def _styled(text: str) -> str:
+    literal: list[str] = []
+
+    def keep(match: re.Match) -> str:
+        literal.append(_e(match[1]))
+        return f"\x00{len(literal) - 1}\x00"
+
+    text = _e(re.sub(r"\\([!-/:-@\[-`{-~])", keep, text))
     text = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", text)
-    return re.sub(r"(?<![\w*])\*([^*]+)\*(?![\w*])", r"<em>\1</em>", text)
+    text = re.sub(r"(?<![\w*])\*([^*]+)\*(?![\w*])", r"<em>\1</em>", text)
+    return re.sub("\x00([0-9]+)\x00", lambda m: literal[int(m[1])], text)
 
 
 def _e(text: str) -> str:

@@ -49,6 +49,7 @@ from typing import Any
 from epcg.runtime import history
 from epcg.runtime.cluster import JobqueueSpec
 from epcg.runtime.errors import UserError
+from epcg.runtime.schemas import Batch, Malformed
 from epcg.runtime.store import RunDir, write_atomic
 
 BATCH_FILE = "batch.json"
@@ -292,8 +293,8 @@ def write_batch(run: RunDir, info: dict[str, Any], script_text: str | None) -> N
 def read_batch(run: RunDir) -> dict[str, Any] | None:
     """How the run was submitted, or None for a run that was not (``epcg run``)."""
     try:
-        return json.loads(run.read_text(BATCH_FILE) or "")
-    except (FileNotFoundError, ValueError):
+        return run.read_json(BATCH_FILE, Batch)
+    except (FileNotFoundError, Malformed):
         return None
 
 

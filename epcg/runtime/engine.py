@@ -39,12 +39,13 @@ from epcg.runtime.outdir import created, run_directory
 from epcg.runtime.parts import computed_parts
 from epcg.runtime.plan import Plan
 from epcg.runtime.progress import Callback, counting
-from epcg.runtime.readout import PLAN_FILE, length, plan_file
-from epcg.runtime.runplan import Placement, fitted
+from epcg.runtime.checked import names_space
+from epcg.runtime.readout import length
 from epcg.runtime.registry import job_kind
+from epcg.runtime.runplan import Placement, fitted
 from epcg.runtime.stopping import caught_signals
 from epcg.runtime.store import DIGEST_FILE, REDUCE, REDUCED_FILE, RESULTS, RunDir, seal
-from epcg.runtime.tuning import plan_job, plan_of
+from epcg.runtime.tuning import plan_job, plan_of_run
 from epcg.runtime.verification import checkable, open_run, unverified, verify
 
 SMALL_JOB_SECONDS = 10.0
@@ -154,7 +155,7 @@ class Engine:
             pairs = [parse_override(o) if isinstance(o, str) else tuple(o) for o in overrides]
             data = apply_overrides(data, pairs)
             if target is not None and target.in_process and target.named:
-                from epcg.runtime.checked import enable, names_space
+                from epcg.runtime.checked import enable
 
                 if names_space(data):
                     enable()
@@ -329,15 +330,23 @@ class Engine:
             target = Target()  # nothing to read: no cluster to start
         with kept(restore=not self.exits_after) as log, claimed(prepared, new=False), \
                 to_run_directory(log, None, run.logs_dir()), _connected_executor(target) as executor:
+            stale = [t for t, why in run.unsound(plan.tasks()).items() if why == "stale"]
             checked, bad = self._checked(plan, run, executor, everything)
             where_text = "in this process" if executor is None else f"on {_workers_text(executor)}"
-        if bad:
-            self.say(f"{run.path}: {len(bad)} of {checked} chunks checked {where_text} are damaged on disk: "
-                     f"{', '.join(bad)}")
+        damaged = [t for t in bad if t not in stale]
+        if stale:
+            self.say(f"{run.path}: {len(stale)} chunks were made under other job parameters than job.toml's "
+                     f"({', '.join(stale[:10])}{', …' if len(stale) > 10 else ''}): their records were removed; "
+                     f"'epcg resume {run.path}' recomputes them")
+            checked -= len(stale)
+        if damaged:
+            self.say(f"{run.path}: {len(damaged)} of {checked} chunks checked {where_text} are damaged on disk: "
+                     f"{', '.join(damaged)}")
             self.say(f"their records were removed; 'epcg resume {run.path}' recomputes them")
         elif not checked:
-            self.say(f"{run.path}: nothing to check, every finished chunk was verified since it was recorded "
-                     "(--all reads them again)")
+            if not stale:
+                self.say(f"{run.path}: nothing to check, every finished chunk was verified since it was recorded "
+                         "(--all reads them again)")
         else:
             skipped = len(checkable(run, plan)) - checked
             self.say(f"{run.path}: {checked} chunks checked {where_text}, all intact"
@@ -364,8 +373,6 @@ def small_job(job: Job, plan: Plan) -> float | None:
     fits in a quarter of this machine's memory, and it runs no user kernel (a user's space runs in worker
     processes, where a crash of its kernel is one line and not the client's death).
     """
-    from epcg.runtime.checked import names_space
-
     if names_space(job.to_dict()):
         return None
     figs = figures(job_kind(job.domain), job.config, plan, 1)
@@ -400,7 +407,7 @@ def prepare_resume(path: str | os.PathLike[str]) -> Prepared:
             f"{run.job_path} has changed since the run started; resume only continues the "
             "same job (restore the file, or start a new run with 'epcg run')"
         )
-    return Prepared(job, plan_of(job), run)
+    return Prepared(job, plan_of_run(run, job), run)
 
 
 def _check_new(run: RunDir) -> None:
@@ -445,6 +452,7 @@ def claimed(prepared: Prepared, new: bool) -> Iterator[None]:
             elif not run.exists() or run.read_job().digest != prepared.job.digest:
                 raise UserError(f"run directory {run.path} changed while this client was starting")
             run.new_epoch()
+            run.write_plan(prepared.plan)  # readers count its chunks by it, running no code, and weigh them
         yield
 
 
@@ -456,7 +464,6 @@ def run_plan(prepared: Prepared, executor: Executor | None = None, callbacks: Se
     """
     executor = executor or SerialExecutor()
     job, plan, run = prepared
-    run.write_text(PLAN_FILE, plan_file(plan))
     job_json = json.dumps(job.to_dict(), sort_keys=True)
     kind = job_kind(job.domain)
     kind.prepare(job.config, run)
@@ -479,12 +486,13 @@ TIMING_KEYS = ("warm_up_seconds", "wall_seconds", "parts")
 
 def recorded_timing(run: RunDir) -> dict[str, Any]:
     """The timing (and parts) the run's last execution wrote into results.json (none if it has no results)."""
-    text = run.read_text(RESULTS)
+    from epcg.runtime.schemas import Malformed, Results
+
     try:
-        results = json.loads(text) if text else {}
-    except json.JSONDecodeError:
+        results = run.read_json(RESULTS, Results) or {}
+    except Malformed:
         return {}
-    return {key: results[key] for key in TIMING_KEYS if key in results} if isinstance(results, dict) else {}
+    return {key: results[key] for key in TIMING_KEYS if key in results}
 
 
 def finish(prepared: Prepared, records: dict[str, dict] | None = None, timing: dict[str, Any] | None = None

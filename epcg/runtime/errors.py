@@ -1,7 +1,17 @@
-"""The exceptions a run can end with: each ends the CLI with one line, never a traceback."""
+"""The exceptions a run can end with: each ends the CLI with one line, never a traceback. Their messages name
+paths and URLs a user typed or a run directory holds: each is redacted as it is made (:class:`Redacted`)."""
+
+from epcg.runtime.text import redact
 
 
-class UserError(Exception):
+class Redacted(Exception):
+    """An exception whose message never carries a URL's password or a secret parameter (whoever prints it)."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
+
+
+class UserError(Redacted):
     """Bad input from the user: a job file, an override, a run directory in use.
 
     The message is one line that names the problem and what is allowed; the CLI
@@ -20,17 +30,17 @@ class NotThisKind(UserError, AttributeError):
     and ``hasattr`` is False."""
 
 
-class TaskFailed(Exception):
+class TaskFailed(Redacted):
     """A task raised a deterministic error, or the disk filled: the run stops with one line naming the chunk
     (exit 1)."""
 
 
-class OutputFailed(Exception):
+class OutputFailed(Redacted):
     """Every chunk is done but results, summary, figures or report could not be written (a full disk): one line
     naming the file and how to write them again (exit 1)."""
 
 
-class StaleTask(Exception):
+class StaleTask(Redacted):
     """A task of an earlier client session (a straggler) finished after a newer session began.
 
     It writes no record; the current session computes that chunk itself.

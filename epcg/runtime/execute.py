@@ -22,7 +22,7 @@ from epcg.runtime.jobs import Job
 from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.registry import job_kind
 from epcg.runtime.progress import Callback, TaskEndEvent
-from epcg.runtime.store import RunDir
+from epcg.runtime.store import RunDir, vouch
 
 OnDone = Callable[[Task, dict[str, Any]], None]
 
@@ -31,6 +31,12 @@ OnDone = Callable[[Task, dict[str, Any]], None]
 def _config(domain: str, job_json: str) -> Any:
     """The validated config on a worker, parsed once per process and job."""
     return job_kind(domain).Config.model_validate(json.loads(job_json))
+
+
+@lru_cache(maxsize=8)
+def _job_data(run_path: str, fence: str | None) -> dict[str, Any]:
+    """The run's job.toml as stored, read once per process and session: what a record vouches for."""
+    return RunDir(run_path).job_data()
 
 
 RETRIES = 3
@@ -115,6 +121,7 @@ def _attempt(domain: str, job_json: str, run_path: str, fence: str | None, task:
         "task": task.id,
         "start": task.start,
         "stop": task.stop,
+        "vouch": vouch(_job_data(run_path, fence), task),
         "seconds": round(time.perf_counter() - began, 6),
         "cpu_seconds": round(time.thread_time() - cpu, 6),
         "ended_at": round(time.time(), 3),

@@ -58,15 +58,17 @@ class History:
 
     @classmethod
     def from_json(cls, data: bytes | None) -> History:
-        """The record in ``data``; an empty history for nothing or a record that is not JSON."""
+        """The record in ``data``; an empty history for nothing, or for a record that is not JSON or not of
+        the shape of :class:`epcg.runtime.schemas.History`."""
+        from epcg.runtime.schemas import History as Schema
+        from epcg.runtime.schemas import Malformed, loads
+
         try:
-            found = json.loads(data or b"")
-        except ValueError:
-            found = {}
-        if not isinstance(found, dict):
+            found = loads(data, Schema, HISTORY_FILE) if data else {}
+        except Malformed:
             found = {}
         return cls(allocations=list(found.get("allocations") or []), next=found.get("next"),
-                   cancel=bool(found.get("cancel", False)), base=int(found.get("base", 0)))
+                   cancel=found.get("cancel", False), base=found.get("base", 0))
 
     def to_json(self) -> bytes:
         return (json.dumps(asdict(self), indent=2) + "\n").encode()

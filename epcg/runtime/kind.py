@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import pydantic
 
+from epcg.runtime import schemas
 from epcg.runtime.errors import UserError
 from epcg.runtime.plan import Plan, Task
 
@@ -23,8 +24,9 @@ REQUIRED = ("Config", "plan", "run_task", "reduce", "report")
 """What a job kind must define: its schema, its plan, a task, the reduction and the report."""
 HOOKS = ("warm_up", "prepare", "cleanup", "notes", "estimate", "estimate_basis", "plan_notes", "check_slice")
 """The optional methods, each a no-op on :class:`JobKind` (but ``check_slice``, which says there is none)."""
-SETTINGS = ("COARSEN", "SPLIT_FOR_MEMORY")
-"""The optional lists of job keys the runtime may set (empty on :class:`JobKind`)."""
+SETTINGS = ("COARSEN", "SPLIT_FOR_MEMORY", "Results")
+"""The optional lists of job keys the runtime may set (empty on :class:`JobKind`), and the schema of results.json
+(:class:`epcg.runtime.schemas.Results` on :class:`JobKind`)."""
 
 
 class JobKind:
@@ -37,6 +39,10 @@ class JobKind:
     """Keys the runtime may scale up (chunk sizes) so tasks are not too small; results do not change."""
     SPLIT_FOR_MEMORY: ClassVar[tuple[str, ...]] = ()
     """Keys the runtime sets, when a job leaves them unset, so every stage fits the workers' memory."""
+
+    Results: ClassVar[type[pydantic.BaseModel]] = schemas.Results
+    """The shape of its results.json, checked whenever a run's results are read back (a subclass of
+    :class:`epcg.runtime.schemas.Results` naming what the kind's readers use)."""
 
     name: str = ""
     """The name it is registered under (set by the registry)."""

@@ -23,6 +23,8 @@ from typing import Any
 from distributed.core import Status
 from distributed.diagnostics.plugin import WorkerPlugin
 
+from epcg.runtime.text import shown
+
 LOGGERS = ("distributed", "tornado", "asyncio", "bokeh", "py.warnings")
 QUIET_TRACKER = "ignore::UserWarning:multiprocessing.resource_tracker"
 """A warning filter handed to multiprocessing's resource tracker (it starts with this process's ``-W`` options):
@@ -33,12 +35,19 @@ KEEP = 10_000
 """Records held before the run directory exists (the earliest kept)."""
 
 
+class Redacting(logging.Formatter):
+    """Log lines without a URL's password or a secret parameter, and without control sequences."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return shown(super().format(record))
+
+
 class RunLog(logging.Handler):
     """Holds records until :meth:`attach` names the file, then appends them there; counts the errors."""
 
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
-        self.setFormatter(logging.Formatter(FORMAT))
+        self.setFormatter(Redacting(FORMAT))
         self.held: list[logging.LogRecord] = []
         self.file: logging.FileHandler | None = None
         self.errors = 0
@@ -120,7 +129,7 @@ class WorkerLogs(WorkerPlugin):
             handler = logging.FileHandler(path, encoding="utf-8")
         except OSError:
             return  # a worker that cannot write the run directory fails its tasks, which say so
-        handler.setFormatter(logging.Formatter(FORMAT))
+        handler.setFormatter(Redacting(FORMAT))
         for name in LOGGERS:
             logger = logging.getLogger(name)
             self.saved.append((logger, logger.handlers[:], logger.propagate))

@@ -15,6 +15,7 @@ from epcg.runtime.errors import UserError
 from epcg.runtime.estimate import duration
 from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.readout import time_left
+from epcg.runtime.text import shown
 
 
 def bar_class() -> type:
@@ -67,7 +68,7 @@ class WorkersLost:
 
 def note(line: str, file: IO[str] | None = None) -> None:
     """One timestamped line in the progress output (above a progress bar, if one is drawn)."""
-    tqdm.write(time.strftime("%H:%M:%S ") + line, file=file if file is not None else sys.stderr)
+    tqdm.write(time.strftime("%H:%M:%S ") + shown(line), file=file if file is not None else sys.stderr)
 
 
 class Callback:
@@ -127,7 +128,7 @@ class TqdmProgress(Callback):
         if self.bar is not None and self.session is not None:
             self.session.seen(event)
             left = self.session.seconds_left()
-            self.bar.set_postfix_str(event.task.stage + (f", about {duration(left)} left" if left else ""),
+            self.bar.set_postfix_str(shown(event.task.stage) + (f", about {duration(left)} left" if left else ""),
                                      refresh=False)
             self.bar.update(1)
 
@@ -208,7 +209,7 @@ class PlainProgress(Callback):
             self._write(self.status())
 
     def _write(self, line: str) -> None:
-        print(time.strftime("%H:%M:%S ") + line, file=self.file, flush=True)
+        print(time.strftime("%H:%M:%S ") + shown(line), file=self.file, flush=True)
 
 
 def interval() -> float:

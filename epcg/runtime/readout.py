@@ -4,31 +4,27 @@ left and length.
 The terminal's progress, ``epcg status``, the progress page on the Dask dashboard, ``Run.readout()`` and
 results.json all call these functions, so two views of one run at one moment show the same numbers:
 
-- **state**: :func:`state` (running, waiting for its next allocation, finished, stopped, new);
+- **state**: :func:`state` (running, waiting for its next allocation, finished, damaged, stopped, new);
 - **compute seconds**: :func:`compute_seconds`, the CPU seconds of the tasks' threads (not their wall time,
   which also counts waiting for storage and for a core);
-- **time left**: :func:`time_left`, from the plan's estimate of each stage's tasks (stored in plan.json when the
-  run was fitted to its workers) and this session's finished chunks;
+- **time left**: :func:`time_left`, from the plan's estimate of each stage's tasks (kept in manifest/plan.json
+  when the run was fitted to its workers) and this session's finished chunks;
 - **length**: :func:`length`, the run's parts (client sessions) added up, each from its start to its last chunk.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from epcg.runtime.parts import computed_parts, epoch_of
 from epcg.runtime.plan import Plan
 from epcg.runtime.store import RESULTS, SUMMARY, RunDir
 
-PLAN_FILE = "plan.json"
-"""The fitted plan's figures a reader needs for the time left: each stage's estimated task seconds, and how many
-tasks compute at once."""
-
-RUNNING, WAITING, FINISHED, STOPPED, NEW = "running", "waiting for its next allocation", "finished", "stopped", "new"
+RUNNING, WAITING, FINISHED, DAMAGED, STOPPED, NEW = ("running", "waiting for its next allocation", "finished",
+                                                   "damaged", "stopped", "new")
 
 SETTLING = 0.2
 """The share of a session's estimated work over which the time left moves from the plan's estimate to the pace
@@ -103,40 +99,17 @@ def outputs_written(run: RunDir) -> bool:
     return run.has(RESULTS) and run.has(SUMMARY)
 
 
-def state(locked: bool, done: int, total: int, finished_outputs: bool, waiting: bool) -> str:
+def state(locked: bool, done: int, total: int, finished_outputs: bool, waiting: bool, damaged: bool = False) -> str:
     """A run's state, from whether a client holds its lock, its chunks done of ``total``, whether its results
-    are written and whether a batch submission waits for its next allocation."""
+    are written (and ``damaged``: not readable as its kind's results), and whether a batch submission waits for
+    its next allocation."""
     if locked:
         return RUNNING
     if done == total and finished_outputs:
-        return FINISHED
+        return DAMAGED if damaged else FINISHED
     if waiting:
         return WAITING
     return STOPPED if done else NEW
-
-
-def with_plan_file(plan: Plan, text: str | None) -> Plan:
-    """``plan`` with the figures a run's plan.json kept (``plan`` unchanged where there is none)."""
-    try:
-        data = json.loads(text) if text else None
-    except ValueError:
-        data = None
-    if not isinstance(data, dict) or not isinstance(data.get("task_seconds"), dict):
-        return plan
-    seconds = data["task_seconds"]
-    stages = tuple(replace(s, task_seconds=_number(seconds.get(s.name))) for s in plan.stages)
-    slots = data.get("slots")
-    return Plan(stages, slots=slots if isinstance(slots, int) and slots > 0 else None)
-
-
-def plan_file(plan: Plan) -> str:
-    """The text of plan.json for a fitted ``plan``."""
-    return json.dumps({"slots": plan.slots, "task_seconds": {s.name: s.task_seconds for s in plan.stages}},
-                      indent=1) + "\n"
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
 
 
 @dataclass(frozen=True)
@@ -179,7 +152,7 @@ class Readout:
 
 
 def read(plan: Plan, done: Mapping[str, Mapping[str, Any]], starts: Mapping[int, float], locked: bool,
-         finished_outputs: bool, waiting: bool, now: float | None = None) -> Readout:
+         finished_outputs: bool, waiting: bool, damaged: bool = False, now: float | None = None) -> Readout:
     """The readout of a run whose ``plan`` (with its plan.json figures) has finished chunks ``done`` (records by
     task id), epochs begun at ``starts``, lock held or not."""
     now = time.time() if now is None else now
@@ -201,7 +174,7 @@ def read(plan: Plan, done: Mapping[str, Mapping[str, Any]], starts: Mapping[int,
                                    round(items), stage.size or span,
                                    round(compute_seconds(by_stage[stage.name]), 3)))
     total = plan.num_tasks
-    run_state = state(locked, len(done), total, finished_outputs, waiting)
+    run_state = state(locked, len(done), total, finished_outputs, waiting, damaged)
     left = time_left(plan, {s.name: s.done for s in stages}, session, now) if run_state == RUNNING else None
     return Readout(run_state, len(done), total, round(sum(s.compute_seconds for s in stages), 3),
                    length(done.values(), starts, current, now), None if left is None else round(left, 1),

@@ -15,6 +15,15 @@ A job kind is a :class:`~epcg.runtime.kind.JobKind` subclass, or a module with t
 same names (wrapped in :class:`~epcg.runtime.kind.ModuleKind`): :func:`job_kind` gives
 one object whose optional hooks all exist.
 
+A space named in a run directory's job.toml is data, not code to run: while
+:func:`reading` (every reader of a run: status, verify, report, export,
+``epcg.open``), :func:`load_object` imports nothing and resolves nothing, and
+says so in one line (:class:`Untrusted`). When it may import (a job file the
+user runs, a run resumed), it never imports from the current directory that
+Python put first on ``sys.path`` by itself (``python -m``, ``python -c``, a
+notebook): only from where the user's own path (an installed package,
+``PYTHONPATH``, ``sys.path``) points.
+
 >>> {"witness", "fling", "dwp"} <= set(known_kinds())
 True
 >>> load_object("math:pi")
@@ -23,8 +32,15 @@ True
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import difflib
 import importlib
+import importlib.machinery
+import importlib.util
+import os
+import sys
+from collections.abc import Iterator
 from functools import cache
 from importlib.metadata import entry_points
 from typing import Any
@@ -97,11 +113,39 @@ def kinds_with_run_types() -> list[tuple[str, type]]:
     return out
 
 
+class Untrusted(UserError):
+    """A reader of a run needed the code its job names (a space): reading a run never imports or runs it."""
+
+
+_IMPORTS = contextvars.ContextVar("epcg_space_imports", default=True)
+
+
+@contextlib.contextmanager
+def reading(trusted: bool = False) -> Iterator[None]:
+    """Within the block, :func:`load_object` imports a space only if ``trusted`` (never, by default: the block
+    reads a run directory, whose job.toml is data)."""
+    token = _IMPORTS.set(trusted)
+    try:
+        yield
+    finally:
+        _IMPORTS.reset(token)
+
+
+def may_import() -> bool:
+    """False while :func:`reading` a run: no space is imported, none is resolved."""
+    return _IMPORTS.get()
+
+
 def load_object(path: str) -> Any:
-    """The object at ``"package.module:attribute"``; a UserError naming what did not resolve."""
+    """The object at ``"package.module:attribute"``; a UserError naming what did not resolve, :class:`Untrusted`
+    while :func:`reading`."""
     module_name, sep, attr = path.partition(":")
     if not sep or not module_name or not attr:
         raise UserError(f"space {path!r} is not an import path of the form 'package.module:NAME'")
+    if not may_import():
+        raise Untrusted(f"space {path!r}: reading a run never imports or runs the code its job names; "
+                        "--trust-space or epcg.open(DIR, trust_space=True) imports it, as 'epcg run' did")
+    _refuse_implicit_cwd(path, module_name)
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # noqa: BLE001 - any import failure of user code gets one line
@@ -112,6 +156,37 @@ def load_object(path: str) -> Any:
             raise UserError(f"space {path!r}: module {module_name!r} has no attribute {attr!r}")
         obj = getattr(obj, part)
     return obj
+
+
+def _refuse_implicit_cwd(path: str, module_name: str) -> None:
+    """A UserError if ``module_name``'s package would be imported from the current directory that Python put
+    first on ``sys.path`` by itself (``python -m``, ``-c``, a notebook): a space is imported from where the
+    user's own path points, never from whatever directory a command happens to run in (a run directory, a
+    download). Finding where a module is runs no code."""
+    top = module_name.split(".")[0]
+    if top in sys.modules or not sys.path:
+        return
+    cwd = os.path.realpath(os.getcwd())
+    first = sys.path[0]
+    if not (first == "" or os.path.realpath(first) == cwd):
+        return
+    if any(entry and os.path.realpath(entry) == cwd for entry in sys.path[1:]):
+        return  # the user put it there too (PYTHONPATH=.)
+    try:
+        local = importlib.machinery.PathFinder.find_spec(top, [cwd])
+        chosen = importlib.util.find_spec(top) if local is not None else None
+    except (ImportError, ValueError):
+        return  # importing it says what is wrong
+    if chosen is not None and _places(chosen) & _places(local):
+        raise UserError(f"space {path!r}: {top!r} would be imported from the current directory, which Python put "
+                        "on its path by itself; a space is imported from an installed package, a directory on "
+                        "PYTHONPATH (PYTHONPATH=. names this one) or sys.path, or a module you imported first")
+
+
+def _places(spec: Any) -> set[str]:
+    """Where a module spec's code lies (its file, or its package's directories)."""
+    found = {spec.origin} if spec.origin else set()
+    return {os.path.realpath(p) for p in found | set(spec.submodule_search_locations or [])}
 
 
 def kind_of(data: dict[str, Any]) -> str:

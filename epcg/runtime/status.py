@@ -3,14 +3,16 @@ page on the Dask dashboard and ``Run.readout()``. Read-only: no lock is taken an
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from epcg.runtime.engine import Prepared, prepare_resume
 from epcg.runtime.history import load
-from epcg.runtime.readout import PLAN_FILE, Readout, outputs_written, read, with_plan_file
-from epcg.runtime.store import LIVE, RunDir
+from epcg.runtime.plan import Plan
+from epcg.runtime.readout import Readout, outputs_written, read
+from epcg.runtime.registry import job_kind, reading
+from epcg.runtime.schemas import Live, Malformed
+from epcg.runtime.store import LIVE, RESULTS, RunDir
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,8 @@ class Status:
     readout: Readout
     live: dict[str, Any]
     batch: dict[str, Any] | None
+    damaged: str | None
+    """The line saying results.json is damaged (truncated, or not of its kind's shape); None if absent or sound."""
 
     @property
     def run(self) -> RunDir:
@@ -30,27 +34,50 @@ class Status:
 
 
 def run_status(where: str | Any, now: float | None = None) -> Status:
-    """Read the run at ``where`` (a path or URL) as every view shows it."""
+    """Read the run at ``where`` (a path or URL) as every view shows it, as data: no code its job names runs."""
     from epcg.runtime.batch import read_batch
 
-    prepared = prepare_resume(where)
+    with reading():
+        prepared = prepare_resume(where)
     run = prepared.run
-    plan = with_plan_file(prepared.plan, run.read_text(PLAN_FILE))
+    plan = _fitted(run, prepared.plan)
     prepared = Prepared(prepared.job, plan, run, prepared.notes)
     done = run.done(plan.tasks())
     locked = run.is_locked()
     batch = read_batch(run)
     waiting = bool(batch) and not locked and load(run).next is not None
-    figures = read(plan, done, run.epoch_starts(), locked, outputs_written(run), waiting, now)
+    damaged = damaged_results(prepared) if run.has(RESULTS) else None
+    figures = read(plan, done, run.epoch_starts(), locked, outputs_written(run), waiting, damaged is not None, now)
     live = _live(run) if locked else {}
-    return Status(prepared, done, figures, live, batch)
+    return Status(prepared, done, figures, live, batch, damaged)
+
+
+def _fitted(run: RunDir, plan: Plan) -> Plan:
+    """``plan`` as the run's last session fitted it to its workers (each stage's task seconds, the tasks at
+    once), where the run kept it; ``plan`` itself where it did not, or kept another."""
+    try:
+        kept = run.read_plan()
+    except Malformed:
+        return plan
+    return kept if kept is not None and kept == plan else plan
+
+
+def damaged_results(prepared: Prepared) -> str | None:
+    """The line saying results.json is damaged (truncated, or not of its kind's shape), None if it is absent or
+    sound."""
+    job, run = prepared.job, prepared.run
+    try:
+        run.read_json(RESULTS, job_kind(job.domain).Results, f"'epcg report {run.path}' writes it again",
+                      {"config": job.config})
+    except Malformed as exc:
+        return str(exc)
+    return None
 
 
 def _live(run: RunDir) -> dict[str, Any]:
     """What the live session wrote about itself (dashboard, scheduler, workers), {} if unreadable."""
     try:
-        info = json.loads(run.read_text(LIVE) or "{}")
-    except (OSError, ValueError):
+        return dict(run.read_json(LIVE, Live) or {})
+    except (OSError, Malformed):
         return {}
-    return info if isinstance(info, dict) else {}
 

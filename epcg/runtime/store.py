@@ -36,8 +36,9 @@ import numpy as np
 
 from epcg.runtime.allocator import keep_chunk_buffers
 from epcg.runtime.errors import Damaged, PermissionDenied, StaleTask, StorageFault, Unfinished, UserError
-from epcg.runtime.plan import Task
+from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.rundir import IO, Location, open_location, write_atomic
+from epcg.runtime.schemas import Identity, Malformed, PlanFile, Record, check, loads
 
 if TYPE_CHECKING:
     import zarr
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from epcg.runtime.jobs import Job
 
 __all__ = ["RunDir", "StoreMissing", "Vouched", "CHECK_BATCH", "check_chunks", "digest", "seal", "unseal",
-           "write_atomic"]
+           "write_atomic", "vouch", "OUTPUT_FREE_KEYS"]
 
 JOB_FILE = "job.toml"
 RUN_FILE = "run.json"
@@ -66,10 +67,32 @@ for, and dearer than storing the few bytes an empty chunk compresses to."""
 LOCK_FILE = ".lock"
 LAYOUT = (RUN_FILE, DIGEST_FILE, f"{ZARR}/zarr.json")
 """What :meth:`RunDir.create` writes before job.toml (which it writes last)."""
+PLAN_FILE = "manifest/plan.json"
+"""The plan of a job that names a user's space, kept by every session that runs it (:meth:`RunDir.read_plan`)."""
 REDUCED_FILE = "manifest/reduce.json"
 """The reduction's own record: the arrays ``finish`` wrote (a Witness row's puzzles at its minimum)."""
 REDUCE = "reduce"
 """The reduction's name where a task id stands (its record's ``task``)."""
+
+
+OUTPUT_FREE_KEYS = ("name", "description")
+"""Job keys no chunk's output depends on: a record's vouch leaves them out (every other key counts;
+tests/test_record_vouch.py changes each key of each kind and checks both sides)."""
+
+
+def vouch(job: dict[str, Any], task: Task) -> str:
+    """What a task's record vouches it was made from: a digest of its chunk (stage, index, bounds) and of every
+    key of the run's job.toml that may change its output (all but :data:`OUTPUT_FREE_KEYS`). A record whose
+    vouch differs was made under other parameters and does not count (:meth:`RunDir.record_state`).
+
+    >>> a = vouch({"name": "a", "seed": 0}, Task("k01", 0, 0, 8))
+    >>> a == vouch({"name": "b", "seed": 0}, Task("k01", 0, 0, 8)), a == vouch({"name": "a", "seed": 1},
+    ...     Task("k01", 0, 0, 8)), a == vouch({"name": "a", "seed": 0}, Task("k01", 0, 0, 9))
+    (True, False, False)
+    """
+    body = json.dumps({"job": {k: v for k, v in job.items() if k not in OUTPUT_FREE_KEYS},
+                       "task": [task.id, task.start, task.stop]}, sort_keys=True, default=str)
+    return hashlib.sha256(body.encode()).hexdigest()[:32]
 
 
 def digest(data: np.ndarray) -> str:
@@ -80,9 +103,9 @@ def digest(data: np.ndarray) -> str:
 def seal(record: dict[str, Any]) -> str:
     """A record as JSON with a digest of its own body, so a torn or edited record is detected.
 
-    >>> unseal(seal({"a": 1}))
-    {'a': 1}
-    >>> unseal(seal({"a": 1}).replace('"a": 1', '"a": 2')) is None
+    >>> unseal(seal({"task": "t", "a": 1}))
+    {'a': 1, 'task': 't'}
+    >>> unseal(seal({"task": "t", "a": 1}).replace('"a": 1', '"a": 2')) is None
     True
     """
     body = json.dumps(record, sort_keys=True)
@@ -90,18 +113,20 @@ def seal(record: dict[str, Any]) -> str:
 
 
 def unseal(text: str) -> dict[str, Any] | None:
-    """The record in ``text``, or None if it is torn, corrupt or not sealed."""
+    """The record in ``text``, or None if it is torn, corrupt, not sealed or not of a record's shape
+    (:class:`~epcg.runtime.schemas.Record`)."""
     try:
         outer = json.loads(text)
         if isinstance(outer, dict) and "sha256" not in outer and "task" in outer:
-            return outer  # written before records were sealed: JSON that parses whole is complete
-        record = outer["record"]
-        body = json.dumps(record, sort_keys=True)
-        if hashlib.sha256(body.encode()).hexdigest() != outer["sha256"]:
-            return None
-    except (ValueError, KeyError, TypeError):
+            record = outer  # written before records were sealed: JSON that parses whole is complete
+        else:
+            record = outer["record"]
+            body = json.dumps(record, sort_keys=True)
+            if hashlib.sha256(body.encode()).hexdigest() != outer["sha256"]:
+                return None
+        return check(record, Record, "record")
+    except (ValueError, KeyError, TypeError, RecursionError, Malformed):
         return None
-    return record if isinstance(record, dict) else None
 
 
 class RunDir:
@@ -140,6 +165,18 @@ class RunDir:
         data = self.location.read(key)
         return None if data is None else data.decode()
 
+    def read_json(self, key: str, schema: Any, remedy: str = "", context: dict[str, Any] | None = None) -> Any:
+        """The JSON file ``key`` checked against ``schema`` (:mod:`epcg.runtime.schemas`), None if absent: every
+        JSON file read back from a run passes here. A truncated, undecodable or misshapen one is
+        :class:`~epcg.runtime.schemas.Malformed`, one line naming it (and ``remedy``, if given)."""
+        data = self.location.read(key)
+        if data is None:
+            return None
+        try:
+            return loads(data, schema, self.describe(key), context)
+        except Malformed as exc:
+            raise Malformed(f"{exc}{': ' + remedy if remedy else ''}") from None
+
     def write_text(self, key: str, text: str) -> None:
         self.location.write(key, text.encode())
 
@@ -153,13 +190,16 @@ class RunDir:
         return self.has(JOB_FILE)
 
     def read_job(self) -> Job:
-        """The run's job as it was started (UserError if the location holds no run)."""
+        """The run's job as it was started (UserError if the location holds no run), validated without importing
+        a space it names (its checks of the space were made when the run started)."""
         from epcg.runtime.jobs import loads_toml, validate
+        from epcg.runtime.registry import reading
 
         text = self.read_text(JOB_FILE)
         if text is None:
             raise UserError(f"{self.describe()} is not an epcg run directory (no {JOB_FILE})")
-        return validate(loads_toml(text, self.job_path), source=self.job_path)
+        with reading():  # job.toml is data: a space it names is neither imported nor run to validate it
+            return validate(loads_toml(text, self.job_path), source=self.job_path)
 
     def is_empty(self) -> bool:
         """Nothing but a lock is stored here, or only the start of a layout that never got its job.toml (a client
@@ -231,11 +271,8 @@ class RunDir:
             derived = hashlib.sha256(self.location.where.encode()).hexdigest()[:32]
             return {"run_id": derived, "epoch": 0, "started_at": 0}, None
         try:
-            ident = json.loads(found[0])
-        except ValueError:
-            ident = None
-        if not (isinstance(ident, dict) and isinstance(ident.get("run_id"), str)
-                and type(ident.get("epoch")) is int):
+            ident = loads(found[0], Identity, self.describe(RUN_FILE))
+        except Malformed:
             raise UserError(f"{self.describe(RUN_FILE)} is damaged, the run's identity cannot be read: "
                             f"'epcg verify --repair {self.path}' rebuilds it from the records")
         return ident, found[1]
@@ -303,6 +340,30 @@ class RunDir:
         """True while some client holds the run's lock (a run is live); reads only, never locks."""
         return self.location.is_locked()
 
+    # -- the plan of a space's job ------------------------------------------
+
+    def write_plan(self, plan: Plan) -> None:
+        """Keep the session's ``plan``, fitted to its workers: readers count the run's chunks by it without
+        running a user's space, and weigh them by each stage's estimated task seconds for the time left."""
+        stages = [{"name": s.name, "after": list(s.after), "label": s.label, "size": s.size,
+                   "task_seconds": s.task_seconds,
+                   "tasks": [[t.index, t.start, t.stop, t.locality] for t in s.tasks]} for s in plan.stages]
+        self.write_text(PLAN_FILE, json.dumps({"stages": stages, "slots": plan.slots}))
+
+    def read_plan(self) -> Plan | None:
+        """The plan :meth:`write_plan` kept (None if none was), Malformed if it is damaged."""
+        found = self.read_json(PLAN_FILE, PlanFile, f"'epcg resume {self.path}' writes it again")
+        if found is None:
+            return None
+        try:
+            return Plan(tuple(Stage(s["name"], tuple(Task(s["name"], *task) for task in s["tasks"]),
+                                    tuple(s.get("after", ())), s.get("label", ""), s.get("size", 0),
+                                    s.get("task_seconds"))
+                              for s in found["stages"]), slots=found.get("slots"))
+        except ValueError as exc:
+            raise Malformed(f"{self.describe(PLAN_FILE)} is damaged ({exc}): 'epcg resume {self.path}' writes it "
+                            "again") from None
+
     # -- manifest -----------------------------------------------------------
 
     @staticmethod
@@ -332,7 +393,10 @@ class RunDir:
 
     def record_state(self, task: Task) -> tuple[dict[str, Any] | None, str]:
         """``(record, "done")``, or ``(None, why)``: ``"missing"``, ``"damaged"`` (torn, corrupt, not sealed),
-        ``"misplaced"`` (another chunk's record under this one's name) or ``"foreign"`` (fenced by another run).
+        ``"misplaced"`` (another chunk's record under this one's name), ``"foreign"`` (fenced by another run) or
+        ``"stale"`` (made under other job parameters than job.toml's now: its :func:`vouch` differs). A record
+        written before records vouched (none) counts, as job.sha256 vouches for job.toml; ``verify --repair``,
+        which rebuilds that digest, forgets such records.
 
         The one definition of a finished chunk that resume, status, verify and every reader share. A record
         that cannot be read (the store failing, not the record) raises that fault: it says nothing of the chunk.
@@ -350,7 +414,18 @@ class RunDir:
             return None, "misplaced"
         if not self._fenced_here(record):
             return None, "foreign"
+        if "vouch" in record and record["vouch"] != vouch(self.job_data(), task):
+            return None, "stale"
         return record, "done"
+
+    def job_data(self) -> dict[str, Any]:
+        """job.toml as plain data, as stored (read once per RunDir; empty without one): what records vouch for."""
+        if not hasattr(self, "_job_data"):
+            from epcg.runtime.jobs import loads_toml
+
+            text = self.read_text(JOB_FILE)
+            self._job_data = {} if text is None else loads_toml(text, self.job_path)
+        return self._job_data
 
     def _fenced_here(self, record: dict[str, Any]) -> bool:
         """True unless the record's fence names another run id than this run's (a record copied from another
@@ -394,6 +469,10 @@ class RunDir:
         with ThreadPoolExecutor(RECORD_READERS) as pool:
             states = list(pool.map(self.record_state, listed))
         return {task.id: why for task, (_, why) in zip(listed, states) if why not in ("done", "missing")}
+
+    def unvouched(self, tasks: list[Task]) -> list[str]:
+        """Tasks whose intact record was written before records vouched for their parameters (no ``vouch``)."""
+        return [task_id for task_id, record in self.done(tasks).items() if "vouch" not in record]
 
     def reduced_record(self) -> dict[str, Any] | None:
         """The reduction's record (what ``finish`` wrote), if it is intact and this run's (a store that fails to

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from epcg.runtime.errors import UserError
 from epcg.runtime.estimate import (
@@ -27,6 +27,9 @@ from epcg.runtime.estimate import (
 from epcg.runtime.jobs import Job, validate
 from epcg.runtime.plan import Plan, TooManyTasks
 from epcg.runtime.registry import job_kind
+
+if TYPE_CHECKING:
+    from epcg.runtime.store import RunDir
 
 COARSEN_ROUNDS = 4
 """Times a job over ``--max-tasks`` is coarsened again before it is refused (each round multiplies its keys by
@@ -56,6 +59,21 @@ def plan_of(job: Job) -> Plan:
     except ValueError as exc:
         raise UserError(f"job {job.name}: {exc}") from None
     return _nonempty(job, plan)
+
+
+def plan_of_run(run: RunDir, job: Job) -> Plan:
+    """The plan of a run's job: computed, or, for a job naming a user's space while :func:`~epcg.runtime.registry.reading` the run,
+    the plan its last session kept (no code of the space runs)."""
+    from epcg.runtime.checked import names_space
+    from epcg.runtime.registry import may_import
+
+    if may_import() or not names_space(job.to_dict()):
+        return plan_of(job)
+    plan = run.read_plan()
+    if plan is None:
+        raise UserError(f"run {run.path} keeps no plan of its space's job (an earlier epcg made it) and reading a "
+                        f"run never runs the space's code: 'epcg resume {run.path}' imports it and keeps the plan")
+    return plan
 
 
 def _nonempty(job: Job, plan: Plan) -> Plan:

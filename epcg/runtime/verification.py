@@ -15,6 +15,7 @@ from typing import Any
 from epcg.runtime.errors import UserError
 from epcg.runtime.execute import Executor
 from epcg.runtime.plan import Plan
+from epcg.runtime.schemas import Malformed, Verified
 from epcg.runtime.store import (
     CHECK_BATCH,
     DIGEST_FILE,
@@ -27,7 +28,7 @@ from epcg.runtime.store import (
     check_chunks,
     unseal,
 )
-from epcg.runtime.tuning import plan_of
+from epcg.runtime.tuning import plan_of_run
 
 VERIFIED_FILE = "manifest/verified.json"
 
@@ -47,7 +48,7 @@ def repair(path: str | os.PathLike[str]) -> list[str]:
     is what vouches for the data. Returns what was rebuilt (nothing when both are sound)."""
     run = open_run(path)
     job = run.read_job()
-    plan = plan_of(job)
+    plan = plan_of_run(run, job)
     for task in plan.tasks():
         record = run.read_record(task)
         if record is not None and (record.get("start"), record.get("stop")) != (task.start, task.stop):
@@ -57,8 +58,13 @@ def repair(path: str | os.PathLike[str]) -> list[str]:
     rebuilt = []
     stored = run.stored_digest()
     if stored is None or not re.fullmatch(r"[0-9a-f]{64}", stored):
+        unvouched = run.unvouched(plan.tasks())
+        for task_id in unvouched:  # nothing says which job.toml made them: computed again under this one
+            run.forget(task_id)
         run.write_text(DIGEST_FILE, run.job_file_digest() + "\n")
-        rebuilt.append(f"{DIGEST_FILE} (the digest of job.toml)")
+        rebuilt.append(f"{DIGEST_FILE} (the digest of job.toml)" + (
+            f"; {len(unvouched)} chunks recorded by an earlier epcg, whose records do not say which job "
+            "parameters made them, were forgotten" if unvouched else ""))
     try:
         run.identity()
     except UserError:
@@ -152,6 +158,6 @@ def checkable(run: RunDir, plan: Plan) -> dict[str, dict[str, Any]]:
 def _verified(run: RunDir) -> set[str]:
     """Stamps (task id and record digest) of the chunks found intact by the last verification."""
     try:
-        return set(json.loads(run.read_text(VERIFIED_FILE) or "[]"))
-    except ValueError:
+        return set(run.read_json(VERIFIED_FILE, Verified) or [])
+    except Malformed:
         return set()

@@ -75,6 +75,7 @@ from epcg.games.fling.domain.moves import LINE_TABLE_MAX
 from epcg.games.fling.domain.rules import Board
 from epcg.games.fling.domain.slices import MAX_LEAD_CELLS, Slicing
 from epcg.games.fling.domain.sparse import BitIndex, IndexBuilder
+from epcg.games.fling.results import FlingResults
 from epcg.kinds import retrograde
 from epcg.kinds.base import JobConfig, stage_records
 from epcg.kinds.keep import Keeps
@@ -715,6 +716,10 @@ def _checksum(results: list[dict]) -> str:
     """A layer's checksum from its tasks' (independent of the chunking)."""
     return "{:016x}-{:016x}".format(sum(r["checksum_solvable"] for r in results) % 2**64,
                                     sum(r["checksum_unique"] for r in results) % 2**64)
+
+
+Results = FlingResults
+"""The shape of results.json, checked when it is read back."""
 
 
 def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) -> dict[str, Any]:

@@ -387,12 +387,14 @@ def describe_lease(data: bytes) -> str:
 
 
 def _parse_lease(data: bytes) -> dict[str, Any]:
+    from epcg.runtime.schemas import Lease, Malformed, loads
+
     try:
-        lease = json.loads(data)
-        return {"owner": str(lease.get("owner", "unknown")), "expires": float(lease.get("expires", 0)),
-                "host": lease.get("host"), "pid": lease.get("pid")}
-    except (ValueError, AttributeError):
-        return {"owner": "unknown", "expires": 0.0, "host": None, "pid": None}
+        lease = loads(data, Lease, "lease")
+    except Malformed:
+        lease = {}
+    return {"owner": lease.get("owner", "unknown"), "expires": float(lease.get("expires", 0)),
+            "host": lease.get("host"), "pid": lease.get("pid")}
 
 
 _HELD: collections.Counter[str] = collections.Counter()
