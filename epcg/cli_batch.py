@@ -18,7 +18,7 @@ from pathlib import Path
 
 import click
 
-from epcg.runtime.errors import UserError
+from epcg.runtime.errors import Conflict, UserError
 from epcg.runtime.store import RESULTS
 
 
@@ -79,7 +79,7 @@ def submit(job_file, cluster_file, out, overrides, walltime, max_requeues, resum
     if resume_dir is not None:
         prepared = runner.reopen(resume_dir)
         prepared.run.group  # noqa: B018 - a missing store ends here, before anything is written
-        _check_idle(prepared.run, batch)
+        _check_idle(prepared.run)
         new = False
     else:
         prepared = runner.start(runner.load(job_file, overrides), out, options)
@@ -94,8 +94,9 @@ def submit(job_file, cluster_file, out, overrides, walltime, max_requeues, resum
     try:
         text = None if kind is None else batch.script(kind, spec, info["walltime_seconds"], run.path,
                                                       prepared.job.name, spec.python or sys.executable)
-        batch.write_batch(run, info, text)
-        update(run, History.resubmit)
+        with run.lock():  # a run another process took since _check_idle is one line, exit status 75
+            batch.write_batch(run, info, text)
+            update(run, History.resubmit)
         if kind is None:
             pid = batch.spawn_detached(run)
             click.echo(f"{prepared.job.name}: driver started in the background (pid {pid}) -> {run.path}")
@@ -107,8 +108,8 @@ def submit(job_file, cluster_file, out, overrides, walltime, max_requeues, resum
             click.echo(f"{prepared.job.name}: submitted batch job {job_id} -> {run.path}")
             click.echo(f"batch script: {run.path / kind.script_name} (walltime {info['walltime_seconds']} s, "
                        f"signal {spec.signal_lead} s before it, at most {spec.max_requeues} requeues)")
-    except BaseException:
-        if new:
+    except BaseException as exc:
+        if new and not isinstance(exc, Conflict):  # a new run another process took at once is theirs now
             _remove_new(run)
         raise
     click.echo(f"watch it:  epcg status {run.path}")
@@ -168,13 +169,15 @@ def _workers(spec, kind) -> tuple[int, int | None]:
     return spec.workers or default_workers(), local_memory(spec)
 
 
-def _check_idle(run, batch) -> None:
-    """Refuse to submit a run that is live or already has an allocation waiting."""
+def _check_idle(run) -> None:
+    """Refuse to submit a run that is live (its lock held: a driver, run or resume) or already has an allocation
+    waiting."""
+    from epcg.runtime import batch
     from epcg.runtime.history import load
 
     if run.is_locked():
-        raise UserError(f"run directory {run.path} is in use by a running epcg process; 'epcg cancel {run.path}' "
-                        "stops a submitted one")
+        raise Conflict(f"run directory {run.path} is in use by a live epcg process (a driver, run or resume); "
+                       f"'epcg status {run.path}' says which, 'epcg cancel {run.path}' stops a submitted one")
     pending = load(run).next
     info = batch.read_batch(run)
     if pending and info and info["kind"] in batch.KINDS and batch.KINDS[info["kind"]].states([pending]):
@@ -205,8 +208,10 @@ def cancel(run_dir: str, wait: float) -> None:
     info = batch.read_batch(run)
     if info is None:
         raise UserError(f"{run.path} was not submitted (epcg run): stop its client with Ctrl-C or kill")
-    history, stopped = request_cancel(run, info)
+    history, stopped, left = request_cancel(run, info)
     click.echo(f"{run.path}: cancelled {', '.join(stopped) or 'nothing was queued or running'}")
+    for line in left:
+        click.echo(line)
     live = {a["pid"] for a in history.allocations if not a.get("ended_at")}
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline and (run.is_locked() or still_running(load(run), live)):

@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -102,6 +103,10 @@ def unseal(text: str) -> dict[str, Any] | None:
     except (ValueError, KeyError, TypeError):
         return None
     return record if isinstance(record, dict) else None
+
+
+_HELD_RUNS = threading.local()
+"""``where`` of the runs whose lock this thread holds (:meth:`RunDir.lock`)."""
 
 
 class RunDir:
@@ -295,9 +300,22 @@ class RunDir:
         text = self.read_text(JOB_FILE)
         return None if text is None else hashlib.sha256(text.encode()).hexdigest()
 
-    def lock(self) -> contextlib.AbstractContextManager[None]:
-        """Hold the run for the life of a client (a second client gets one line and exit 2)."""
-        return self.location.lock(f"pid {os.getpid()} on {socket.gethostname()}")
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the run for the life of a client (a second client gets one line and exit status 75).
+
+        Reentrant within a thread: a batch driver holds the run for its whole life, and the engine it runs
+        takes the lock again inside; only the outermost hold takes and releases it."""
+        held = _HELD_RUNS.__dict__.setdefault("where", set())
+        if self.location.where in held:
+            yield
+            return
+        with self.location.lock(f"pid {os.getpid()} on {socket.gethostname()}"):
+            held.add(self.location.where)
+            try:
+                yield
+            finally:
+                held.discard(self.location.where)
 
     def is_locked(self) -> bool:
         """True while some client holds the run's lock (a run is live); reads only, never locks."""
