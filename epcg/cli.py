@@ -67,6 +67,9 @@ class EpcgGroup(click.Group):
 
     def invoke(self, ctx: click.Context):
         try:
+            from epcg.runtime.daskconfig import check
+
+            check()
             return super().invoke(ctx)
         except UserError as exc:
             _fail(str(exc), getattr(exc, "exit_status", 2))

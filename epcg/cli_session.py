@@ -34,7 +34,10 @@ def run_session(runner: Engine, prepared: Prepared, new: bool, target: Target, o
     try:
         outcome = runner.execute(prepared, new, target, options)
     except KeyboardInterrupt as exc:
-        click.echo(f"\ninterrupted; 'epcg resume {prepared.run.path}' continues where this stopped", err=True)
+        if new and not prepared.run.exists():
+            click.echo("\ninterrupted before the run directory was created; nothing was written", err=True)
+        else:
+            click.echo(f"\ninterrupted; 'epcg resume {prepared.run.path}' continues where this stopped", err=True)
         sys.exit(exit_status(exc))
     print_outputs(outcome.run, outcome.report)
 

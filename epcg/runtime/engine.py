@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from epcg.runtime import daskconfig
 from epcg.runtime.errors import Conflict, OutputFailed, TaskFailed, UserError
 from epcg.runtime.estimate import MAX_TASKS, TASK_OVERHEAD, Limits, check, duration, figures, machine_memory
 from epcg.runtime.execute import Executor, SerialExecutor, execute
@@ -143,6 +144,7 @@ class Engine:
         """The job a file or its data names, with ``--set`` overrides (``"key=value"`` text or ``(key, value)``
         pairs), validated once. A serial run of a user's space compiles its kernels with bounds checks, so that
         is switched on before the space is imported."""
+        daskconfig.check()
         with os_errors_are_input():
             if isinstance(source, dict):
                 data, where = json.loads(json.dumps(source)), "job"
@@ -168,6 +170,7 @@ class Engine:
 
     def reopen(self, where: str | os.PathLike[str]) -> Prepared:
         """The run at ``where``, to be continued with the job it started with."""
+        daskconfig.check()
         with os_errors_are_input():
             return prepare_resume(where)
 
@@ -580,6 +583,7 @@ def target(cluster_file: str | os.PathLike[str] | None = None, scheduler: str | 
     """The target the options name: --scheduler, --scheduler-file or --cluster FILE, else
     $DASK_SCHEDULER_ADDRESS, else the embedded cluster (unnamed: a small job may run in this process); this
     process with --serial (which takes none of the others); or a client handed in."""
+    daskconfig.check()
     import dask
 
     from epcg.runtime.cluster import LocalSpec, SchedulerSpec, load_cluster
