@@ -28,10 +28,9 @@ def check() -> None:
     try:
         import dask  # noqa: F401 - reads the configuration
     except ValueError as exc:  # dask: "A dask config file at '...' is malformed ..."
-        text = str(exc)
-        head, _, detail = text.partition("original error message:")
-        detail = " ".join(detail.split()[:12]) or text.splitlines()[0]
-        raise UserError(f"Dask's configuration: {' '.join(head.split()).rstrip(',')}: {detail}") from None
+        head, told, detail = str(exc).partition("original error message:")
+        message = " ".join(head.split()).rstrip(",") + (": " + " ".join(detail.split()[:12]) if told else "")
+        raise UserError(f"Dask's configuration: {message}") from None
     import dask.config
 
     problem = _first_problem(dask.config.get("distributed", {}), _schema().get("properties", {}).get(
