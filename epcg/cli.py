@@ -22,6 +22,7 @@ from epcg.runtime.errors import (
     TaskFailed,
     UserError,
 )
+from epcg.runtime.shell import command as shell_command
 from epcg.runtime.stopping import caught_signals, exit_status
 
 CONNECT_OPTIONS = [
@@ -69,6 +70,7 @@ class EpcgGroup(click.Group):
         try:
             from epcg.runtime.daskconfig import check
 
+            _bytes_as_given()
             check()
             return super().invoke(ctx)
         except UserError as exc:
@@ -88,6 +90,17 @@ class EpcgGroup(click.Group):
             _fail(describe_os_error(exc), 2)
         except MemoryError:
             _fail("out of memory in the epcg client; the job is too large for this machine", 2)
+
+
+def _bytes_as_given() -> None:
+    """In a locale whose encoding is ASCII (``LC_ALL=C`` without Python's UTF-8 mode) print UTF-8, and a path's
+    bytes as they were given (surrogate escapes), not ``?``: what is printed can be pasted back."""
+    import codecs
+
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None)
+        if encoding and codecs.lookup(encoding).name == "ascii" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(encoding="utf-8", errors="surrogateescape")
 
 
 def _fail(message: str, status: int) -> None:
@@ -291,7 +304,7 @@ def status(run_dir: str) -> None:
     click.echo(f"{'total':<28} {len(done):>7}/{plan.num_tasks:<7}")
     if not live and not written and len(done) == plan.num_tasks:
         click.echo(f"every chunk is done, but results, summary or report.html are missing: "
-                   f"'epcg report {run.path}' writes them")
+                   f"{shell_command('report', run.path)} writes them")
     torn = run.torn(tasks)
     if torn:
         click.echo(f"{len(torn)} damaged records (those chunks will be recomputed): {', '.join(torn[:10])}")
@@ -303,7 +316,7 @@ def status(run_dir: str) -> None:
         if live or state.startswith("waiting"):
             eta = f"ETA {left / rate / 60:.1f} min of computing at that rate"
         else:
-            eta = f"continue with {continue_command(run, submitted) if submitted else repr(f'epcg resume {run.path}')}"
+            eta = f"continue with {continue_command(run, submitted) if submitted else shell_command('resume', run.path)}"
         click.echo(f"throughput {rate:.2f} chunks/s over the run so far; {left} chunks left; {eta}")
 
 

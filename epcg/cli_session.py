@@ -12,6 +12,7 @@ import sys
 import click
 
 from epcg.runtime.engine import Engine, Options, Prepared, Target
+from epcg.runtime.shell import command
 from epcg.runtime.stopping import exit_status
 
 
@@ -37,7 +38,7 @@ def run_session(runner: Engine, prepared: Prepared, new: bool, target: Target, o
         if new and not prepared.run.exists():
             click.echo("\ninterrupted before the run directory was created; nothing was written", err=True)
         else:
-            click.echo(f"\ninterrupted; 'epcg resume {prepared.run.path}' continues where this stopped", err=True)
+            click.echo(f"\ninterrupted; {command('resume', prepared.run.path)} continues where this stopped", err=True)
         sys.exit(exit_status(exc))
     print_outputs(outcome.run, outcome.report)
 

@@ -44,6 +44,7 @@ from epcg.runtime.errors import InvalidValue, NotThisKind, UserError
 from epcg.runtime.jobs import Job
 from epcg.runtime.progress import Callback
 from epcg.runtime.registry import kinds_with_run_types, run_type
+from epcg.runtime.shell import command
 from epcg.runtime.store import RESULTS, SUMMARY, RunDir, Vouched
 from epcg.runtime.verification import open_run
 
@@ -186,12 +187,12 @@ class Run:
     def results(self) -> dict[str, Any]:
         """results.json as plain data."""
         if not self.finished:
-            raise UserError(f"run {self.path} has no results yet: finish it with epcg.run or 'epcg resume {self.path}'")
+            raise UserError(f"run {self.path} has no results yet: finish it with epcg.run or {command('resume', self.path)}")
         try:
             return json.loads(self.dir.read_text(RESULTS) or "")
         except (ValueError, OSError) as exc:
             raise UserError(f"{self.dir.results_path} cannot be read ({' '.join(str(exc).split())}): "
-                            f"'epcg report {self.path}' writes it again") from None
+                            f"{command('report', self.path)} writes it again") from None
 
     @cached_property
     def stored(self) -> Vouched:

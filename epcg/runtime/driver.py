@@ -25,6 +25,7 @@ from epcg.runtime import batch, processes
 from epcg.runtime.cluster import JobqueueSpec
 from epcg.runtime.errors import Drain, TaskFailed, UserError
 from epcg.runtime.history import History, decide, load, settle, update
+from epcg.runtime.shell import command
 from epcg.runtime.stopping import handled
 from epcg.runtime.store import RESULTS, RunDir
 
@@ -304,7 +305,7 @@ def cancel(run: RunDir, info: dict[str, Any]) -> tuple[History, list[str], list[
                 stopped.append(f"driver pid {alloc['pid']}")
             elif seen == "elsewhere":
                 left.append(f"driver pid {alloc.get('pid')} on {alloc.get('node')} was not signalled (another host: "
-                            f"run 'epcg cancel {run.path}' there)")
+                            f"run {command('cancel', run.path)} there)")
             else:
                 left.append(f"driver pid {alloc.get('pid')} is gone (that process ended; "
                             "nothing was signalled)")

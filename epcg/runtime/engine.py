@@ -41,6 +41,7 @@ from epcg.runtime.parts import computed_parts, epoch_of
 from epcg.runtime.plan import Plan
 from epcg.runtime.progress import Callback, counting
 from epcg.runtime.registry import job_kind
+from epcg.runtime.shell import command
 from epcg.runtime.stopping import caught_signals
 from epcg.runtime.store import DIGEST_FILE, REDUCE, REDUCED_FILE, RESULTS, RunDir, seal
 from epcg.runtime.tuning import Tuned, fit_memory, plan_job, plan_of
@@ -340,7 +341,7 @@ class Engine:
         if bad:
             self.say(f"{run.path}: {len(bad)} of {checked} chunks checked {where_text} are damaged on disk: "
                      f"{', '.join(bad)}")
-            self.say(f"their records were removed; 'epcg resume {run.path}' recomputes them")
+            self.say(f"their records were removed; {command('resume', run.path)} recomputes them")
         elif not checked:
             self.say(f"{run.path}: nothing to check, every finished chunk was verified since it was recorded "
                      "(--all reads them again)")
@@ -414,7 +415,7 @@ def _check_new(run: RunDir) -> None:
     if run.exists():
         raise UserError(
             f"run directory {run.path} already holds a run: continue it with "
-            f"'epcg resume {run.path}', or pass another --out"
+            f"{command('resume', run.path)}, or pass another --out"
         )
     if not run.is_empty():
         raise UserError(f"--out {run.path} exists and is not an epcg run directory")
@@ -444,7 +445,7 @@ def claimed(prepared: Prepared, new: bool) -> Iterator[None]:
             if new:
                 if run.exists():
                     raise UserError(f"run directory {run.path} already holds a run (started at the same moment?): "
-                                    f"'epcg resume {run.path}', or pass another --out")
+                                    f"{command('resume', run.path)}, or pass another --out")
                 if not run.is_empty():
                     raise UserError(f"--out {run.path} exists and is not an epcg run directory")
                 run.create(prepared.job.to_toml(), prepared.job.digest)
@@ -507,7 +508,7 @@ def finish(prepared: Prepared, records: dict[str, dict] | None = None, timing: d
     timing = timing if timing is not None else recorded_timing(run)
     missing = plan.num_tasks - len(records)
     if missing:
-        raise UserError(f"run {run.path} has {missing} unfinished tasks: 'epcg resume {run.path}'")
+        raise UserError(f"run {run.path} has {missing} unfinished tasks: {command('resume', run.path)}")
     kind = job_kind(job.domain)
     with writing_outputs(run):
         run.delete(REDUCED_FILE)
@@ -558,7 +559,7 @@ def run_faults(run: RunDir) -> Iterator[None]:
         yield
     except OSError as exc:
         raise TaskFailed(f"{describe_os_error(exc)}; the chunks finished so far are kept: fix that, then "
-                         f"'epcg resume {run.path}'") from None
+                         f"{command('resume', run.path)}") from None
 
 
 @contextlib.contextmanager
@@ -570,7 +571,7 @@ def writing_outputs(run: RunDir) -> Iterator[None]:
     except OSError as exc:
         where = exc.filename or f"the outputs in {run.path}"
         raise OutputFailed(f"cannot write {where}: {exc.strerror or exc}; every chunk is done and kept: free space (or "
-                           f"fix the permissions), then 'epcg report {run.path}' writes the results and the report"
+                           f"fix the permissions), then {command('report', run.path)} writes the results and the report"
                            ) from None
 
 

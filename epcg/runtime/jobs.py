@@ -27,6 +27,7 @@ import tomli_w
 
 from epcg.runtime.errors import UserError
 from epcg.runtime.registry import job_kind, kind_of
+from epcg.runtime.shell import command
 
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$")
 MAX_DEPTH = 16
@@ -139,7 +140,7 @@ def apply_overrides(data: dict[str, Any], overrides: list[tuple[str | tuple[str,
 def read_toml(path: Path, what: str = "job file") -> dict[str, Any]:
     """Parse a TOML file (a ``what``: job file, cluster file), turning a missing or malformed one into a UserError."""
     if path.is_dir():
-        hint = f" (a run directory: 'epcg resume {path}')" if (path / "job.toml").is_file() else ""
+        hint = f" (a run directory: {command('resume', path)})" if (path / "job.toml").is_file() else ""
         raise UserError(f"{what} {path} is a directory, not a TOML file{hint}")
     if not path.exists():
         raise UserError(f"{what} {path} does not exist")

@@ -39,6 +39,7 @@ from epcg.runtime.allocator import keep_chunk_buffers
 from epcg.runtime.errors import Damaged, PermissionDenied, StaleTask, StorageFault, Unfinished, UserError
 from epcg.runtime.plan import Task
 from epcg.runtime.rundir import IO, Location, open_location, write_atomic
+from epcg.runtime.shell import command
 
 if TYPE_CHECKING:
     import zarr
@@ -146,7 +147,8 @@ class RunDir:
         return None if data is None else data.decode()
 
     def write_text(self, key: str, text: str) -> None:
-        self.location.write(key, text.encode())
+        """UTF-8; a path of another locale's bytes (surrogate escapes) is written back as those bytes."""
+        self.location.write(key, text.encode("utf-8", "surrogateescape"))
 
     def has(self, key: str) -> bool:
         return self.location.exists(key)
@@ -233,7 +235,7 @@ class RunDir:
                 raise StorageFault(f"{self.describe(RUN_FILE)} cannot be read: {exc}") from None
             raise
         if found is None:
-            derived = hashlib.sha256(self.location.where.encode()).hexdigest()[:32]
+            derived = hashlib.sha256(self.location.where.encode("utf-8", "surrogateescape")).hexdigest()[:32]
             return {"run_id": derived, "epoch": 0, "started_at": 0}, None
         try:
             ident = json.loads(found[0])
@@ -242,7 +244,7 @@ class RunDir:
         if not (isinstance(ident, dict) and isinstance(ident.get("run_id"), str)
                 and type(ident.get("epoch")) is int):
             raise UserError(f"{self.describe(RUN_FILE)} is damaged, the run's identity cannot be read: "
-                            f"'epcg verify --repair {self.path}' rebuilds it from the records")
+                            f"{command('verify --repair', self.path)} rebuilds it from the records")
         return ident, found[1]
 
     def identity(self) -> dict[str, Any]:
@@ -546,7 +548,7 @@ class Vouched:
     def _damaged(self, task_id: str, name: str, why: str) -> Damaged:
         where = self.run.path
         chunk = "the reduction" if task_id == REDUCE else f"chunk {task_id}"
-        return Damaged(f"{chunk} of run {where} is damaged ({name}: {why}); 'epcg resume --verify {where}' "
+        return Damaged(f"{chunk} of run {where} is damaged ({name}: {why}); {command('resume --verify', where)} "
                        "finds and recomputes it")
 
     def size(self, name: str) -> int:
@@ -561,7 +563,7 @@ class Vouched:
         spans = self.spans.get(name)
         if not spans:
             raise Unfinished(f"run {self.run.path} has no finished chunk holding {name}: "
-                             f"'epcg resume {self.run.path}' computes it")
+                             f"{command('resume', self.run.path)} computes it")
         try:
             return self.run.group[name]
         except (StoreMissing, StorageFault):
@@ -590,7 +592,7 @@ class Vouched:
         if at < stop:
             covered = sum(last - first for first, last, _, _ in self.spans[name])
             raise Unfinished(f"{name} of run {self.run.path} is not finished: its chunks cover {covered:,} of "
-                             f"{size:,} entries; 'epcg resume {self.run.path}' computes the rest")
+                             f"{size:,} entries; {command('resume', self.run.path)} computes the rest")
 
     def read(self, name: str, start: int = 0, stop: int | None = None) -> np.ndarray:
         """``[start, stop)`` of array ``name`` (all of it by default), checked as :meth:`blocks` checks it."""
