@@ -187,6 +187,7 @@ class Run:
     def results(self) -> dict[str, Any]:
         """results.json as plain data."""
         if not self.finished:
+            self.dir.check_present()
             raise UserError(f"run {self.path} has no results yet: finish it with epcg.run or {command('resume', self.path)}")
         try:
             return json.loads(self.dir.read_text(RESULTS) or "")

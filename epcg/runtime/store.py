@@ -159,6 +159,13 @@ class RunDir:
     def exists(self) -> bool:
         return self.has(JOB_FILE)
 
+    def check_present(self) -> None:
+        """StoreMissing if the run was deleted or moved since it was opened (its job.toml is gone): the real
+        cause, said before a reader would call its chunks unfinished or damaged."""
+        if not self.exists():
+            raise StoreMissing(f"run {self.path} is gone: {self.job_path} no longer exists (the run directory "
+                               "was deleted or moved)")
+
     def read_job(self) -> Job:
         """The run's job as it was started (UserError if the location holds no run)."""
         from epcg.runtime.jobs import loads_toml, validate
@@ -427,6 +434,7 @@ class RunDir:
     def vouched(self, tasks: list[Task]) -> Vouched:
         """A reader of this run's arrays that reads only what the finished tasks' records (and the reduction's)
         vouch for."""
+        self.check_present()
         records = self.done(tasks)
         reduced = self.reduced_record()
         if reduced is not None:
@@ -546,6 +554,7 @@ class Vouched:
         return name in self.spans
 
     def _damaged(self, task_id: str, name: str, why: str) -> Damaged:
+        self.run.check_present()
         where = self.run.path
         chunk = "the reduction" if task_id == REDUCE else f"chunk {task_id}"
         return Damaged(f"{chunk} of run {where} is damaged ({name}: {why}); {command('resume --verify', where)} "
@@ -562,6 +571,7 @@ class Vouched:
     def _array(self, name: str) -> Any:
         spans = self.spans.get(name)
         if not spans:
+            self.run.check_present()
             raise Unfinished(f"run {self.run.path} has no finished chunk holding {name}: "
                              f"{command('resume', self.run.path)} computes it")
         try:
