@@ -8,6 +8,7 @@ example job values of every type: one line and exit status 2, or a plan, never a
 
 from __future__ import annotations
 
+import math
 import socket
 import threading
 import time
@@ -254,3 +255,18 @@ def test_a_real_scheduler_passes_the_check() -> None:
 
     with LocalCluster(n_workers=0, processes=False, host="127.0.0.1", protocol="tcp", dashboard_address=":0") as c:
         check_scheduler(c.scheduler_address, seconds=5)
+
+
+def test_api_ratios_that_are_not_finite_are_one_line(tmp_path: Path) -> None:
+    """`boards(k, min_ratio=inf)` (and -inf, nan) is the API's one-line ValueError, not an OverflowError."""
+    import epcg as api
+    from epcg.runtime.errors import InvalidValue
+
+    run = tmp_path / "fling"
+    done = epcg("run", str(JOBS / "fling.toml"), "--set", "width=4", "--set", "height=4", "--set", "max_pieces=4",
+                "--set", "chunk_words=64", "--serial", "--out", str(run))
+    assert done.returncode == 0, done.stderr
+    opened = api.open(run)
+    for ratio in (math.inf, -math.inf, math.nan):
+        with pytest.raises(InvalidValue, match="min_ratio must be a finite number"):
+            list(opened.boards(4, min_ratio=ratio))
