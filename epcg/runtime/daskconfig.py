@@ -42,12 +42,16 @@ def check() -> None:
 
 @functools.cache
 def _schema() -> dict[str, Any]:
-    import distributed
+    import importlib.util
+
     import yaml
 
-    path = Path(distributed.__file__).parent / "distributed-schema.yaml"
+    spec = importlib.util.find_spec("distributed")  # found, not imported: status and export never need it
+    if spec is None or spec.origin is None:
+        return {}
+    path = Path(spec.origin).parent / "distributed-schema.yaml"
     try:
-        return yaml.safe_load(path.read_text()) or {}
+        return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
     except (OSError, yaml.YAMLError):
         return {}  # an installation without its schema: nothing to check against
 
