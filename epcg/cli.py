@@ -316,7 +316,8 @@ def status(run_dir: str) -> None:
         if live or state.startswith("waiting"):
             eta = f"ETA {left / rate / 60:.1f} min of computing at that rate"
         else:
-            eta = f"continue with {continue_command(run, submitted) if submitted else shell_command('resume', run.path)}"
+            how = continue_command(run, submitted) if submitted else shell_command("resume", run.path)
+            eta = f"continue with {how}"
         click.echo(f"throughput {rate:.2f} chunks/s over the run so far; {left} chunks left; {eta}")
 
 

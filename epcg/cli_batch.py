@@ -19,7 +19,7 @@ from pathlib import Path
 import click
 
 from epcg.runtime.errors import Conflict, UserError
-from epcg.runtime.shell import command
+from epcg.runtime.shell import command as shell_command
 from epcg.runtime.store import RESULTS
 
 
@@ -29,7 +29,8 @@ def _local_only(where: str | None, command: str) -> None:
 
     if where is not None and is_url(where):
         raise UserError(f"epcg {command} needs a run directory on a filesystem the nodes share, not {where}: "
-                        f"run it with {command('run --out', where)} (or {command('resume', where)}) on a cluster instead")
+                        f"run it with {shell_command('run --out', where)} (or {shell_command('resume', where)}) "
+                        "on a cluster instead")
 
 
 @click.command()
@@ -178,7 +179,8 @@ def _check_idle(run) -> None:
 
     if run.is_locked():
         raise Conflict(f"run directory {run.path} is in use by a live epcg process (a driver, run or resume); "
-                       f"{command('status', run.path)} says which, {command('cancel', run.path)} stops a submitted one")
+                       f"{shell_command('status', run.path)} says which, {shell_command('cancel', run.path)} stops "
+                       "a submitted one")
     pending = load(run).next
     info = batch.read_batch(run)
     if pending and info and info["kind"] in batch.KINDS and batch.KINDS[info["kind"]].states([pending]):
@@ -218,9 +220,10 @@ def cancel(run_dir: str, wait: float) -> None:
     while time.monotonic() < deadline and (run.is_locked() or still_running(load(run), live)):
         time.sleep(0.5)
     if run.is_locked() or still_running(load(run), live):
-        click.echo(f"the running allocation has not stopped yet; {command('status', run.path)} shows when it has")
+        click.echo(f"the running allocation has not stopped yet; {shell_command('status', run.path)} shows when it has")
     done = len(run.done(prepare_resume(run_dir).plan.tasks()))
-    click.echo(f"{done} chunks kept; {batch.continue_command(run, info)} or {command('resume', run.path)} continues later")
+    click.echo(f"{done} chunks kept; {batch.continue_command(run, info)} or {shell_command('resume', run.path)} "
+               "continues later")
 
 
 @click.command(hidden=True)
@@ -237,7 +240,7 @@ def drive(run_dir: str) -> None:
     run = prepared.run
     info = read_batch(run)
     if info is None:
-        raise UserError(f"{run.path} was not submitted: use {command('resume', run.path)}")
+        raise UserError(f"{run.path} was not submitted: use {shell_command('resume', run.path)}")
     connect = info.get("connect") or {}
     tasks = prepared.plan.tasks()
 

@@ -153,3 +153,24 @@ def test_a_driver_holds_the_run_for_its_whole_life(finished_run, tmp_path: Path)
     assert refused.returncode == 75 and "in use by a live epcg process" in refused.stderr, refused.stderr
     assert len(allocations) == 1 and "ended_at" not in allocations[0], allocations
     assert not prepared.run.is_locked()
+
+
+@pytest.mark.slow  # a real detached run on the embedded cluster: about a minute
+def test_finding_4_a_second_detached_submit_at_once_is_refused(tmp_path: Path) -> None:
+    """`submit --detach`, then at once `submit --resume --detach`: the second is refused (75) while the first
+    driver lives, and the first runs to "finished" alone."""
+    from .conftest import JOBS
+
+    run = tmp_path / "detached"
+    first = epcg("submit", str(JOBS / "fling.toml"), "--detach", "--workers", "1", "--out", str(run),
+                 "--set", "max_pieces=7", "--set", "chunk_words=16384")
+    assert first.returncode == 0, first.stderr
+    second = epcg("submit", "--resume", str(run), "--detach", "--workers", "1")
+    assert second.returncode == 75 and len(second.stderr.strip().splitlines()) == 1, second.stderr
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        allocations = json.loads((run / "allocations.json").read_text())["allocations"]
+        if allocations and allocations[-1].get("why") == "finished":
+            break
+        time.sleep(1)
+    assert [a.get("why") for a in allocations] == ["finished"], allocations

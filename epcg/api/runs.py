@@ -188,7 +188,8 @@ class Run:
         """results.json as plain data."""
         if not self.finished:
             self.dir.check_present()
-            raise UserError(f"run {self.path} has no results yet: finish it with epcg.run or {command('resume', self.path)}")
+            raise UserError(f"run {self.path} has no results yet: finish it with epcg.run or "
+                            f"{command('resume', self.path)}")
         try:
             return json.loads(self.dir.read_text(RESULTS) or "")
         except (ValueError, OSError) as exc:

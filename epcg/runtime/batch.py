@@ -49,7 +49,7 @@ from typing import Any
 from epcg.runtime import history, processes
 from epcg.runtime.cluster import JobqueueSpec
 from epcg.runtime.errors import UserError
-from epcg.runtime.shell import command
+from epcg.runtime.shell import command as shell_command
 from epcg.runtime.store import RunDir, write_atomic
 
 BATCH_FILE = "batch.json"
@@ -343,7 +343,7 @@ def describe(run: RunDir, info: dict[str, Any], records: dict[str, dict], finish
             span = f"from {began}"
             if seen == "elsewhere":
                 why = (f"its driver ran on {alloc.get('node')}, which this host cannot see into: "
-                       f"{command('status', run.path)} there tells whether it lives")
+                       f"{shell_command('status', run.path)} there tells whether it lives")
             else:
                 why = (f"its driver (pid {alloc.get('pid')}) is gone, killed before it could record its end; "
                        f"{continue_command(run, info)} continues")
@@ -364,7 +364,7 @@ def describe(run: RunDir, info: dict[str, Any], records: dict[str, dict], finish
 def continue_command(run: RunDir, info: dict[str, Any]) -> str:
     """The command that continues a submitted run, as it must be typed."""
     how = "--detach" if info.get("kind") == "detached" else "--cluster FILE"
-    return command("submit --resume", run.path, *how.split())
+    return shell_command("submit --resume", run.path, *how.split())
 
 
 def tunnel(dashboard: str, node: str | None) -> str | None:

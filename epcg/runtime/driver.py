@@ -2,11 +2,11 @@
 
 :class:`Driver` holds the run's lock for its whole life (one live driver per run), records the allocation,
 decides whether it computes, submits its continuation, runs the unfinished chunks through the one callable it
-is given, turns the early signal into a drain, records the end and cancels a continuation nobody needs. Every change to the history is one
-:func:`~epcg.runtime.history.update` (compare-and-swap), and the driver looks at the record that update
-stored, so a concurrent ``epcg cancel`` is never overwritten nor missed: if it lands before the allocation is
-recorded, the allocation does not compute; after, it finds the allocation and signals it; between the
-continuation's submission and its record, the driver cancels the continuation itself.
+is given, turns the early signal into a drain, records the end and cancels a continuation nobody needs. Every
+change to the history is one :func:`~epcg.runtime.history.update` (compare-and-swap), and the driver looks at
+the record that update stored, so a concurrent ``epcg cancel`` is never overwritten nor missed: if it lands
+before the allocation is recorded, the allocation does not compute; after, it finds the allocation and signals
+it; between the continuation's submission and its record, the driver cancels the continuation itself.
 """
 
 from __future__ import annotations

@@ -282,7 +282,8 @@ def check_values(data: Any, loc: tuple = ()) -> None:
 
     if isinstance(data, int) and not isinstance(data, bool) and not INT64[0] <= data <= INT64[1]:
         raise refuse(f"expected an integer of 64 bits ({INT64[0]}..{INT64[1]}), got {_short(data)}", data)
-    texts = [data] if isinstance(data, str) else [k for k in data if isinstance(k, str)] if isinstance(data, dict) else []
+    texts = [data] if isinstance(data, str) else [k for k in data if isinstance(k, str)] \
+        if isinstance(data, dict) else []
     for text in texts:
         digit = next((c for c in text if not c.isascii() and unicodedata.decimal(c, None) is not None), None)
         if digit is not None:
