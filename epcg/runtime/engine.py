@@ -423,7 +423,10 @@ def _check_new(run: RunDir) -> None:
 
 def refuse_in_use(run: RunDir) -> None:
     """A Conflict if another client holds the run's lock, naming it (and, on an object store, when its lease
-    expires): said before any cluster starts (the lock is taken later), as the lock itself says it."""
+    expires): said before any cluster starts (the lock is taken later), as the lock itself says it. A run this
+    thread holds already (a batch driver's, for its whole life) is not in use by another."""
+    if run.held_here():
+        return
     holder = run.location.holder()
     if holder is not None:
         raise Conflict(f"run directory {run.path} is in use by another epcg client {holder}")

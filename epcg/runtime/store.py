@@ -326,6 +326,10 @@ class RunDir:
             finally:
                 held.discard(self.location.where)
 
+    def held_here(self) -> bool:
+        """True while this thread holds the run's lock (:meth:`lock`)."""
+        return self.location.where in _HELD_RUNS.__dict__.get("where", set())
+
     def is_locked(self) -> bool:
         """True while some client holds the run's lock (a run is live); reads only, never locks."""
         return self.location.is_locked()
