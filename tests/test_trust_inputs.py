@@ -270,3 +270,15 @@ def test_api_ratios_that_are_not_finite_are_one_line(tmp_path: Path) -> None:
     for ratio in (math.inf, -math.inf, math.nan):
         with pytest.raises(InvalidValue, match="min_ratio must be a finite number"):
             list(opened.boards(4, min_ratio=ratio))
+
+
+def test_api_asking_for_unsolvable_puzzles_is_one_line(witness: Path, tmp_path: Path) -> None:
+    """`puzzles(solutions=0)` would recompute with a band the job file refuses: the API says why at once."""
+    import epcg as api
+    from epcg.runtime.errors import InvalidValue
+
+    run = tmp_path / "w"
+    done = epcg("run", str(witness), "--serial", "--out", str(run))
+    assert done.returncode == 0, done.stderr
+    with pytest.raises(InvalidValue, match="solutions must be 1 or more"):
+        list(api.open(run).puzzles(solutions=0))
