@@ -24,6 +24,7 @@ from epcg.runtime.errors import (
     UserError,
 )
 from epcg.runtime.registry import reading
+from epcg.runtime.shell import command as shell_command
 from epcg.runtime.stopping import caught_signals, exit_status
 
 if TYPE_CHECKING:
@@ -72,6 +73,10 @@ class EpcgGroup(click.Group):
 
     def invoke(self, ctx: click.Context):
         try:
+            from epcg.runtime.daskconfig import check
+
+            _bytes_as_given()
+            check()
             return super().invoke(ctx)
         except UserError as exc:
             _fail(str(exc), getattr(exc, "exit_status", 2))
@@ -90,6 +95,17 @@ class EpcgGroup(click.Group):
             _fail(describe_os_error(exc), 2)
         except MemoryError:
             _fail("out of memory in the epcg client; the job is too large for this machine", 2)
+
+
+def _bytes_as_given() -> None:
+    """In a locale whose encoding is ASCII (``LC_ALL=C`` without Python's UTF-8 mode) print UTF-8, and a path's
+    bytes as they were given (surrogate escapes), not ``?``: what is printed can be pasted back."""
+    import codecs
+
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None)
+        if encoding and codecs.lookup(encoding).name == "ascii" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(encoding="utf-8", errors="surrogateescape")
 
 
 def _fail(message: str, status: int) -> None:
@@ -307,7 +323,7 @@ def _status(run_dir: str) -> None:
     if figures.state == DAMAGED:
         echo(status.damaged or "")
     elif figures.state != RUNNING and figures.done == figures.total and figures.state != FINISHED:
-        echo(f"every chunk is done, but results or summary are missing: 'epcg report {run.path}' writes them")
+        echo(f"every chunk is done, but results or summary are missing: {shell_command('report', run.path)} writes them")
     unsound = run.unsound(plan.tasks())
     torn = [task for task, why in unsound.items() if why != "stale"]
     stale = [task for task, why in unsound.items() if why == "stale"]
@@ -317,7 +333,7 @@ def _status(run_dir: str) -> None:
         echo(f"{len(stale)} chunks were made under other job parameters than job.toml's (they will be recomputed): "
              f"{', '.join(stale[:10])}")
     if figures.done < figures.total and figures.state not in (RUNNING, WAITING):
-        how = continue_command(run, status.batch) if status.batch else repr(f"epcg resume {run.path}")
+        how = continue_command(run, status.batch) if status.batch else shell_command("resume", run.path)
         echo(f"{figures.total - figures.done} chunks left; continue with {how}")
 
 

@@ -19,7 +19,8 @@ from pathlib import Path
 import click
 
 from epcg.cli_session import echo
-from epcg.runtime.errors import UserError
+from epcg.runtime.errors import Conflict, UserError
+from epcg.runtime.shell import command as shell_command
 from epcg.runtime.store import RESULTS
 
 
@@ -29,7 +30,8 @@ def _local_only(where: str | None, command: str) -> None:
 
     if where is not None and is_url(where):
         raise UserError(f"epcg {command} needs a run directory on a filesystem the nodes share, not {where}: "
-                        f"run it with 'epcg run --out {where}' (or 'epcg resume {where}') on a cluster instead")
+                        f"run it with {shell_command('run --out', where)} (or {shell_command('resume', where)}) "
+                        "on a cluster instead")
 
 
 @click.command()
@@ -80,7 +82,7 @@ def submit(job_file, cluster_file, out, overrides, walltime, max_requeues, resum
     if resume_dir is not None:
         prepared = runner.reopen(resume_dir)
         prepared.run.group  # noqa: B018 - a missing store ends here, before anything is written
-        _check_idle(prepared.run, batch)
+        _check_idle(prepared.run)
         new = False
     else:
         prepared = runner.start(runner.load(job_file, overrides), out, options)
@@ -95,8 +97,9 @@ def submit(job_file, cluster_file, out, overrides, walltime, max_requeues, resum
     try:
         text = None if kind is None else batch.script(kind, spec, info["walltime_seconds"], run.path,
                                                       prepared.job.name, spec.python or sys.executable)
-        batch.write_batch(run, info, text)
-        update(run, History.resubmit)
+        with run.lock():  # a run another process took since _check_idle is one line, exit status 75
+            batch.write_batch(run, info, text)
+            update(run, History.resubmit)
         if kind is None:
             pid = batch.spawn_detached(run)
             echo(f"{prepared.job.name}: driver started in the background (pid {pid}) -> {run.path}")
@@ -108,8 +111,8 @@ def submit(job_file, cluster_file, out, overrides, walltime, max_requeues, resum
             echo(f"{prepared.job.name}: submitted batch job {job_id} -> {run.path}")
             echo(f"batch script: {run.path / kind.script_name} (walltime {info['walltime_seconds']} s, "
                  f"signal {spec.signal_lead} s before it, at most {spec.max_requeues} requeues)")
-    except BaseException:
-        if new:
+    except BaseException as exc:
+        if new and not isinstance(exc, Conflict):  # a new run another process took at once is theirs now
             _remove_new(run)
         raise
     echo(f"watch it:  epcg status {run.path}")
@@ -169,13 +172,16 @@ def _workers(spec, kind) -> tuple[int, int | None]:
     return spec.workers or default_workers(), local_memory(spec)
 
 
-def _check_idle(run, batch) -> None:
-    """Refuse to submit a run that is live or already has an allocation waiting."""
+def _check_idle(run) -> None:
+    """Refuse to submit a run that is live (its lock held: a driver, run or resume) or already has an allocation
+    waiting."""
+    from epcg.runtime import batch
     from epcg.runtime.history import load
 
     if run.is_locked():
-        raise UserError(f"run directory {run.path} is in use by a running epcg process; 'epcg cancel {run.path}' "
-                        "stops a submitted one")
+        raise Conflict(f"run directory {run.path} is in use by a live epcg process (a driver, run or resume); "
+                       f"{shell_command('status', run.path)} says which, {shell_command('cancel', run.path)} stops "
+                       "a submitted one")
     pending = load(run).next
     info = batch.read_batch(run)
     if pending and info and info["kind"] in batch.KINDS and batch.KINDS[info["kind"]].states([pending]):
@@ -208,17 +214,20 @@ def cancel(run_dir: str, wait: float) -> None:
     info = batch.read_batch(run)
     if info is None:
         raise UserError(f"{run.path} was not submitted (epcg run): stop its client with Ctrl-C or kill")
-    history, stopped = request_cancel(run, info)
+    history, stopped, left = request_cancel(run, info)
     echo(f"{run.path}: cancelled {', '.join(stopped) or 'nothing was queued or running'}")
+    for line in left:
+        echo(line)
     live = {a["pid"] for a in history.allocations if not a.get("ended_at")}
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline and (run.is_locked() or still_running(load(run), live)):
         time.sleep(0.5)
     if run.is_locked() or still_running(load(run), live):
-        echo(f"the running allocation has not stopped yet; 'epcg status {run.path}' shows when it has")
+        echo(f"the running allocation has not stopped yet; {shell_command('status', run.path)} shows when it has")
     with reading():
         done = len(run.done(prepare_resume(run_dir).plan.tasks()))
-    echo(f"{done} chunks kept; {batch.continue_command(run, info)} or 'epcg resume {run.path}' continues later")
+    echo(f"{done} chunks kept; {batch.continue_command(run, info)} or {shell_command('resume', run.path)} "
+         "continues later")
 
 
 @click.command(hidden=True)
@@ -235,7 +244,7 @@ def drive(run_dir: str) -> None:
     run = prepared.run
     info = read_batch(run)
     if info is None:
-        raise UserError(f"{run.path} was not submitted: use 'epcg resume {run.path}'")
+        raise UserError(f"{run.path} was not submitted: use {shell_command('resume', run.path)}")
     connect = info.get("connect") or {}
     tasks = prepared.plan.tasks()
 
@@ -251,7 +260,7 @@ def drive(run_dir: str) -> None:
         from epcg.runtime.batch import history_for_results
         from epcg.runtime.schemas import Results
 
-        results = run.read_json(RESULTS, Results, f"'epcg report {run.path}' writes it again")
+        results = run.read_json(RESULTS, Results, f"{shell_command('report', run.path)} writes it again")
         results["allocations"] = history_for_results(run, run.done(tasks))
         run.write_results(results)
         write_report(Run(run.path, trust_space=True))

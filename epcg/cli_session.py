@@ -12,6 +12,7 @@ import sys
 import click
 
 from epcg.runtime.engine import Engine, Options, Prepared, Target
+from epcg.runtime.shell import command
 from epcg.runtime.stopping import exit_status
 from epcg.runtime.text import shown
 
@@ -41,7 +42,10 @@ def run_session(runner: Engine, prepared: Prepared, new: bool, target: Target, o
     try:
         outcome = runner.execute(prepared, new, target, options)
     except KeyboardInterrupt as exc:
-        echo(f"\ninterrupted; 'epcg resume {prepared.run.path}' continues where this stopped", err=True)
+        if new and not prepared.run.exists():
+            echo("\ninterrupted before the run directory was created; nothing was written", err=True)
+        else:
+            echo(f"\ninterrupted; {command('resume', prepared.run.path)} continues where this stopped", err=True)
         sys.exit(exit_status(exc))
     print_outputs(outcome.run, outcome.report)
 

@@ -51,6 +51,7 @@ null), then the fields of its type:
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import itertools
 import json
@@ -99,21 +100,53 @@ def export(run: Any, path: Path, *, limit: int | None = LIMIT, pictures: str | N
     first = next(items, None)  # a bad filter fails here, before anything is written
     chosen = itertools.chain([first] if first is not None else [], items)
     staging = path.parent / f".{path.name}.epcg-export-{os.getpid()}"
-    try:
-        _clear_leftovers(path)
-        shutil.rmtree(staging, ignore_errors=True)
-        count = _write(run, staging, pictures, itertools.islice(chosen, limit), limit)
-        cut = limit is not None and count == limit and next(chosen, None) is not None
-        _swap(staging, path)
-    except OSError as exc:
-        where = str(exc.filename or path).replace(str(staging), str(path))  # the staging directory is ours
-        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise OutputFailed(f"cannot write {where}: {exc.strerror}; the previous export in {path} is kept"
-                               ) from None
-        raise UserError(f"cannot write {where}: {exc.strerror}") from None
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    with _only_export(path):
+        previous = (path / "found.jsonl").exists()
+        try:
+            _clear_leftovers(path)
+            shutil.rmtree(staging, ignore_errors=True)
+            count = _write(run, staging, pictures, itertools.islice(chosen, limit), limit)
+            cut = limit is not None and count == limit and next(chosen, None) is not None
+            _swap(staging, path)
+        except OSError as exc:
+            where = str(exc.filename or path).replace(str(staging), str(path))  # the staging directory is ours
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                kept = f"the previous export in {path} is kept" if previous else f"nothing was written to {path}"
+                raise OutputFailed(f"cannot write {where}: {exc.strerror}; {kept}") from None
+            raise UserError(f"cannot write {where}: {exc.strerror}") from None
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
     return Exported(path / "found.jsonl", count, cut)
+
+
+@contextlib.contextmanager
+def _only_export(path: Path) -> Iterator[None]:
+    """Hold ``path`` for this export: a second export to it at the same moment is refused in one line (exit
+    status 75), not swapped in over the first unseen. The lock is a file beside ``path`` whose flock the kernel
+    drops with its process."""
+    import fcntl
+
+    from epcg.runtime.errors import Conflict
+
+    lock = path.parent / f".{path.name}.epcg-export.lock"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(lock, "a+")
+    except OSError as exc:
+        raise UserError(f"cannot write {exc.filename or lock}: {exc.strerror}") from None
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise Conflict(f"--out {path} is being written by another export ({holder}); wait for it to finish "
+                           "or export to another directory") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}\n")
+        handle.flush()
+        yield
 
 
 def _check_destination(path: Path) -> None:

@@ -45,6 +45,7 @@ from epcg.runtime.jobs import Job
 from epcg.runtime.progress import Callback
 from epcg.runtime.readout import FINISHED, Readout, outputs_written, state
 from epcg.runtime.registry import kinds_with_run_types, may_import, reading, run_type
+from epcg.runtime.shell import command
 from epcg.runtime.store import RESULTS, SUMMARY, RunDir, Vouched
 from epcg.runtime.text import shown
 from epcg.runtime.verification import open_run
@@ -210,17 +211,20 @@ class Run:
     def results(self) -> dict[str, Any]:
         """results.json as plain data."""
         if not self.finished:
-            raise UserError(f"run {self.path} has no results yet: finish it with epcg.run or 'epcg resume {self.path}'")
+            self.dir.check_present()
+            raise UserError(f"run {self.path} has no results yet: finish it with epcg.run or "
+                            f"{command('resume', self.path)}")
         from epcg.runtime.registry import job_kind
 
         try:
             results = self.dir.read_json(RESULTS, job_kind(self.job.domain).Results,
-                                         f"'epcg report {self.path}' writes it again", {"config": self.job.config})
+                                         f"{command('report', self.path)} writes it again", {"config": self.job.config})
         except OSError as exc:
             raise UserError(f"{self.dir.results_path} cannot be read ({' '.join(str(exc).split())}): "
-                            f"'epcg report {self.path}' writes it again") from None
+                            f"{command('report', self.path)} writes it again") from None
         if results is None:
-            raise UserError(f"run {self.path} has no results yet: finish it with epcg.run or 'epcg resume {self.path}'")
+            raise UserError(f"run {self.path} has no results yet: finish it with epcg.run or "
+                            f"{command('resume', self.path)}")
         return results
 
     @cached_property

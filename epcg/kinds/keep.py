@@ -35,8 +35,9 @@ Band = tuple[float, float]
 """``(low, high)``, both included; integers for a count, floats (``high`` may be infinite) for a ratio."""
 
 
-def parse_bands(keep: list[dict[str, Any]], score: str) -> tuple[Band, ...]:
-    """The ``(low, high)`` bands of a job's ``keep``; a ValueError naming the entry that is not one."""
+def parse_bands(keep: list[dict[str, Any]], score: str, lowest: int | None = None) -> tuple[Band, ...]:
+    """The ``(low, high)`` bands of a job's ``keep``; a ValueError naming the entry that is not one, or one that
+    reaches below ``lowest`` (the lowest score a kept rank can have) or beyond 64-bit integers."""
     form = f"{{{score} = N}} or {{{score} = [LOW, HIGH]}}"
     bands = []
     for entry in keep:
@@ -49,6 +50,11 @@ def parse_bands(keep: list[dict[str, Any]], score: str) -> tuple[Band, ...]:
             raise ValueError(f"each band is {form} with whole numbers, got {entry!r}")
         if low > high:
             raise ValueError(f"a band runs from low to high, got {entry!r}")
+        if not -(1 << 63) <= low <= high < 1 << 63:
+            raise ValueError(f"a band's ends are 64-bit integers, got {entry!r}")
+        if lowest is not None and low < lowest:
+            raise ValueError(f"a band of {score} starts at {lowest} or above (nothing scoring less is kept), "
+                             f"got {entry!r}")
         bands.append((low, high))
     return tuple(bands)
 
@@ -81,6 +87,8 @@ class Keeps(pydantic.BaseModel):
     :func:`parse_bands`), or reads its own bands by overriding :meth:`parse_keep` and ``KEEP_EXAMPLE``."""
 
     KEEP_SCORE: ClassVar[str] = "score"
+    KEEP_LOWEST: ClassVar[int | None] = None
+    """The lowest score a kept rank can have (a band reaching below it is refused); None: any."""
     KEEP_EXAMPLE: ClassVar[str] = ""
     """One band as a job file writes it, for the error message (default ``{<KEEP_SCORE> = 2}``)."""
 
@@ -101,7 +109,7 @@ class Keeps(pydantic.BaseModel):
     @classmethod
     def parse_keep(cls, keep: list[dict[str, Any]]) -> tuple[Band, ...]:
         """The bands of a ``keep`` value; a ValueError naming an entry that is not one."""
-        return parse_bands(keep, cls.KEEP_SCORE)
+        return parse_bands(keep, cls.KEEP_SCORE, cls.KEEP_LOWEST)
 
     def bands(self) -> tuple[Band, ...]:
         return self.parse_keep(self.keep)

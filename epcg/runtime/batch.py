@@ -46,10 +46,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from epcg.runtime import history
+from epcg.runtime import history, processes
 from epcg.runtime.cluster import JobqueueSpec
 from epcg.runtime.errors import UserError
 from epcg.runtime.schemas import Batch, Malformed
+from epcg.runtime.shell import command as shell_command
 from epcg.runtime.store import RunDir, write_atomic
 
 BATCH_FILE = "batch.json"
@@ -339,10 +340,14 @@ def describe(run: RunDir, info: dict[str, Any], records: dict[str, dict], finish
             span = f"{began}-{time.strftime('%H:%M:%S', time.localtime(alloc['ended_at']))}" \
                    f" ({alloc['ended_at'] - alloc['started_at']:.0f} s)"
             why = alloc.get("why", "")
-        elif kind is None and not driver_alive(alloc):
+        elif kind is None and (seen := processes.state(alloc)) != "alive":
             span = f"from {began}"
-            why = (f"its driver (pid {alloc.get('pid')}) is gone, killed before it could record its end; "
-                   f"{continue_command(run, info)} continues")
+            if seen == "elsewhere":
+                why = (f"its driver ran on {alloc.get('node')}, which this host cannot see into: "
+                       f"{shell_command('status', run.path)} there tells whether it lives")
+            else:
+                why = (f"its driver (pid {alloc.get('pid')}) is gone, killed before it could record its end; "
+                       f"{continue_command(run, info)} continues")
         else:
             span = f"since {began} ({time.time() - alloc['started_at']:.0f} s)"
             why = states.get(alloc.get("job", ""), "running")
@@ -360,21 +365,7 @@ def describe(run: RunDir, info: dict[str, Any], records: dict[str, dict], finish
 def continue_command(run: RunDir, info: dict[str, Any]) -> str:
     """The command that continues a submitted run, as it must be typed."""
     how = "--detach" if info.get("kind") == "detached" else "--cluster FILE"
-    return f"'epcg submit --resume {run.path} {how}'"
-
-
-def driver_alive(alloc: dict[str, Any]) -> bool:
-    """Whether an allocation's driver may still run: it ended, or it is on another machine (which this one
-    cannot see into), or its pid lives here."""
-    if alloc.get("ended_at") or alloc.get("node") != socket.gethostname() or not alloc.get("pid"):
-        return True
-    try:
-        os.kill(alloc["pid"], 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
+    return shell_command("submit --resume", run.path, *how.split())
 
 
 def tunnel(dashboard: str, node: str | None) -> str | None:
@@ -473,11 +464,40 @@ def _wait_for_workers(cluster: Any, launcher: subprocess.Popen, wanted: int) -> 
         time.sleep(0.2)
 
 
+DRIVER_START = 120
+"""Seconds ``submit --detach`` waits for its driver to hold the run before it returns anyway."""
+
+
 def spawn_detached(run: RunDir) -> int:
-    """Start ``epcg drive DIR`` as a daemon in its own session (it survives the terminal); return its pid."""
+    """Start ``epcg drive DIR`` as a daemon in its own session (it survives the terminal) and return its pid
+    once it holds the run's lock; Conflict (exit status 75) if another process holds the run instead, UserError
+    if the driver ended at once."""
+    from epcg.runtime.errors import Conflict
+    from epcg.runtime.rundir import LOCK_KEY
+
     log = driver_log(run).open("a")
     process = subprocess.Popen([sys.executable, "-m", "epcg", "drive", str(run.path)], stdin=subprocess.DEVNULL,
                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=run.path,
                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
     log.close()
+    mine = f"pid {process.pid} on {socket.gethostname()}"
+    deadline = time.monotonic() + DRIVER_START
+    while time.monotonic() < deadline:
+        if run.is_locked() and (run.location.read(LOCK_KEY) or b"").decode(errors="replace").strip() == mine:
+            return process.pid
+        status = process.poll()
+        if status is not None:
+            last = _last_line(driver_log(run)).removeprefix("epcg: error: ")
+            if status == Conflict.exit_status:
+                raise Conflict(last)
+            raise UserError(f"the driver ended at once (exit status {status}): {last} (see {driver_log(run)})")
+        time.sleep(0.1)
     return process.pid
+
+
+def _last_line(path: Path) -> str:
+    try:
+        lines = path.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    return lines[-1] if lines else ""

@@ -24,6 +24,7 @@ import pydantic
 
 from epcg.runtime.errors import TaskFailed, UserError
 from epcg.runtime.jobs import check_types, describe_error, read_toml
+from epcg.runtime.probe import check_scheduler
 
 
 class TLS(pydantic.BaseModel):
@@ -348,6 +349,7 @@ def connect(spec: LocalSpec | SchedulerSpec | JobqueueSpec | None = None) -> Ite
             raise UserError(f"scheduler file {spec.scheduler_file} does not exist (is the scheduler running?)")
         if security is None:
             security = _tls_from_config(spec)
+        check_scheduler(spec.address or _file_address(spec.scheduler_file))
         try:
             if spec.address:
                 client = Client(spec.address, timeout="5s", security=security)
@@ -360,6 +362,17 @@ def connect(spec: LocalSpec | SchedulerSpec | JobqueueSpec | None = None) -> Ite
         return
     with _start(spec, security) as cluster, Client(cluster, security=security) as client:
         yield client
+
+
+def _file_address(path: Path) -> str:
+    """The address a scheduler file names ("" if it names none: Dask's client says what is wrong with it)."""
+    import json
+
+    try:
+        address = json.loads(path.read_text()).get("address", "")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return address if isinstance(address, str) else ""
 
 
 def _tls_from_config(spec: SchedulerSpec) -> Any:

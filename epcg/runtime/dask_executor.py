@@ -18,6 +18,7 @@ from epcg.runtime.errors import Drain, TaskFailed, UserError
 from epcg.runtime.execute import Failed, OnDone, run_task_quietly, warm_up
 from epcg.runtime.plan import Stage, Task
 from epcg.runtime.progress import WorkersLost, note
+from epcg.runtime.shell import command
 from epcg.runtime.store import CHECK_BATCH, RUN_FILE, RunDir, check_chunks
 
 PATIENCE = 20.0
@@ -69,7 +70,7 @@ def blind(address: str, run_path: str, why: str) -> UserError:
     return UserError(
         f"host {host_of(address)} (worker {address}) cannot see the run directory {run_path}: {why}; every node "
         "needs the same path mounted (or the object store's credentials): see docs/nodes.md; finished chunks are "
-        f"kept, 'epcg resume {run_path}' once that node sees it or is gone")
+        f"kept, {command('resume', run_path)} once that node sees it or is gone")
 
 
 class LostHosts:

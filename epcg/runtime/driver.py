@@ -1,12 +1,12 @@
 """One allocation of a submitted run (what ``epcg drive DIR`` runs), and ``epcg cancel``'s request to stop.
 
-:class:`Driver` records the allocation, decides whether it computes, submits its continuation, runs the
-unfinished chunks through the one callable it is given, turns the early signal into a drain, records the
-end and cancels a continuation nobody needs. Every change to the history is one
-:func:`~epcg.runtime.history.update` (compare-and-swap), and the driver looks at the record that update
-stored, so a concurrent ``epcg cancel`` is never overwritten nor missed: if it lands before the allocation is
-recorded, the allocation does not compute; after, it finds the allocation and signals it; between the
-continuation's submission and its record, the driver cancels the continuation itself.
+:class:`Driver` holds the run's lock for its whole life (one live driver per run), records the allocation,
+decides whether it computes, submits its continuation, runs the unfinished chunks through the one callable it
+is given, turns the early signal into a drain, records the end and cancels a continuation nobody needs. Every
+change to the history is one :func:`~epcg.runtime.history.update` (compare-and-swap), and the driver looks at
+the record that update stored, so a concurrent ``epcg cancel`` is never overwritten nor missed: if it lands
+before the allocation is recorded, the allocation does not compute; after, it finds the allocation and signals
+it; between the continuation's submission and its record, the driver cancels the continuation itself.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -22,11 +21,12 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from epcg.runtime import batch
+from epcg.runtime import batch, processes
 from epcg.runtime.cluster import JobqueueSpec
 from epcg.runtime.errors import Drain, TaskFailed, UserError
 from epcg.runtime.history import History, decide, load, settle, update
 from epcg.runtime.readout import FINISHED, outputs_written, state
+from epcg.runtime.shell import command
 from epcg.runtime.stopping import handled
 from epcg.runtime.store import RunDir
 
@@ -73,8 +73,10 @@ class Driver:
     # -- the allocation's life -----------------------------------------------------
 
     def drive(self) -> int:
-        """Record, decide, continue, compute, record the end; the exit status."""
-        with self._signals():
+        """Take the run's lock for the allocation's whole life (another live driver, run or resume of the run
+        ends this one with one line, exit status 75, before it records anything); record, decide, continue,
+        compute, record the end; the exit status."""
+        with self.run.lock(), self._signals():
             stop = self._start()
             if stop is not None:
                 finished = stop.startswith("finished")
@@ -90,7 +92,7 @@ class Driver:
         done = self.run.done(self.tasks)
         finished = state(False, len(done), len(self.tasks), outputs_written(self.run), False) == FINISHED
         limit = None if self.kind is None else self.info["max_requeues"]
-        alloc = {"job": self.job_id, "pid": os.getpid(), "node": socket.gethostname(), "started_at": self.began}
+        alloc = {"job": self.job_id, **processes.identity(), "started_at": self.began}
         stop: list[str | None] = [None]
 
         def record(history: History) -> None:
@@ -275,10 +277,10 @@ def call(args: list[str]) -> None:
 # -- epcg cancel -----------------------------------------------------------------------
 
 
-def cancel(run: RunDir, info: dict[str, Any]) -> tuple[History, list[str]]:
+def cancel(run: RunDir, info: dict[str, Any]) -> tuple[History, list[str], list[str]]:
     """Ask a submitted run to stop: ``cancel`` set (no allocation computes after this), the waiting
-    continuation cancelled, each running allocation told to drain. Returns the history as stored and what was
-    stopped, as phrases."""
+    continuation cancelled, each running allocation told to drain. Returns the history as stored, what was
+    stopped and what was not signalled (a driver gone, or on another host), as phrases."""
     waiting: list[str | None] = [None]
 
     def ask(history: History) -> None:
@@ -286,7 +288,7 @@ def cancel(run: RunDir, info: dict[str, Any]) -> tuple[History, list[str]]:
 
     history = update(run, ask)
     kind = batch.KINDS.get(info["kind"])
-    stopped = []
+    stopped, left = [], []
     if kind is not None:
         if waiting[0]:
             call(kind.cancel_args(waiting[0], drain=False))
@@ -297,24 +299,22 @@ def cancel(run: RunDir, info: dict[str, Any]) -> tuple[History, list[str]]:
                 stopped.append(f"job {alloc['job']} (running: stops handing out chunks)")
     else:
         for alloc in history.allocations:
-            if alloc.get("pid") and not alloc.get("ended_at"):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(alloc["pid"], signal.SIGUSR1)
-                    stopped.append(f"driver pid {alloc['pid']}")
-    return history, stopped
+            if alloc.get("ended_at"):
+                continue
+            seen = processes.signal_if_ours(alloc, signal.SIGUSR1)
+            if seen == "alive":
+                stopped.append(f"driver pid {alloc['pid']}")
+            elif seen == "elsewhere":
+                left.append(f"driver pid {alloc.get('pid')} on {alloc.get('node')} was not signalled (another host: "
+                            f"run {command('cancel', run.path)} there)")
+            else:
+                left.append(f"driver pid {alloc.get('pid')} is gone (that process ended; "
+                            "nothing was signalled)")
+    return history, stopped, left
 
 
 def still_running(history: History, pids: set[int]) -> bool:
-    """True while one of these allocations has not recorded its end and its driver (on this node) lives."""
-    for alloc in history.allocations:
-        if alloc.get("pid") in pids and not alloc.get("ended_at"):
-            if alloc.get("node") != socket.gethostname():
-                return True
-            try:
-                os.kill(alloc["pid"], 0)
-                return True
-            except ProcessLookupError:
-                pass
-            except PermissionError:
-                return True
-    return False
+    """True while one of these allocations has not recorded its end and its driver may live: proven alive on
+    this host, or on another host (which only its own end record tells)."""
+    return any(alloc.get("pid") in pids and not alloc.get("ended_at") and processes.state(alloc) != "gone"
+               for alloc in history.allocations)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from epcg.runtime import daskconfig
 from epcg.runtime.errors import Conflict, OutputFailed, TaskFailed, UserError
 from epcg.runtime.estimate import MAX_TASKS, duration, figures, machine_memory
 from epcg.runtime.execute import Executor, SerialExecutor, execute
@@ -43,6 +44,7 @@ from epcg.runtime.checked import names_space
 from epcg.runtime.readout import length
 from epcg.runtime.registry import job_kind
 from epcg.runtime.runplan import Placement, fitted
+from epcg.runtime.shell import command
 from epcg.runtime.stopping import caught_signals
 from epcg.runtime.store import DIGEST_FILE, REDUCE, REDUCED_FILE, RESULTS, RunDir, seal
 from epcg.runtime.tuning import plan_job, plan_of_run
@@ -146,6 +148,7 @@ class Engine:
         """The job a file or its data names, with ``--set`` overrides (``"key=value"`` text or ``(key, value)``
         pairs), validated once. A serial run of a user's space compiles its kernels with bounds checks, so that
         is switched on before the space is imported."""
+        daskconfig.check()
         with os_errors_are_input():
             if isinstance(source, dict):
                 data, where = json.loads(json.dumps(source)), "job"
@@ -171,6 +174,7 @@ class Engine:
 
     def reopen(self, where: str | os.PathLike[str]) -> Prepared:
         """The run at ``where``, to be continued with the job it started with."""
+        daskconfig.check()
         with os_errors_are_input():
             return prepare_resume(where)
 
@@ -337,12 +341,12 @@ class Engine:
         if stale:
             self.say(f"{run.path}: {len(stale)} chunks were made under other job parameters than job.toml's "
                      f"({', '.join(stale[:10])}{', …' if len(stale) > 10 else ''}): their records were removed; "
-                     f"'epcg resume {run.path}' recomputes them")
+                     f"{command('resume', run.path)} recomputes them")
             checked -= len(stale)
         if damaged:
             self.say(f"{run.path}: {len(damaged)} of {checked} chunks checked {where_text} are damaged on disk: "
                      f"{', '.join(damaged)}")
-            self.say(f"their records were removed; 'epcg resume {run.path}' recomputes them")
+            self.say(f"their records were removed; {command('resume', run.path)} recomputes them")
         elif not checked:
             if not stale:
                 self.say(f"{run.path}: nothing to check, every finished chunk was verified since it was recorded "
@@ -415,7 +419,7 @@ def _check_new(run: RunDir) -> None:
     if run.exists():
         raise UserError(
             f"run directory {run.path} already holds a run: continue it with "
-            f"'epcg resume {run.path}', or pass another --out"
+            f"{command('resume', run.path)}, or pass another --out"
         )
     if not run.is_empty():
         raise UserError(f"--out {run.path} exists and is not an epcg run directory")
@@ -423,7 +427,10 @@ def _check_new(run: RunDir) -> None:
 
 def refuse_in_use(run: RunDir) -> None:
     """A Conflict if another client holds the run's lock, naming it (and, on an object store, when its lease
-    expires): said before any cluster starts (the lock is taken later), as the lock itself says it."""
+    expires): said before any cluster starts (the lock is taken later), as the lock itself says it. A run this
+    thread holds already (a batch driver's, for its whole life) is not in use by another."""
+    if run.held_here():
+        return
     holder = run.location.holder()
     if holder is not None:
         raise Conflict(f"run directory {run.path} is in use by another epcg client {holder}")
@@ -445,7 +452,7 @@ def claimed(prepared: Prepared, new: bool) -> Iterator[None]:
             if new:
                 if run.exists():
                     raise UserError(f"run directory {run.path} already holds a run (started at the same moment?): "
-                                    f"'epcg resume {run.path}', or pass another --out")
+                                    f"{command('resume', run.path)}, or pass another --out")
                 if not run.is_empty():
                     raise UserError(f"--out {run.path} exists and is not an epcg run directory")
                 run.create(prepared.job.to_toml(), prepared.job.digest)
@@ -510,7 +517,7 @@ def finish(prepared: Prepared, records: dict[str, dict] | None = None, timing: d
     timing = timing if timing is not None else recorded_timing(run)
     missing = plan.num_tasks - len(records)
     if missing:
-        raise UserError(f"run {run.path} has {missing} unfinished tasks: 'epcg resume {run.path}'")
+        raise UserError(f"run {run.path} has {missing} unfinished tasks: {command('resume', run.path)}")
     kind = job_kind(job.domain)
     with writing_outputs(run):
         run.delete(REDUCED_FILE)
@@ -561,7 +568,7 @@ def run_faults(run: RunDir) -> Iterator[None]:
         yield
     except OSError as exc:
         raise TaskFailed(f"{describe_os_error(exc)}; the chunks finished so far are kept: fix that, then "
-                         f"'epcg resume {run.path}'") from None
+                         f"{command('resume', run.path)}") from None
 
 
 @contextlib.contextmanager
@@ -573,7 +580,7 @@ def writing_outputs(run: RunDir) -> Iterator[None]:
     except OSError as exc:
         where = exc.filename or f"the outputs in {run.path}"
         raise OutputFailed(f"cannot write {where}: {exc.strerror or exc}; every chunk is done and kept: free space (or "
-                           f"fix the permissions), then 'epcg report {run.path}' writes the results and the report"
+                           f"fix the permissions), then {command('report', run.path)} writes the results and the report"
                            ) from None
 
 
@@ -586,6 +593,7 @@ def target(cluster_file: str | os.PathLike[str] | None = None, scheduler: str | 
     """The target the options name: --scheduler, --scheduler-file or --cluster FILE, else
     $DASK_SCHEDULER_ADDRESS, else the embedded cluster (unnamed: a small job may run in this process); this
     process with --serial (which takes none of the others); or a client handed in."""
+    daskconfig.check()
     import dask
 
     from epcg.runtime.cluster import LocalSpec, SchedulerSpec, load_cluster

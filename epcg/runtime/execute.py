@@ -22,6 +22,7 @@ from epcg.runtime.jobs import Job
 from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.registry import job_kind
 from epcg.runtime.progress import Callback, TaskEndEvent
+from epcg.runtime.shell import command
 from epcg.runtime.store import RunDir, vouch
 
 OnDone = Callable[[Task, dict[str, Any]], None]
@@ -62,7 +63,7 @@ def run_task(domain: str, job_json: str, run_path: str, fence: str | None, task:
             if exc.errno in FATAL_ERRNOS:
                 full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
                 raise (TaskFailed if full else UserError)(f"chunk {task.id}: {_describe(exc)} in {run_path}; "
-                                                          f"fix that, then 'epcg resume {run_path}'") from None
+                                                          f"fix that, then {command('resume', run_path)}") from None
             if attempt == RETRIES:
                 raise TaskFailed(f"chunk {task.id} failed {RETRIES} times: {_describe(exc)}") from None
             time.sleep(0.2 * 2**attempt)

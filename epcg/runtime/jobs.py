@@ -17,6 +17,7 @@ import re
 import tomllib
 import types
 import typing
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ import tomli_w
 
 from epcg.runtime.errors import UserError
 from epcg.runtime.registry import job_kind, kind_of
+from epcg.runtime.shell import command
 
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$")
 MAX_DEPTH = 16
@@ -138,7 +140,7 @@ def apply_overrides(data: dict[str, Any], overrides: list[tuple[str | tuple[str,
 def read_toml(path: Path, what: str = "job file") -> dict[str, Any]:
     """Parse a TOML file (a ``what``: job file, cluster file), turning a missing or malformed one into a UserError."""
     if path.is_dir():
-        hint = f" (a run directory: 'epcg resume {path}')" if (path / "job.toml").is_file() else ""
+        hint = f" (a run directory: {command('resume', path)})" if (path / "job.toml").is_file() else ""
         raise UserError(f"{what} {path} is a directory, not a TOML file{hint}")
     if not path.exists():
         raise UserError(f"{what} {path} does not exist")
@@ -178,6 +180,7 @@ def validate(data: dict[str, Any], source: str = "job") -> Job:
     except UserError as exc:
         raise UserError(f"{source}: {exc}") from None
     try:
+        check_values(data)
         check_types(data, _schema_for(model, data))
         config = model.model_validate(data)
     except pydantic.ValidationError as exc:
@@ -243,7 +246,8 @@ def _type_error(loc: tuple, value: Any, annotation: Any) -> pydantic.ValidationE
 
 def check_types(data: Any, model: Any, loc: tuple = ()) -> None:
     """Refuse (a ValidationError naming the key) what pydantic's lax mode would coerce by surprise:
-    a boolean where a number is expected, text where only numbers or booleans are, a number for a boolean.
+    a boolean where a number is expected, text where only numbers or booleans are, a number for a boolean,
+    a number with a point (``5.0``) where only whole numbers are.
 
     >>> class M(pydantic.BaseModel):
     ...     width: int = 1
@@ -261,12 +265,55 @@ def check_types(data: Any, model: Any, loc: tuple = ()) -> None:
             _check_value(value, fields[key].annotation, (*loc, key))
 
 
+def check_values(data: Any, loc: tuple = ()) -> None:
+    """Refuse (a ValidationError naming the key), in any key of any kind, what no key means: an integer beyond
+    64 bits (the kernels' and arrays' integers) and a decimal digit other than 0-9 in a text or a table's key
+    (``"３x3:3"`` would read as a row of its own, that a filter written ``3x3:3`` never finds).
+
+    >>> try:
+    ...     check_values({"rows": ["３x3:3"]})
+    ... except pydantic.ValidationError as exc:
+    ...     print(exc.errors()[0]["msg"])
+    Value error, expected numbers written with the digits 0-9, got '３x3:3' (its '３' is U+FF13)
+    """
+    def refuse(message: str, value: Any) -> pydantic.ValidationError:
+        return pydantic.ValidationError.from_exception_data("job", [{
+            "type": "value_error", "loc": loc, "input": value, "ctx": {"error": ValueError(message)}}])
+
+    if isinstance(data, int) and not isinstance(data, bool) and not INT64[0] <= data <= INT64[1]:
+        raise refuse(f"expected an integer of 64 bits ({INT64[0]}..{INT64[1]}), got {_short(data)}", data)
+    texts = [data] if isinstance(data, str) else [k for k in data if isinstance(k, str)] \
+        if isinstance(data, dict) else []
+    for text in texts:
+        digit = next((c for c in text if not c.isascii() and unicodedata.decimal(c, None) is not None), None)
+        if digit is not None:
+            raise refuse(f"expected numbers written with the digits 0-9, got {text!r} (its {digit!r} is "
+                         f"U+{ord(digit):04X})", text)
+    if isinstance(data, dict):
+        for key, value in data.items():
+            check_values(value, (*loc, key))
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
+            check_values(value, (*loc, index))
+
+
+INT64 = (-(1 << 63), (1 << 63) - 1)
+"""The integers a job value may be."""
+
+
+def _short(number: int) -> str:
+    text = str(number)
+    return text if len(text) <= 30 else f"{text[:12]}...({len(text)} digits)"
+
+
 def _check_value(value: Any, annotation: Any, loc: tuple) -> None:
     admitted = _admitted(annotation)
     if object in admitted or not admitted:
         return
     if isinstance(value, bool):
         bad = bool not in admitted
+    elif isinstance(value, float) and float not in admitted:
+        bad = True  # 5.0 for a whole number is refused as "5" is: TOML writes an integer without a point
     elif isinstance(value, (int, float)):
         bad = bool in admitted and not admitted & {int, float}
     elif isinstance(value, str):

@@ -42,6 +42,43 @@ class Redacting(logging.Formatter):
         return shown(super().format(record))
 
 
+class LogFile(logging.FileHandler):
+    """A run's log file that meets a full or read-only disk (any OSError of a write) with one line on standard
+    error and drops its later records: a log is never worth a traceback per record, nor stopping the run."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, encoding="utf-8")
+        self.failed = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not self.failed:
+            super().emit(record)
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
+        exc = sys.exc_info()[1]
+        if not isinstance(exc, OSError):
+            super().handleError(record)
+            return
+        self.failed = True
+        self._drop_stream()
+        with contextlib.suppress(Exception):  # standard error itself may be gone
+            sys.stderr.write(f"epcg: note: cannot write {self.baseFilename} ({exc.strerror or exc}); "
+                             "Dask's log records are dropped from here on\n")
+            sys.stderr.flush()
+
+    def _drop_stream(self) -> None:
+        stream, self.stream = self.stream, None
+        with contextlib.suppress(OSError, ValueError):  # its buffer cannot be written either
+            if stream is not None:
+                stream.close()
+
+    def close(self) -> None:
+        if self.failed:
+            self._drop_stream()
+        with contextlib.suppress(OSError):
+            super().close()
+
+
 class RunLog(logging.Handler):
     """Holds records until :meth:`attach` names the file, then appends them there; counts the errors."""
 
@@ -49,7 +86,7 @@ class RunLog(logging.Handler):
         super().__init__(logging.DEBUG)
         self.setFormatter(Redacting(FORMAT))
         self.held: list[logging.LogRecord] = []
-        self.file: logging.FileHandler | None = None
+        self.file: LogFile | None = None
         self.errors = 0
         self.path: Path | None = None
 
@@ -65,7 +102,7 @@ class RunLog(logging.Handler):
         """Write the held records and every later one to ``path`` (its directory is created)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self.file = logging.FileHandler(path, encoding="utf-8")
+        self.file = LogFile(path)
         self.file.setFormatter(self.formatter)
         for record in self.held:
             self.file.emit(record)
@@ -126,7 +163,7 @@ class WorkerLogs(WorkerPlugin):
         path = Path(self.directory) / f"worker-{socket.gethostname()}-{os.getpid()}.log"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            handler = logging.FileHandler(path, encoding="utf-8")
+            handler = LogFile(path)
         except OSError:
             return  # a worker that cannot write the run directory fails its tasks, which say so
         handler.setFormatter(Redacting(FORMAT))

@@ -194,6 +194,8 @@ def kind_of(data: dict[str, Any]) -> str:
     if "domain" not in data and "space" not in data:
         raise UserError(f"missing key 'domain' (one of {', '.join(known_kinds())}) or 'space'")
     if "domain" in data:
+        if not isinstance(data["domain"], str):
+            raise UserError(f"'domain' must be one of {', '.join(known_kinds())}, got {data['domain']!r}")
         return data["domain"]
     space = data["space"]
     if not isinstance(space, str):

@@ -12,6 +12,7 @@ from epcg.runtime.plan import Plan
 from epcg.runtime.readout import Readout, outputs_written, read
 from epcg.runtime.registry import job_kind, reading
 from epcg.runtime.schemas import Live, Malformed
+from epcg.runtime.shell import command
 from epcg.runtime.store import LIVE, RESULTS, RunDir
 
 
@@ -67,7 +68,7 @@ def damaged_results(prepared: Prepared) -> str | None:
     sound."""
     job, run = prepared.job, prepared.run
     try:
-        run.read_json(RESULTS, job_kind(job.domain).Results, f"'epcg report {run.path}' writes it again",
+        run.read_json(RESULTS, job_kind(job.domain).Results, f"{command('report', run.path)} writes it again",
                       {"config": job.config})
     except Malformed as exc:
         return str(exc)

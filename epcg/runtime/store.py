@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -39,6 +40,7 @@ from epcg.runtime.errors import Damaged, PermissionDenied, StaleTask, StorageFau
 from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.rundir import IO, Location, open_location, write_atomic
 from epcg.runtime.schemas import Identity, Malformed, PlanFile, Record, check, loads
+from epcg.runtime.shell import command
 
 if TYPE_CHECKING:
     import zarr
@@ -129,6 +131,10 @@ def unseal(text: str) -> dict[str, Any] | None:
         return None
 
 
+_HELD_RUNS = threading.local()
+"""``where`` of the runs whose lock this thread holds (:meth:`RunDir.lock`)."""
+
+
 class RunDir:
     """Keys and records of one run directory, wherever it lives; cheap to build on any worker.
 
@@ -178,7 +184,8 @@ class RunDir:
             raise Malformed(f"{exc}{': ' + remedy if remedy else ''}") from None
 
     def write_text(self, key: str, text: str) -> None:
-        self.location.write(key, text.encode())
+        """UTF-8; a path of another locale's bytes (surrogate escapes) is written back as those bytes."""
+        self.location.write(key, text.encode("utf-8", "surrogateescape"))
 
     def has(self, key: str) -> bool:
         return self.location.exists(key)
@@ -188,6 +195,13 @@ class RunDir:
 
     def exists(self) -> bool:
         return self.has(JOB_FILE)
+
+    def check_present(self) -> None:
+        """StoreMissing if the run was deleted or moved since it was opened (its job.toml is gone): the real
+        cause, said before a reader would call its chunks unfinished or damaged."""
+        if not self.exists():
+            raise StoreMissing(f"run {self.path} is gone: {self.job_path} no longer exists (the run directory "
+                               "was deleted or moved)")
 
     def read_job(self) -> Job:
         """The run's job as it was started (UserError if the location holds no run), validated without importing
@@ -268,13 +282,13 @@ class RunDir:
                 raise StorageFault(f"{self.describe(RUN_FILE)} cannot be read: {exc}") from None
             raise
         if found is None:
-            derived = hashlib.sha256(self.location.where.encode()).hexdigest()[:32]
+            derived = hashlib.sha256(self.location.where.encode("utf-8", "surrogateescape")).hexdigest()[:32]
             return {"run_id": derived, "epoch": 0, "started_at": 0}, None
         try:
             ident = loads(found[0], Identity, self.describe(RUN_FILE))
         except Malformed:
             raise UserError(f"{self.describe(RUN_FILE)} is damaged, the run's identity cannot be read: "
-                            f"'epcg verify --repair {self.path}' rebuilds it from the records")
+                            f"{command('verify --repair', self.path)} rebuilds it from the records")
         return ident, found[1]
 
     def identity(self) -> dict[str, Any]:
@@ -332,9 +346,26 @@ class RunDir:
         text = self.read_text(JOB_FILE)
         return None if text is None else hashlib.sha256(text.encode()).hexdigest()
 
-    def lock(self) -> contextlib.AbstractContextManager[None]:
-        """Hold the run for the life of a client (a second client gets one line and exit 2)."""
-        return self.location.lock(f"pid {os.getpid()} on {socket.gethostname()}")
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the run for the life of a client (a second client gets one line and exit status 75).
+
+        Reentrant within a thread: a batch driver holds the run for its whole life, and the engine it runs
+        takes the lock again inside; only the outermost hold takes and releases it."""
+        held = _HELD_RUNS.__dict__.setdefault("where", set())
+        if self.location.where in held:
+            yield
+            return
+        with self.location.lock(f"pid {os.getpid()} on {socket.gethostname()}"):
+            held.add(self.location.where)
+            try:
+                yield
+            finally:
+                held.discard(self.location.where)
+
+    def held_here(self) -> bool:
+        """True while this thread holds the run's lock (:meth:`lock`)."""
+        return self.location.where in _HELD_RUNS.__dict__.get("where", set())
 
     def is_locked(self) -> bool:
         """True while some client holds the run's lock (a run is live); reads only, never locks."""
@@ -352,7 +383,7 @@ class RunDir:
 
     def read_plan(self) -> Plan | None:
         """The plan :meth:`write_plan` kept (None if none was), Malformed if it is damaged."""
-        found = self.read_json(PLAN_FILE, PlanFile, f"'epcg resume {self.path}' writes it again")
+        found = self.read_json(PLAN_FILE, PlanFile, f"{command('resume', self.path)} writes it again")
         if found is None:
             return None
         try:
@@ -361,7 +392,7 @@ class RunDir:
                                     s.get("task_seconds"))
                               for s in found["stages"]), slots=found.get("slots"))
         except ValueError as exc:
-            raise Malformed(f"{self.describe(PLAN_FILE)} is damaged ({exc}): 'epcg resume {self.path}' writes it "
+            raise Malformed(f"{self.describe(PLAN_FILE)} is damaged ({exc}): {command('resume', self.path)} writes it "
                             "again") from None
 
     # -- manifest -----------------------------------------------------------
@@ -486,6 +517,7 @@ class RunDir:
     def vouched(self, tasks: list[Task]) -> Vouched:
         """A reader of this run's arrays that reads only what the finished tasks' records (and the reduction's)
         vouch for."""
+        self.check_present()
         records = self.done(tasks)
         reduced = self.reduced_record()
         if reduced is not None:
@@ -605,9 +637,10 @@ class Vouched:
         return name in self.spans
 
     def _damaged(self, task_id: str, name: str, why: str) -> Damaged:
+        self.run.check_present()
         where = self.run.path
         chunk = "the reduction" if task_id == REDUCE else f"chunk {task_id}"
-        return Damaged(f"{chunk} of run {where} is damaged ({name}: {why}); 'epcg resume --verify {where}' "
+        return Damaged(f"{chunk} of run {where} is damaged ({name}: {why}); {command('resume --verify', where)} "
                        "finds and recomputes it")
 
     def size(self, name: str) -> int:
@@ -621,8 +654,9 @@ class Vouched:
     def _array(self, name: str) -> Any:
         spans = self.spans.get(name)
         if not spans:
+            self.run.check_present()
             raise Unfinished(f"run {self.run.path} has no finished chunk holding {name}: "
-                             f"'epcg resume {self.run.path}' computes it")
+                             f"{command('resume', self.run.path)} computes it")
         try:
             return self.run.group[name]
         except (StoreMissing, StorageFault):
@@ -651,7 +685,7 @@ class Vouched:
         if at < stop:
             covered = sum(last - first for first, last, _, _ in self.spans[name])
             raise Unfinished(f"{name} of run {self.run.path} is not finished: its chunks cover {covered:,} of "
-                             f"{size:,} entries; 'epcg resume {self.run.path}' computes the rest")
+                             f"{size:,} entries; {command('resume', self.run.path)} computes the rest")
 
     def read(self, name: str, start: int = 0, stop: int | None = None) -> np.ndarray:
         """``[start, stop)`` of array ``name`` (all of it by default), checked as :meth:`blocks` checks it."""

@@ -66,13 +66,14 @@ def plan_of_run(run: RunDir, job: Job) -> Plan:
     the plan its last session kept (no code of the space runs)."""
     from epcg.runtime.checked import names_space
     from epcg.runtime.registry import may_import
+    from epcg.runtime.shell import command
 
     if may_import() or not names_space(job.to_dict()):
         return plan_of(job)
     plan = run.read_plan()
     if plan is None:
         raise UserError(f"run {run.path} keeps no plan of its space's job (an earlier epcg made it) and reading a "
-                        f"run never runs the space's code: 'epcg resume {run.path}' imports it and keeps the plan")
+                        f"run never runs the space's code: {command('resume', run.path)} imports it and keeps the plan")
     return plan
 
 

@@ -266,11 +266,13 @@ def ratio_bands(keep: list[dict[str, Any]]) -> tuple[Band, ...]:
     form = "{min_ratio = X} or {ratio = [LOW, HIGH]}"
     bands = []
     for entry in keep:
-        value = entry.get("min_ratio", entry.get("ratio")) if isinstance(entry, dict) and len(entry) == 1 else None
-        numbers = value if isinstance(value, list) and "ratio" in entry else [value] if "min_ratio" in entry else []
+        one = isinstance(entry, dict) and len(entry) == 1
+        value = entry.get("min_ratio", entry.get("ratio")) if one else None
+        numbers = value if isinstance(value, list) and "ratio" in entry else [value] if one and "min_ratio" in entry \
+            else []
         if not numbers or len(numbers) > 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
                                                       and math.isfinite(v) for v in numbers):
-            raise ValueError(f"each band is {form} with numbers, got {entry!r}")
+            raise ValueError(f"each band is {form} with finite numbers, got {entry!r}")
         low, high = (float(numbers[0]), math.inf) if "min_ratio" in entry else (float(numbers[0]), float(numbers[-1]))
         if low > high:
             raise ValueError(f"a band runs from low to high, got {entry!r}")

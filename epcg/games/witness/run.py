@@ -101,6 +101,9 @@ class WitnessRun(Run):
         if kind == "paths":
             raise UserError("a paths run stores no puzzles; run must-cross, regions or joint rows")
         check_count("solutions", solutions)
+        if solutions == 0:
+            raise InvalidValue("solutions must be 1 or more: constraints nothing solves are not puzzles (the run "
+                               "counts them, as solution_counts()[0], but keeps none)")
         check_count("min_length", min_length)
         if length != "longest":
             check_count("length", length, "an edge count >= 0 or 'longest'")

@@ -47,6 +47,8 @@ class Config(JobConfig, Keeps):
     stores every puzzle with 2 or 3 solutions too."""
 
     KEEP_SCORE = "solutions"
+    KEEP_LOWEST = 1
+    """A puzzle has at least one solution: 0 solutions is a constraint set nothing solves, never kept."""
 
     domain: Literal["witness"]
     kind: Kind

@@ -13,7 +13,7 @@ same promises, each with its own primitives:
   (under a lock file; a PUT with ``If-Match: <ETag>``).
 - ``write`` makes ``key`` whole or not at all (rename; a single PUT).
 - ``sync`` makes written keys durable (fsync; a PUT is durable when it returns).
-- ``lock`` holds the run for one client; a second gets one line and exit 2.
+- ``lock`` holds the run for one client; a second gets one line and exit status 75.
 """
 
 from __future__ import annotations

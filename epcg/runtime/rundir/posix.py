@@ -69,7 +69,7 @@ def _synced_temp(path: Path, data: bytes) -> str:
 
 def write_atomic(path: Path, text: str | bytes) -> None:
     """Write ``text`` to ``path`` so that readers see either nothing or all of it, durably."""
-    data = text.encode() if isinstance(text, str) else text
+    data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
     try:
         tmp = _synced_temp(path, data)
         try:
