@@ -255,6 +255,7 @@ def status(run_dir: str) -> None:
     from epcg.runtime.batch import continue_command, describe, read_batch, tunnel
     from epcg.runtime.history import load
     from epcg.runtime.engine import prepare_resume
+    from epcg.runtime.reads import read_line, stage_reads
     from epcg.runtime.store import LIVE, REPORT, RESULTS, SUMMARY
 
     job, plan, run = prepare_resume(run_dir)
@@ -285,6 +286,9 @@ def status(run_dir: str) -> None:
         finished = [done[t.id] for t in stage.tasks if t.id in done]
         seconds = sum(r.get("seconds", 0) for r in finished)
         click.echo(f"{stage.name:<28} {len(finished):>7}/{len(stage.tasks):<7} {seconds:>10.2f}")
+        reads = stage_reads(stage, done)
+        if reads.read or (finished and reads.planned):
+            click.echo(f"{'':<28} {read_line(reads)}")
     click.echo(f"{'total':<28} {len(done):>7}/{plan.num_tasks:<7}")
     if not live and not written and len(done) == plan.num_tasks:
         click.echo(f"every chunk is done, but results, summary or report.html are missing: "

@@ -48,6 +48,28 @@ def test_word_ranges_and_cache() -> None:
     assert calls[-1] == "again"
 
 
+def test_cache_keeps_each_threads_group() -> None:
+    """A thread loading a new group of a layer drops only the group it used last; another thread's stays (its next
+    task reads it again otherwise), and a new layer drops them all."""
+    import threading
+
+    cache, calls = LayerCache(), []
+
+    def get(key: str, layer: str = "L") -> None:
+        cache.get(key, lambda: calls.append(key), layer)
+
+    other = threading.Thread(target=get, args=("g0",))
+    other.start()
+    other.join()
+    get("g1")
+    get("g2")  # drops g1 (this thread's), keeps g0
+    get("g0")
+    assert calls == ["g0", "g1", "g2"]
+    get("x", "M")
+    get("g0")
+    assert calls == ["g0", "g1", "g2", "x", "g0"]
+
+
 def test_a_solve_of_the_wrong_shape_is_named() -> None:
     space = RetrogradeSpace("broken", lambda k: 100, lambda: (np.zeros(2, dtype=np.uint64),),
                             lambda k, prev, a, b: (np.zeros(b - a + 1, dtype=np.uint64),), last=2)

@@ -122,6 +122,9 @@ class RunDir:
         self.location = open_location(where)
         self.fence = fence
         self.written: dict[str, list] = {}
+        self.bytes_read = 0
+        """Uncompressed bytes of arrays read through this RunDir (:meth:`read_array`, :meth:`read_slice`): what a
+        task read of earlier stages, for its record."""
         self._arrays: dict[str, zarr.Array] = {}
 
     @property
@@ -483,7 +486,13 @@ class RunDir:
         return sum((stop - start) * self.array(name).dtype.itemsize for name, (start, stop, _) in self.written.items())
 
     def read_array(self, name: str) -> np.ndarray:
-        return np.asarray(self.array(name)[:])
+        return self.read_slice(name, 0, self.array(name).shape[0])
+
+    def read_slice(self, name: str, start: int, stop: int) -> np.ndarray:
+        """Elements ``[start, stop)`` of array ``name``, counted in :attr:`bytes_read`."""
+        data = np.asarray(self.array(name)[start:stop])
+        self.bytes_read += data.nbytes
+        return data
 
     def has_array(self, name: str) -> bool:
         return name in self.group
