@@ -237,6 +237,30 @@ def test_straggler_of_an_older_session_writes_nothing(reference: Path, tmp_path:
     assert not record.exists()
 
 
+def test_a_group_run_again_runs_only_its_unrecorded_tasks(reference: Path, tmp_path: Path) -> None:
+    """The call that runs a read group's tasks together, run again after its worker died, recomputes only the
+    tasks without a record and hands back the others' records as they are."""
+    import shutil
+
+    from epcg.runtime.execute import run_tasks_quietly
+    from epcg.runtime.plan import Task
+
+    out = tmp_path / "run"
+    shutil.copytree(reference, out)
+    ident = RunDir(out).identity()
+    tasks = [Task("k06", 0, 0, 1024), Task("k06", 1, 1024, 2048)]
+    first, second = (out / RunDir.record_key(t) for t in tasks)
+    before = json.loads(first.read_text())["record"]
+    first.unlink()
+    mtime = second.stat().st_mtime_ns
+    job = json.dumps({"name": "f66", "domain": "fling", "width": 6, "height": 6, "max_pieces": 6,
+                      "chunk_words": 1024, "top_puzzles": 0}, sort_keys=True)
+    records = run_tasks_quietly("fling", job, str(out), f"{ident['run_id']}/{ident['epoch']}", tasks)
+    assert [r["task"] for r in records] == [t.id for t in tasks]
+    assert records[0]["result"] == before["result"] and first.exists()
+    assert records[1] == json.loads(second.read_text())["record"] and second.stat().st_mtime_ns == mtime
+
+
 @pytest.mark.slow
 def test_full_disk_then_resume(fling_job: Path, reference: Path, tmp_path: Path) -> None:
     mnt = tmp_path / "small"
