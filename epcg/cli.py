@@ -298,6 +298,7 @@ def _status(run_dir: str) -> None:
     from epcg.runtime.batch import continue_command, describe, tunnel
     from epcg.runtime.estimate import duration
     from epcg.runtime.readout import DAMAGED, FINISHED, RUNNING, WAITING
+    from epcg.runtime.reads import read_line, stage_reads
     from epcg.runtime.status import run_status
 
     status = run_status(run_dir)
@@ -317,6 +318,9 @@ def _status(run_dir: str) -> None:
     echo(f"{'stage':<28} {'chunks':>15} {'CPU s':>10}")
     for stage in figures.stages:
         echo(f"{stage.name:<28} {stage.done:>7}/{stage.total:<7} {stage.compute_seconds:>10.2f}")
+        reads = stage_reads(plan.by_name[stage.name], status.done)
+        if reads.read or (stage.done and reads.planned):
+            echo(f"{'':<28} {read_line(reads)}")
     echo(f"{'total':<28} {figures.done:>7}/{figures.total:<7} {figures.compute_seconds:>10.2f}")
     echo(f"length {duration(figures.length_seconds)} ({figures.length_seconds:.1f} s)"
          + (f"; about {duration(figures.seconds_left)} left" if figures.seconds_left is not None else ""))

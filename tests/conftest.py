@@ -26,8 +26,8 @@ def epcg(*args: str, cwd: Path | None = None, timeout: float = 600, **popen) -> 
     )
 
 
-LAYOUT = ("tasks", "allocations", "parts")
-"""results.json keys that depend on the cluster and the plan it gave, not on the answer."""
+LAYOUT = ("tasks", "allocations", "parts", "reads")
+"""results.json keys that depend on the cluster and the plan it gave (its tasks, what they read), not on the answer."""
 
 
 def without_timings(data: Any) -> Any:

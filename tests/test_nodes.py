@@ -151,6 +151,21 @@ def test_sliced_fling_across_two_worker_nodes(cluster: Cluster, tmp_path: Path) 
 
 @needs_nodes
 @pytest.mark.slow
+@pytest.mark.timeout(2 * 3600)
+def test_sliced_fling_9_across_two_worker_nodes(cluster: Cluster, tmp_path: Path) -> None:
+    """Fling! to 9 pieces with slices keyed by 3 rows across the two worker nodes: the layers of the local
+    whole-layer run, each node reading within 25 % of the plan's figure for its share."""
+    sets = ["--set", "max_pieces=9", *FLING]
+    ref = reference(tmp_path, str(JOBS / "fling.toml"), sets, "ref")
+    code, _, err = finish(cluster.epcg("run", str(JOBS / "fling.toml"), "--out", f"{SHARED}/f",
+                                       "--scheduler", cluster.address, *sets, "--set", "slice_rows=3"), 3600)
+    assert code == 0, err
+    assert finish(ref, 3600)[0] == 0
+    same_layers_read_in_part(cluster, tmp_path / "ref", (8, 9))
+
+
+@needs_nodes
+@pytest.mark.slow
 @pytest.mark.timeout(3 * 3600)
 def test_sliced_fling_under_a_memory_limit_below_one_layer(tmp_path: Path) -> None:
     """Fling! to 10 pieces with slices keyed by 3 rows on two worker nodes of one worker each, whose memory limit
@@ -180,22 +195,29 @@ def test_sliced_fling_under_a_memory_limit_below_one_layer(tmp_path: Path) -> No
 
 def same_layers_read_in_part(cluster: Cluster, ref: Path, layers: tuple[int, ...]) -> list[dict]:
     """Assert the run on the shared mount has the layers of ``ref``, and that in each of ``layers`` both worker
-    nodes read part of the previous layer and no task held all of it; the bytes read go to TIMINGS. The rows."""
+    nodes read part of the previous layer, no task held all of it, and each node read within 25 % of what the plan
+    counts for the share of the layer it solved (each read group once); the bytes read go to TIMINGS. The rows."""
     keep = ("pieces", "solvable", "unique", "checksum", "full_checksum")
     rows = [json.loads((d / "results.json").read_text())["rows"] for d in (cluster.shared / "f", ref)]
     assert [{k: r.get(k) for k in keep} for r in rows[0]] == [{k: r.get(k) for k in keep} for r in rows[1]]
     for k in layers:
-        read, held = {}, 0
+        read, words, held = {}, {}, 0
         for path in (cluster.shared / "f" / "manifest" / f"k{k:02d}").glob("*.json"):
             record = json.loads(path.read_text())["record"]
             host = record["worker"].split("://")[1].rsplit(":", 1)[0]
-            read[host] = read.get(host, 0) + 16 * record["result"]["read_words"]
+            read[host] = read.get(host, 0) + record["read_bytes"]
+            words[host] = words.get(host, 0) + record["stop"] - record["start"]
             held = max(held, record["result"]["held_words"])
-        whole = -(-rows[1][k - 2]["boards"] // 64)
-        TIMINGS.append(f"layer {k}: bytes of layer {k - 1} each node read "
-                       f"{ {h: f'{b / 2**20:.1f} MiB' for h, b in sorted(read.items())} }, the most a task held "
-                       f"{8 * held / 2**20:.1f} MiB of solvable (all of it: {8 * whole / 2**20:.1f} MiB)")
-        assert set(read) == {n.address for n in cluster.nodes} and 0 < held < whole
+        reads = rows[0][k - 1]["reads"]
+        plan = {h: reads["planned"] * w / sum(words.values()) for h, w in words.items()}
+        share = reads["source"] / len(cluster.nodes)
+        TIMINGS.append(f"layer {k}: bytes of layer {k - 1} each node read (uncompressed) "
+                       f"{ {h: f'{b / 2**20:.1f} MiB' for h, b in sorted(read.items())} }, the plan for the share "
+                       f"each solved { {h: f'{b / 2**20:.1f} MiB' for h, b in sorted(plan.items())} }, "
+                       f"{max(read.values()) / share:.2f}× a node's share of the layer; the most a task held "
+                       f"{8 * held / 2**20:.1f} MiB of solvable (all of it: {reads['source'] / 16 / 2**20:.1f} MiB)")
+        assert set(read) == {n.address for n in cluster.nodes} and 0 < 16 * held < reads["source"]
+        assert all(abs(read[h] - plan[h]) <= 0.25 * plan[h] for h in read), (read, plan)
     return rows[1]
 
 

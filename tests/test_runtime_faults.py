@@ -82,7 +82,8 @@ def test_sigterm_then_resume(fling_job: Path, reference: Path, tmp_path: Path, m
 
 
 def test_a_run_killed_and_resumed_says_each_part(fling_job: Path, reference: Path, tmp_path: Path) -> None:
-    """results.json and report.html give the wall time of each session that computed chunks, the killed one too."""
+    """results.json and report.html give the wall time of each session that computed chunks, the killed one too,
+    and the run's length is theirs added up."""
     out = tmp_path / "run"
     proc = start("run", str(fling_job), "--out", str(out), "--serial")
     wait_for_records(out, 8, proc)
@@ -98,7 +99,7 @@ def test_a_run_killed_and_resumed_says_each_part(fling_job: Path, reference: Pat
     assert (first["chunks"], second["chunks"]) == (kept, len(records(reference)) - kept)
     assert first["started_at"] < first["ended_at"] <= second["started_at"] < second["ended_at"]
     assert first["seconds"] == pytest.approx(first["ended_at"] - first["started_at"], abs=0.01)
-    assert second["seconds"] >= results["wall_seconds"]  # the session began before the run's plan started
+    assert results["wall_seconds"] == pytest.approx(first["seconds"] + second["seconds"], abs=0.01)  # its length
     assert "computed in 2 parts" in (out / "report.html").read_text()
     assert epcg("report", str(out)).returncode == 0
     assert json.loads((out / "results.json").read_text())["parts"] == results["parts"]
@@ -235,6 +236,30 @@ def test_straggler_of_an_older_session_writes_nothing(reference: Path, tmp_path:
     with pytest.raises(StaleTask):
         run_task("fling", job, str(out), "another-run/1", task)
     assert not record.exists()
+
+
+def test_a_group_run_again_runs_only_its_unrecorded_tasks(reference: Path, tmp_path: Path) -> None:
+    """The call that runs a read group's tasks together, run again after its worker died, recomputes only the
+    tasks without a record and hands back the others' records as they are."""
+    import shutil
+
+    from epcg.runtime.execute import run_tasks_quietly
+    from epcg.runtime.plan import Task
+
+    out = tmp_path / "run"
+    shutil.copytree(reference, out)
+    ident = RunDir(out).identity()
+    tasks = [Task("k06", 0, 0, 1024), Task("k06", 1, 1024, 2048)]
+    first, second = (out / RunDir.record_key(t) for t in tasks)
+    before = json.loads(first.read_text())["record"]
+    first.unlink()
+    mtime = second.stat().st_mtime_ns
+    job = json.dumps({"name": "f66", "domain": "fling", "width": 6, "height": 6, "max_pieces": 6,
+                      "chunk_words": 1024, "top_puzzles": 0}, sort_keys=True)
+    records = run_tasks_quietly("fling", job, str(out), f"{ident['run_id']}/{ident['epoch']}", tasks)
+    assert [r["task"] for r in records] == [t.id for t in tasks]
+    assert records[0]["result"] == before["result"] and first.exists()
+    assert records[1] == json.loads(second.read_text())["record"] and second.stat().st_mtime_ns == mtime
 
 
 @pytest.mark.slow

@@ -12,7 +12,8 @@ import pytest
 from epcg.games.fling.domain import layers as fling
 from epcg.games.fling.kind import fling_space
 from epcg.search.retrograde import (
-    LayerCache, Line, RetrogradeSpace, Subsets, layer_checksum, layer_plan, solve_layers, solve_range, word_ranges,
+    LayerCache, Line, RetrogradeSpace, Subsets, aligned_groups, group_runs, layer_checksum, layer_plan, solve_layers,
+    solve_range, word_ranges,
 )
 
 
@@ -46,6 +47,28 @@ def test_word_ranges_and_cache() -> None:
     cache.drop()
     cache.get("a", lambda: calls.append("again"))
     assert calls[-1] == "again"
+
+
+def test_cache_keeps_each_threads_group() -> None:
+    """A thread loading a new group of a layer drops only the group it used last; another thread's stays (its next
+    task reads it again otherwise), and a new layer drops them all."""
+    import threading
+
+    cache, calls = LayerCache(), []
+
+    def get(key: str, layer: str = "L") -> None:
+        cache.get(key, lambda: calls.append(key), layer)
+
+    other = threading.Thread(target=get, args=("g0",))
+    other.start()
+    other.join()
+    get("g1")
+    get("g2")  # drops g1 (this thread's), keeps g0
+    get("g0")
+    assert calls == ["g0", "g1", "g2"]
+    get("x", "M")
+    get("g0")
+    assert calls == ["g0", "g1", "g2", "x", "g0"]
 
 
 def test_a_solve_of_the_wrong_shape_is_named() -> None:
@@ -110,3 +133,39 @@ def test_retrograde_job_of_a_reduced_space(tmp_path: Path) -> None:
     assert rows == expected and "full_checksum" in rows[1] and "full_checksum" not in rows[-1]
     assert prepared.run.has_array("orbits/reach/9") and not prepared.run.has_array("reach/9")
     assert prepared.run.has_array("reach/8") and prepared.run.has_array("orbits/reach/8")
+
+
+def _runs_by_union(bounds: list[int], ranges: list[tuple[int, int]]) -> list[int]:
+    """The reference of group_runs: ranges joined whenever they meet one group, numbered in order."""
+    parent = list(range(len(ranges)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        meeting = [i for i, (x, y) in enumerate(ranges) if x < b and a < y]
+        for i in meeting[1:]:
+            parent[root(i)] = root(meeting[0])
+    names: dict[int, int] = {}
+    return [names.setdefault(root(i), len(names)) for i in range(len(ranges))]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_aligned_groups_give_runs_that_share_no_group(seed: int) -> None:
+    """Tasks that meet one aligned read group are in one run, tasks of two runs meet no group in common (against
+    joining every pair of tasks that meet a group), and a group moves only down to a task's start."""
+    rng = np.random.default_rng(seed)
+    words = int(rng.integers(1, 200))
+    inner = sorted(set(rng.integers(1, words, int(rng.integers(0, 12))).tolist())) if words > 1 else []
+    bounds = [0, *inner, words]
+    chunk = int(rng.integers(1, 40))
+    ranges = list(word_ranges(words, chunk))
+    space = RetrogradeSpace("groups", lambda k: 64 * words, lambda: (), lambda *a: (), last=2,
+                            reads=lambda k, a, b: ((a, b),), read_groups=lambda k: bounds)
+    aligned = aligned_groups(bounds, chunk).tolist()
+    assert aligned[0] == 0 and aligned[-1] == words and all(a < b for a, b in zip(aligned, aligned[1:]))
+    assert all(b in bounds or b % chunk == 0 for b in aligned)
+    assert group_runs(space, 2, ranges) == _runs_by_union(aligned, ranges)
+    assert group_runs(space, 1, ranges) is None

@@ -37,7 +37,9 @@ from epcg.search.retrograde import (
     RetrogradeSpace,
     Spans,
     Words,
+    aligned_groups,
     fill_name,
+    group_runs,
     is_reduced,
     layer_name,
     layer_plan,
@@ -119,18 +121,30 @@ def row_of(stage: str) -> tuple[str, str]:
 
 def stages(space: RetrogradeSpace, chunk_words: int, last: int | None = None, row: str = "") -> tuple[Stage, ...]:
     """The runtime stages of :func:`~epcg.search.retrograde.layer_plan`: one task per word range; a space with
-    ``reads`` gives a layer's tasks their place (``Task.locality``), so a cluster deals each worker neighbouring
-    ranges, which read neighbouring words of the layer before."""
+    ``reads`` gives a layer's tasks that share read groups one ``Task.group`` (a cluster runs them together, so a
+    group is read once) and the stage the bytes they read (each group once)."""
     pre = stage_prefix(row)
     label = f"{row} " if row else ""
     out = []
     for layer in layer_plan(space, chunk_words, last):
-        near = space.reads is not None and not layer.fill and layer.level > space.first
-        tasks = tuple(Task(pre + layer.name, i, a, b, locality=i if near else None)
+        runs = None if layer.fill else group_runs(space, layer.level, layer.ranges)
+        tasks = tuple(Task(pre + layer.name, i, a, b, group=None if runs is None else runs[i])
                       for i, (a, b) in enumerate(layer.ranges))
+        k = layer.level
+        source = 8 * len(space.bits) * layer_words(space, k if layer.fill else k - 1) if k > space.first else 0
         out.append(Stage(pre + layer.name, tasks, after=tuple(pre + a for a in layer.after),
-                         label=f"{label}{'fill layer' if layer.fill else 'layer'} {layer.level}", size=layer.words))
+                         label=f"{label}{'fill layer' if layer.fill else 'layer'} {layer.level}", size=layer.words,
+                         read_bytes=None if runs is None else 8 * len(space.bits) * group_reads(space, k, chunk_words),
+                         source_bytes=source))
     return tuple(out)
+
+
+def group_reads(space: RetrogradeSpace, k: int, chunk_words: int) -> int:
+    """Words (per bit array) of layer ``k - 1`` that layer ``k``'s tasks of ``chunk_words`` words read in all, each
+    of its read groups (:func:`~epcg.search.retrograde.aligned_groups`) once."""
+    assert space.reads is not None and space.read_groups is not None
+    bounds = aligned_groups(space.read_groups(k), chunk_words)
+    return sum(span_words(space.reads(k, int(a), int(b))) for a, b in zip(bounds[:-1], bounds[1:]) if a < b)
 
 
 def array_names(space: RetrogradeSpace, k: int, reduced: bool = False, row: str = "") -> tuple[str, ...]:
@@ -191,7 +205,7 @@ def read_layer(run: RunDir, names: tuple[str, ...], spans: Spans | None = None) 
         array = run.array(name)
         words, at = np.empty(span_words(spans), dtype=np.uint64), 0
         for lo, hi in read_steps(array, spans):
-            words[at:at + hi - lo] = array[lo:hi]
+            words[at:at + hi - lo] = run.read_slice(name, lo, hi)
             at += hi - lo
         out.append(words)
     return tuple(out)
@@ -216,10 +230,12 @@ def solve_task(space: RetrogradeSpace, task: Task, run: RunDir, load: Loader = r
     k, fill = parse_stage(name)
     names = read_by(space, task.stage)
     read: list[int] = []
+    written = written_by(space, task.stage)
     words, counts = solve_part(space, k, task.start, task.stop, lambda: load(run, names, None),
                                key=(run.cache_key, row) if row else run.cache_key, fill=fill, partitions=partitions,
-                               load_spans=lambda spans: load(run, names, spans), on_read=read.append)
-    for name, w in zip(written_by(space, task.stage), words):
+                               load_spans=lambda spans: load(run, names, spans), on_read=read.append,
+                               align=run.array(written[0]).chunks[0])
+    for name, w in zip(written, words):
         run.write_slice(name, task.start, w)
     return {**summarize(space, words, task.start, counts),
             "read_words": sum(read), "held_words": max(read, default=0)}

@@ -7,17 +7,16 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from typing import Any
-from urllib.parse import urlsplit
 
 from dask.base import tokenize
 from distributed import Client, as_completed
 from distributed.scheduler import KilledWorker
 
 from epcg.runtime.errors import Drain, TaskFailed, UserError
-from epcg.runtime.execute import Failed, OnDone, run_task_quietly, warm_up
+from epcg.runtime.execute import Failed, OnDone, run_task_quietly, run_tasks_quietly, warm_up
 from epcg.runtime.plan import Stage, Task
 from epcg.runtime.progress import WorkersLost, note
+from epcg.runtime.reads import host_of
 from epcg.runtime.shell import command
 from epcg.runtime.store import CHECK_BATCH, RUN_FILE, RunDir, check_chunks
 
@@ -29,15 +28,6 @@ POLL = 1.0
 """Seconds between looks at the cluster's workers while tasks run."""
 LOST_SETTLE = 2.0
 """Seconds a host's lost workers are gathered before one line reports them (a node's workers go together)."""
-
-
-def host_of(address: str) -> str:
-    """The host part of a Dask address.
-
-    >>> host_of("tcp://198.18.0.3:40123"), host_of("tls://[::1]:8786")
-    ('198.18.0.3', '::1')
-    """
-    return urlsplit(address).hostname or address
 
 
 def hosts(client: Client) -> dict[str, int]:
@@ -128,12 +118,24 @@ def no_workers(seconds: float) -> TaskFailed:
         "logs); finished chunks are kept")
 
 
-def nearby_worker(task: Task, workers: Sequence[str], places: int) -> dict[str, Any]:
-    """Where a task with a ``locality`` (of ``places`` in its stage) should run: of the workers there now, the one
-    dealt its contiguous run of places, or any other if that one is busy or gone (work stealing moves such tasks)."""
-    if task.locality is None or not workers:
-        return {}
-    return {"workers": [workers[task.locality * len(workers) // places]], "allow_other_workers": True}
+def bundles(tasks: Sequence[Task]) -> list[tuple[Task, ...]]:
+    """A stage's tasks as they are submitted: the tasks of one ``Task.group`` together (in order), each other task
+    alone.
+
+    >>> [[t.index for t in b] for b in bundles([Task("k", i, i, i + 1, group=g) for i, g in enumerate([0, 0, 1, None])])]
+    [[0, 1], [2], [3]]
+    """
+    out: list[tuple[Task, ...]] = []
+    where: dict[int, int] = {}
+    for task in tasks:
+        if task.group is None:
+            out.append((task,))
+        elif task.group in where:
+            out[where[task.group]] += (task,)
+        else:
+            where[task.group] = len(out)
+            out.append((task,))
+    return out
 
 
 class DaskExecutor:
@@ -242,19 +244,16 @@ class DaskExecutor:
                 if all(left.get(dep, 0) == 0 for dep in stage.after):
                     waiting.remove(stage)
                     submitted.add(stage.name)
-                    near = [t.locality for t in stage.tasks if t.locality is not None]
-                    workers = sorted(self._workers()) if near else []
-                    for task in pending[stage.name]:
+                    for tasks in bundles(pending[stage.name]):  # a group's tasks in one call: stealing moves it whole
                         future = self.client.submit(
-                            run_task_quietly,
+                            run_task_quietly if len(tasks) == 1 else run_tasks_quietly,
                             *call,
-                            task,
-                            key=f"epcg-{task.id}-{tokenize(call, task)}",
+                            tasks[0] if len(tasks) == 1 else tasks,
+                            key=f"epcg-{tasks[0].id}-{tokenize(call, tasks)}",
                             priority=-order[stage.name],
                             pure=False,
-                            **nearby_worker(task, workers, max(near, default=0) + 1),
                         )
-                        future.epcg_task = task
+                        future.epcg_tasks = tasks
                         futures.add(future)
 
         run_path = call[2]
@@ -282,21 +281,22 @@ class DaskExecutor:
                     time.sleep(0.02)
                     continue
                 for future in ready:
-                    task = future.epcg_task
+                    tasks = future.epcg_tasks
                     try:
-                        record = future.result()
+                        records = future.result()
                     except KilledWorker as exc:
-                        raise crashed(task, exc.allowed_failures + 1) from None
+                        raise crashed(tasks[0], exc.allowed_failures + 1) from None
                     except Exception:
                         self.check_sight(run_path)  # a node that cannot see the run is the likelier cause
                         raise
-                    if isinstance(record, Failed):
-                        self.check_sight(run_path)
-                        raise record.exception()
-                    left[task.stage] -= 1
-                    on_done(task, record)
-                    if left[task.stage] == 0:
-                        submit_ready()
+                    for task, record in zip(tasks, records if len(tasks) > 1 else [records]):
+                        if isinstance(record, Failed):
+                            self.check_sight(run_path)
+                            raise record.exception()
+                        left[task.stage] -= 1
+                        on_done(task, record)
+                        if left[task.stage] == 0:
+                            submit_ready()
                 alive = time.monotonic()
         except BaseException as exc:
             for future in list(futures.futures):

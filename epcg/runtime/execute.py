@@ -96,6 +96,20 @@ def run_task_quietly(domain: str, job_json: str, run_path: str, fence: str | Non
         return Failed(type(exc).__name__ if type(exc).__module__ == UserError.__module__ else "UserError", str(exc))
 
 
+def run_tasks_quietly(domain: str, job_json: str, run_path: str, fence: str | None,
+                      tasks: Sequence[Task]) -> list[dict | Failed]:
+    """:func:`run_task_quietly` over tasks that share what they read (one ``Task.group``), one after another in
+    this thread, so the worker reads it once; it stops at the first failure. A task that already has its record
+    (the call run again after a worker died) is not run again: its record is returned."""
+    run = RunDir(run_path, fence)
+    out: list[dict | Failed] = []
+    for task in tasks:
+        out.append(run.read_record(task) or run_task_quietly(domain, job_json, run_path, fence, task))
+        if isinstance(out[-1], Failed):
+            break
+    return out
+
+
 def _describe(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
@@ -128,6 +142,7 @@ def _attempt(domain: str, job_json: str, run_path: str, fence: str | None, task:
         "ended_at": round(time.time(), 3),
         "fence": fence,
         "bytes": run.bytes_written(),
+        "read_bytes": run.bytes_read,
         "max_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         "worker": worker_address(),
         "result": result,

@@ -32,9 +32,10 @@ class Task:
     index: int
     start: int
     stop: int
-    locality: int | None = None
-    """Where the task lies among its stage's tasks that read neighbouring data (a job kind's choice, e.g. the index
-    of a range of a sliced layer): a cluster deals each worker one contiguous run of them."""
+    group: int | None = None
+    """The tasks of a stage with the same ``group`` share what they read (a job kind's choice, e.g. the ranges of a
+    sliced layer that meet the same read groups): a cluster runs them one after another in one call on one worker,
+    so it reads that once. None: the task runs alone."""
 
     @property
     def id(self) -> str:
@@ -57,6 +58,13 @@ class Stage:
     """What a person calls the stage, e.g. 'must-cross 4x4 k=6'."""
     size: int = 0
     """Items in the stage (puzzles, boards, runs), for throughput figures."""
+    read_bytes: int | None = field(default=None, compare=False)
+    """Bytes (uncompressed) its tasks are planned to read from the store in all, the same on any number of workers
+    (tasks of one ``group`` share a read); None: not planned (e.g. a stage whose workers each read all of
+    ``source_bytes``)."""
+    source_bytes: int = field(default=0, compare=False)
+    """Bytes (uncompressed) of the earlier stages' data its tasks read from: read amplification is what they read
+    over this."""
     task_seconds: float | None = field(default=None, compare=False)
     """Compute one of its tasks is expected to take (``epcg plan``'s estimate, set when a run is fitted to its
     workers), so the time left weighs a slow stage's chunks above a quick one's; None: not estimated."""

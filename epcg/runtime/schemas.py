@@ -164,13 +164,15 @@ class Lease(Stored):
 
 
 class PlanStage(Stored):
-    """A stage of a stored plan; each task ``[index, start, stop, locality]``."""
+    """A stage of a stored plan; each task ``[index, start, stop, group]``."""
 
     name: StrictStr
     after: list[StrictStr] = []
     label: StrictStr = ""
     size: StrictInt = 0
     task_seconds: Annotated[Seconds, pydantic.Field(gt=0)] | None = None
+    read_bytes: Annotated[StrictInt, pydantic.Field(ge=0)] | None = None
+    source_bytes: Annotated[StrictInt, pydantic.Field(ge=0)] = 0
     tasks: list[tuple[StrictInt, StrictInt, StrictInt, StrictInt | None]]
 
 

@@ -153,6 +153,9 @@ class RunDir:
         self.location = open_location(where)
         self.fence = fence
         self.written: dict[str, list] = {}
+        self.bytes_read = 0
+        """Uncompressed bytes of arrays read through this RunDir (:meth:`read_array`, :meth:`read_slice`): what a
+        task read of earlier stages, for its record."""
         self._arrays: dict[str, zarr.Array] = {}
 
     @property
@@ -377,8 +380,8 @@ class RunDir:
         """Keep the session's ``plan``, fitted to its workers: readers count the run's chunks by it without
         running a user's space, and weigh them by each stage's estimated task seconds for the time left."""
         stages = [{"name": s.name, "after": list(s.after), "label": s.label, "size": s.size,
-                   "task_seconds": s.task_seconds,
-                   "tasks": [[t.index, t.start, t.stop, t.locality] for t in s.tasks]} for s in plan.stages]
+                   "task_seconds": s.task_seconds, "read_bytes": s.read_bytes, "source_bytes": s.source_bytes,
+                   "tasks": [[t.index, t.start, t.stop, t.group] for t in s.tasks]} for s in plan.stages]
         self.write_text(PLAN_FILE, json.dumps({"stages": stages, "slots": plan.slots}))
 
     def read_plan(self) -> Plan | None:
@@ -389,7 +392,7 @@ class RunDir:
         try:
             return Plan(tuple(Stage(s["name"], tuple(Task(s["name"], *task) for task in s["tasks"]),
                                     tuple(s.get("after", ())), s.get("label", ""), s.get("size", 0),
-                                    s.get("task_seconds"))
+                                    s.get("read_bytes"), s.get("source_bytes", 0), s.get("task_seconds"))
                               for s in found["stages"]), slots=found.get("slots"))
         except ValueError as exc:
             raise Malformed(f"{self.describe(PLAN_FILE)} is damaged ({exc}): {command('resume', self.path)} writes it "
@@ -594,7 +597,13 @@ class RunDir:
         return sum((stop - start) * self.array(name).dtype.itemsize for name, (start, stop, _) in self.written.items())
 
     def read_array(self, name: str) -> np.ndarray:
-        return np.asarray(self.array(name)[:])
+        return self.read_slice(name, 0, self.array(name).shape[0])
+
+    def read_slice(self, name: str, start: int, stop: int) -> np.ndarray:
+        """Elements ``[start, stop)`` of array ``name``, counted in :attr:`bytes_read`."""
+        data = np.asarray(self.array(name)[start:stop])
+        self.bytes_read += data.nbytes
+        return data
 
     def has_array(self, name: str) -> bool:
         return name in self.group

@@ -72,7 +72,8 @@ from numba import njit
 from epcg.combinatorics.bits import popcount_words
 
 __all__ = ["Held", "LayerCache", "LayerStage", "Layers", "Line", "RetrogradeSpace", "Spans",
-           "Subsets", "fill_name", "is_reduced", "layer_checksum", "layer_name", "layer_plan", "layer_words",
+           "Subsets", "aligned_groups", "fill_name", "group_runs", "is_reduced",
+           "layer_checksum", "layer_name", "layer_plan", "layer_words",
            "merge_layer", "parse_stage", "partition_ranges", "retrograde_family",
            "solve_layers", "solve_part", "solve_range", "span_words", "summarize", "word_ranges"]
 
@@ -266,35 +267,69 @@ def is_reduced(space: RetrogradeSpace, k: int) -> bool:
     return space.reduced and k > space.first
 
 
+def aligned_groups(bounds: Sequence[int], align: int) -> np.ndarray:
+    """Read-group bounds (``read_groups(k)``) moved so that a layer cut in ranges of ``align`` words (its tasks)
+    shares no group between two runs of ranges: in each range that holds a bound, the first moves down to the
+    range's start (the others stay, so a long range still solves group by group). Then a range either starts a
+    group or lies inside the group the range before it ends in, and a group's ranges are consecutive.
+
+    >>> aligned_groups([0, 5, 9, 10, 23, 30], 4).tolist()
+    [0, 4, 8, 10, 20, 30]
+    >>> aligned_groups([0, 5, 9, 10, 23, 30], 1).tolist()
+    [0, 5, 9, 10, 23, 30]
+    """
+    out = [int(bounds[0])]
+    for b in bounds[1:-1]:
+        start = int(b) - int(b) % align
+        out.append(start if start > out[-1] else int(b))
+    return np.array(out + [int(bounds[-1])], dtype=np.int64)
+
+
+def group_runs(space: RetrogradeSpace, k: int, ranges: Sequence[tuple[int, int]]) -> list[int] | None:
+    """For each of layer ``k``'s word ranges (its tasks, cut every ``ranges[0]`` words), the run of ranges it is
+    in: ranges of one run share read groups (:func:`aligned_groups`), ranges of two runs none. None for a layer
+    not solved from read groups."""
+    if space.read_groups is None or k <= space.first:
+        return None
+    align = max(ranges[0][1] - ranges[0][0], 1)
+    starts = set(aligned_groups(space.read_groups(k), align).tolist())
+    runs, run = [], -1
+    for a, _b in ranges:  # the first range starts at word 0, a group's start
+        run += a in starts
+        runs.append(run)
+    return runs
+
+
 class LayerCache:
-    """Keeps the most recently used layer of this process in memory, or a few of its held parts.
+    """Keeps the most recently used layer of this process in memory, or the parts of it its threads hold.
 
     ``get(key, load)`` returns the cached value for ``key`` or calls ``load()``
     once, dropping whatever was cached before (a worker works on one layer at a
     time, and the layer before it is no longer needed). ``get(key, load,
-    layer)`` keeps up to ``capacity`` values of one ``layer`` (the groups of
-    words a worker's threads read at once), the oldest dropped first.
+    layer)`` keeps one value of ``layer`` per thread (the read group each of a
+    worker's threads solves from): a thread loading a new one drops only the
+    one it used last, never another thread's, which that thread's next task of
+    the same group would otherwise read again.
     Thread-safe: with several threads per worker, one loads and the others wait.
     """
 
-    def __init__(self, capacity: int = 2) -> None:
+    def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._entries: list[tuple[Hashable, Hashable, Any]] = []  # (layer, key, value), oldest first
-        self.capacity = capacity
+        self._entries: list[tuple[Hashable, Hashable, Any, int]] = []  # (layer, key, value, thread that used it last)
         self.loads = 0
 
     def get(self, key: Hashable, load: Callable[[], Any], layer: Hashable = None) -> Any:
         layer = key if layer is None else layer
+        me = threading.get_ident()
         with self._lock:
             hit = next((i for i, entry in enumerate(self._entries) if entry[1] == key), None)
             if hit is not None:
-                self._entries.append(self._entries.pop(hit))
-                return self._entries[-1][2]
-            keep = [e for e in self._entries if e[0] == layer and e[0] != e[1]]
-            self._entries = keep[len(keep) - self.capacity + 1:] if len(keep) >= self.capacity else keep
-            del keep  # the entries dropped are freed before loading
-            value = load()
-            self._entries.append((layer, key, value))
+                entry = self._entries.pop(hit)
+                self._entries.append((entry[0], entry[1], entry[2], me))
+                return entry[2]
+            self._entries = [e for e in self._entries if e[0] == layer and e[0] != e[1] and e[3] != me]
+            value = load()  # the entries dropped are freed before loading
+            self._entries.append((layer, key, value, me))
             self.loads += 1
             return value
 
@@ -316,7 +351,7 @@ def span_words(spans: Spans) -> int:
 def solve_part(space: RetrogradeSpace, k: int, start: int, stop: int, load: Callable[[], Words],
                key: Hashable = None, fill: bool = False, partitions: int = 1,
                load_spans: Callable[[Spans], Words] | None = None,
-               on_read: Callable[[int], None] | None = None) -> tuple[Words, Counts]:
+               on_read: Callable[[int], None] | None = None, align: int = 1) -> tuple[Words, Counts]:
     """Words ``[start, stop)`` of every bit array of one stage of layer ``k``, and the states they stand for.
 
     Layer ``first`` comes from ``first_layer()``; a later layer from
@@ -334,7 +369,8 @@ def solve_part(space: RetrogradeSpace, k: int, start: int, stop: int, load: Call
     ``load_spans(reads(...))`` of the previous one, cached per process beside
     the other groups its threads hold.
     ``on_read(words)`` hears of each read this call makes (per bit array; a
-    layer found in the cache is no read).
+    layer found in the cache is no read). ``align``: the words per task the
+    layer is cut in, so read groups are those of :func:`aligned_groups`.
     """
     if not space.first <= k:
         raise ValueError(f"layer {k} is before the first layer, {space.first}")
@@ -353,7 +389,7 @@ def solve_part(space: RetrogradeSpace, k: int, start: int, stop: int, load: Call
     if space.reads is not None and space.read_groups is not None and not fill and k > space.first:
         if load_spans_counted is None:
             raise ValueError(f"{space.name}: a space with reads needs a load_spans")
-        words, counts = _over_groups(space, k, start, stop, key, load_spans_counted)
+        words, counts = _over_groups(space, k, start, stop, key, load_spans_counted, align)
     elif partitions > 1 and not fill and k > space.first:
         if not space.partitioned or load_spans is None:
             raise ValueError(f"{space.name}: partitions need the space's solve_partial and a load_spans")
@@ -391,11 +427,11 @@ def solve_part(space: RetrogradeSpace, k: int, start: int, stop: int, load: Call
 
 
 def _over_groups(space: RetrogradeSpace, k: int, start: int, stop: int, key: Hashable,
-                 load_spans: Callable[[Spans], Words]) -> tuple[Words, Counts]:
+                 load_spans: Callable[[Spans], Words], align: int) -> tuple[Words, Counts]:
     """Words ``[start, stop)`` of layer ``k`` and their counts, solved read group by read group (see
     :func:`solve_part`)."""
     assert space.reads is not None and space.read_groups is not None
-    bounds = np.asarray(space.read_groups(k), dtype=np.int64)
+    bounds = aligned_groups(space.read_groups(k), align)
     first = max(int(np.searchsorted(bounds, start, side="right")) - 1, 0)
     pieces: list[Words] = []
     counts = [0] * len(space.bits)
@@ -408,7 +444,7 @@ def _over_groups(space: RetrogradeSpace, k: int, start: int, stop: int, key: Has
             spans = space.reads(k, int(bounds[g]), int(bounds[g + 1]))
             return Held(spans, load_spans(spans))
 
-        previous = PREVIOUS.get((key, space.name, k - 1, "group", g), load, layer=(key, space.name, k - 1))
+        previous = PREVIOUS.get((key, space.name, k - 1, "group", align, g), load, layer=(key, space.name, k - 1))
         if space.reduced:
             piece, piece_counts = space.solve_reduced(k, previous, a, b)
         else:

@@ -81,13 +81,14 @@ from epcg.kinds.base import JobConfig, stage_records
 from epcg.kinds.keep import Keeps
 from epcg.runtime.readout import compute_seconds
 from epcg.runtime.plan import Plan, Task
+from epcg.runtime.reads import stage_reads
 from epcg.runtime.store import RunDir
 from epcg.search.retrograde import (
-    PREVIOUS,
     Held,
     RetrogradeSpace,
     Spans,
     Words,
+    aligned_groups,
     fill_name,
     layer_checksum,
     layer_name,
@@ -459,12 +460,18 @@ def members_bytes(config: Config, k: int) -> int:
     return sparse.index_bytes(config.words(k), -(-round(boards * unique_fraction(k)) // config.parts_for(k)))
 
 
+GROUPS_HELD = 2
+"""Read groups of the layer before that a worker process solving a sliced layer is planned to hold: one per thread
+(``LayerCache``), two threads."""
+
+
 def sliced_reads(config: Config, k: int) -> tuple[int, int, int]:
     """A sliced layer stage ``k``'s reads of layer ``k - 1``: words of its largest read group, words of all its groups
-    (each read once, if its tasks run on one worker), and how many groups."""
+    (each read once: a group's tasks run together on one worker), and how many groups (as the tasks of
+    ``chunk_words`` words meet them, :func:`~epcg.search.retrograde.aligned_groups`)."""
     space = config.space
     assert space.reads is not None and space.read_groups is not None
-    bounds = space.read_groups(k)
+    bounds = aligned_groups(space.read_groups(k), config.chunk_words)
     sizes = [span_words(space.reads(k, int(a), int(b))) for a, b in zip(bounds[:-1], bounds[1:])]
     return max(sizes), sum(sizes), len(sizes)
 
@@ -496,7 +503,7 @@ def estimate(config: Config) -> dict:
             largest, total, groups = sliced_reads(config, k)
             out[layer_name(k)] = StageCost(
                 bytes_written=2 * 8 * words, disk_bytes=round(8 * words * sum(COMPRESSED)),
-                peak_memory=PREVIOUS.capacity * group_bytes(config, k - 1, largest) + 4 * 8 * chunk
+                peak_memory=GROUPS_HELD * group_bytes(config, k - 1, largest) + 4 * 8 * chunk
                 + Slicing(config.width, config.height, config.slice_rows).table_bytes,
                 cpu_seconds=boards * per_board + sum(8 * total / rate for rate in READ_PER_SECOND),
                 read_bytes=round(8 * total * sum(COMPRESSED)), read_whole=True,
@@ -671,7 +678,7 @@ def read_unique(run: RunDir, name: str, spans: Spans | None = None) -> BitIndex:
     spans = spans if spans is not None else ((0, array.shape[0]),)
     builder = IndexBuilder(span_words(spans))
     for lo, hi in retrograde.read_steps(array, spans):
-        builder.add(np.asarray(array[lo:hi]))
+        builder.add(run.read_slice(name, lo, hi))
     return builder.finish()
 
 
@@ -747,6 +754,10 @@ def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) ->
         }
         if fill_name(k) in plan.by_name:
             row["full_checksum"] = _checksum([r["result"] for r in stage_records(plan, fill_name(k), records)])
+        if k > 1:
+            reads = stage_reads(plan.by_name[layer_name(k)], records)
+            row["reads"] = {"bytes": reads.read, "planned": reads.planned, "source": reads.source,
+                            "by_host": reads.by_host}
         layers.append(row)
     results: dict[str, Any] = {"width": config.width, "height": config.height, "symmetry": config.symmetry,
                                "rows": layers}

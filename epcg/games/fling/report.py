@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from epcg.kinds.keep import band_of, band_text
+from epcg.runtime.estimate import size
 from epcg.runtime.store import RunDir
 
 PUBLISHED = {  # 7×8, pieces: (solvable, unique) — the reference implementation behind the paper
@@ -46,6 +47,7 @@ def summary(config: Any, results: dict[str, Any]) -> str:
         "divides the layer by it, boards/s wall by the layer's elapsed time. The checksum does not depend on chunking: "
         "two runs agree bit for bit exactly when their checksums agree.",
     ]
+    out += _reads_table(results["rows"])
     puzzles = results.get("puzzles") or []
     if puzzles:
         out += ["", f"## Best {len(puzzles)} uniquely solvable boards with {config.max_pieces} pieces, "
@@ -75,6 +77,25 @@ def summary(config: Any, results: dict[str, Any]) -> str:
                        f"| {e['boards']:,} | {kept} | `{e['store']}` |")
     out += _distribution_tables(results)
     return "\n".join(out) + "\n"
+
+
+def _reads_table(rows: list[dict[str, Any]]) -> list[str]:
+    """What each layer stage read of the layer before (raw bytes, as a multiple of that layer: read amplification),
+    beside the plan's figure where it has one (a sliced layer: each read group once), and per host."""
+    read = [r for r in rows if r.get("reads") and r["reads"]["bytes"]]
+    if not read:
+        return []
+    out = ["", "## Reads of the layer before", "",
+           "Bytes (uncompressed, both arrays) each layer's tasks read of the layer before from the store, and as a "
+           "multiple of that layer (a worker holding a whole layer reads it once; a sliced layer's read groups each "
+           "once, overlapping), beside the plan's figure.", "",
+           "| pieces | read | × the layer before | plan | by host |", "|---|---|---|---|---|"]
+    for r in read:
+        x = r["reads"]
+        plan = f"{x['planned'] / x['source']:.2f}×" if x.get("planned") is not None and x["source"] else "–"
+        hosts = ", ".join(f"{h}: {size(n)}" for h, n in x["by_host"].items())
+        out.append(f"| {r['pieces']} | {size(x['bytes'])} | {x['bytes'] / x['source']:.2f}× | {plan} | {hosts} |")
+    return out
 
 
 def top_sentence(tie: dict[str, Any]) -> str:

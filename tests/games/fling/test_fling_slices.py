@@ -126,10 +126,12 @@ def records(run_dir: Path, stage: str) -> list[dict]:
 
 def test_fling_run_with_slices_on_two_workers(tmp_path: Path) -> None:
     """7x8 to 6 pieces, symmetric, on two worker processes, every layer task reading only its slices: the layers
-    of the whole-layer driver in this process, and no task holding a whole layer."""
+    of the whole-layer driver in this process, no task holding a whole layer, and every read group read once
+    (layer 6 in 124 tasks of 4,096 words run as 12 runs, one per read group), as the plan counts and
+    ``epcg status`` says."""
     out = tmp_path / "sliced"
     result = epcg("run", FLING, "--out", str(out), "--workers", "2", "--set", "max_pieces=6", "--set",
-                  "top_puzzles=0", "--set", "distributions=false", "--set", "slice_rows=2")
+                  "top_puzzles=0", "--set", "distributions=false", "--set", "slice_rows=2", "--set", "chunk_words=4096")
     assert result.returncode == 0, result.stderr
     whole = solve_layers(fling_space(7, 8, 6, True), chunk_words=1 << 12).rows
     keep = ("solvable", "unique", "checksum", "full_checksum")
@@ -139,6 +141,14 @@ def test_fling_run_with_slices_on_two_workers(tmp_path: Path) -> None:
     recs = records(out, "k06")
     assert {r["worker"] for r in recs} and all(r["worker"].startswith("tcp://") for r in recs)
     assert 0 < max(r["result"]["held_words"] for r in recs) < layer_words(space, 5)
+    reads = [r["reads"] for r in json.loads((out / "results.json").read_text())["rows"][1:]]
+    assert all(x["bytes"] == x["planned"] > 0 for x in reads), reads  # each read group read once, on one worker
+    assert sum(r["read_bytes"] for r in recs) == reads[-1]["bytes"]
+    status = epcg("status", str(out))
+    line = status.stdout.splitlines()[status.stdout.splitlines().index(next(
+        x for x in status.stdout.splitlines() if x.startswith("k06 "))) + 1]
+    ratio = reads[-1]["bytes"] / reads[-1]["source"]
+    assert f"{ratio:.2f}× its source (plan {ratio:.2f}×)" in line and "by host: 127.0.0.1" in line, status.stdout
 
 
 @pytest.mark.parametrize("sets, message", [
