@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 from epcg.api.runs import Run, is_int
@@ -130,17 +131,24 @@ class ScanRun(Run):
             picks = spread(total, n) if role == "min" else set(range(min(n, total)))
             designs = [d for i, d in enumerate(self.designs(res["row"], role=role)) if i in picks]
             name = f"{_row_title(res)}: {ROLES[role]}"
-            out.append(Group(name, total, [Item(d, name, {"row": d.row, "role": role, "score": d.score})
-                                           for d in designs]))
+            out.append(Group(name, total, [_design_item(d, name) for d in designs],
+                             every=map(partial(_design_item, group=name), self.designs(res["row"], role=role))))
         for res, i in bands:
             band = res["kept"][i]
             ranks, scores, _payload = read_kept(self.stored, res["row"], i)
             design = self._maker(res["params"], res)
             name = f"{_row_title(res)}: {band_text(band_of(band['band']), 'score')} (kept)"
             out.append(Group(name, band["matched"], [
-                Item(d, name, {"row": d.row, "role": "kept", "score": d.score})
-                for d in (design(int(ranks[j]), int(scores[j]), "kept") for j in sorted(spread(len(ranks), n)))]))
+                _design_item(design(int(ranks[j]), int(scores[j]), "kept"), name)
+                for j in sorted(spread(len(ranks), n))],
+                every=map(partial(_design_item, group=name), map(design, ranks.tolist(), scores.tolist(),
+                                                                 itertools.repeat("kept")))))
         return out
+
+
+def _design_item(design: Design, group: str) -> Item:
+    """A design in the gallery, with the values its filters act on."""
+    return Item(design, group, {"row": design.row, "role": design.role, "score": design.score})
 
 
 def _row_title(res: dict[str, Any]) -> str:
@@ -207,5 +215,11 @@ class RetrogradeRun(Run):
         for i, row, res in chosen:
             name = f"{f'{row} ' if row else ''}layer {res['layer']}: {bit}"
             states = list(itertools.islice(self.states(res["layer"], row=i), n))
-            out.append(Group(name, res[bit], [Item(st, name, {"layer": st.layer, "row": row}) for st in states]))
+            out.append(Group(name, res[bit], [_state_item(st, name, row) for st in states],
+                             every=map(partial(_state_item, group=name, row=row), self.states(res["layer"], row=i))))
         return out
+
+
+def _state_item(state: State, group: str, row: str) -> Item:
+    """A state in the gallery, with the values its filters act on."""
+    return Item(state, group, {"layer": state.layer, "row": row})

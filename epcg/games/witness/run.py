@@ -193,18 +193,22 @@ class WitnessRun(Run):
             puzzles = [WitnessPuzzle(self.config.kind, row.width, row.height, row.k, rank, row=row.name,
                                      solutions=res["min_solutions"], length=length)
                        for rank, length in zip(ranks, longest)]
-            out.append(Group(group, res["puzzles_at_min"], [
-                Item(p, group, {"board": f"{p.width}x{p.height}", "k": k, "solutions": p.solution_count,
-                                "length": p.longest}) for p in puzzles]))
+            every = self._every(row, group, k, ((r, res["min_solutions"], n) for r, n in stored(self.stored, row)))
+            out.append(Group(group, res["puzzles_at_min"], [_item(p, group, k) for p in puzzles], every=every))
             for i, band in enumerate(res.get("kept") or []):
                 ranks, scores, longest = read_kept(self.stored, row.name, i)
                 name = f"{group}, {band_text(band_of(band['band']), 'solutions')} (kept)"
                 kept = [WitnessPuzzle(self.config.kind, row.width, row.height, row.k, int(ranks[j]), row=row.name,
                                       solutions=int(scores[j]), length=int(longest[j])) for j in sorted(spread(len(ranks), n))]
-                out.append(Group(name, band["matched"], [
-                    Item(p, name, {"board": f"{p.width}x{p.height}", "k": k, "solutions": p.solution_count,
-                                   "length": p.longest}) for p in kept]))
+                out.append(Group(name, band["matched"], [_item(p, name, k) for p in kept],
+                                 every=self._every(row, name, k, zip(ranks, scores, longest))))
         return out
+
+    def _every(self, row: Any, group: str, k: str, found: Iterator[tuple[int, int, int]]) -> Iterator[Item]:
+        """Gallery items of a row's ``(rank, solutions, longest)``, made as they are read."""
+        for rank, solutions, longest in found:
+            yield _item(WitnessPuzzle(self.config.kind, row.width, row.height, row.k, int(rank), row=row.name,
+                                      solutions=int(solutions), length=int(longest)), group, k)
 
     def plots(self, groups: list[Group]) -> list[tuple[str, bytes]]:
         """Solution counts per row, when the run recorded them."""
@@ -230,6 +234,12 @@ class WitnessRun(Run):
             ax.set_title(title, fontsize=10)
             out.append((title, png_bytes(fig)))
         return out
+
+
+def _item(puzzle: WitnessPuzzle, group: str, k: str) -> Item:
+    """A puzzle in the gallery, with the values its filters act on."""
+    return Item(puzzle, group, {"board": f"{puzzle.width}x{puzzle.height}", "k": k,
+                                "solutions": puzzle.solution_count, "length": puzzle.longest})
 
 
 def _longest_and_spread(data: Vouched, row: str, n: int) -> tuple[list[int], list[int]]:
