@@ -44,9 +44,11 @@ def test_witness_puzzles_at_minimum_match_a_plain_walk() -> None:
     minimum = min(c for c in counts if c)
     found = list(run.puzzles("3x3:3"))
     assert [p.rank for p in found] == [r for r, c in enumerate(counts) if c == minimum]
-    assert all(p.solution_count == minimum and p.row == "3x3-k3" for p in found)
+    assert all(p.solution_count == minimum and p.row == "3x3:3" for p in found)
     longest = run.results["rows"][1]["longest_solution"]
     assert [p.rank for p in run.puzzles("3x3-k3", length="longest")] == [p.rank for p in found if p.longest == longest]
+    assert run.rows() == ["2x2:2", "3x3:3"] and {p.to_dict()["row"] for p in found} == {"3x3:3"}
+    assert found[0].ident() == f"witness-puzzle-3x3-k3-{found[0].rank}"  # a file name, as before
 
 
 def test_witness_other_solution_counts_are_walked() -> None:

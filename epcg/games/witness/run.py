@@ -29,8 +29,9 @@ class WitnessRun(Run):
 
     found_types = (WitnessPuzzle, TripleSet)
     NOTATION = "\n".join([
-        "- A row such as `4x4:5` (`4x4-k5`): 4×4 panels (cells) with k = 5 must-cross hexagons; `3x4:2+4`: "
-        "2 hexagons and 4 squares.",
+        "- A row such as `4x4:5`: 4×4 panels (cells) with k = 5 must-cross hexagons; `3x4:2+4`: 2 hexagons and "
+        "4 squares. Job files, `--where row=`, exports and captions write it so; `epcg plan` and `epcg status` "
+        "name its stage `4x4-k5` (which `--where row=` takes too).",
         "- Coordinates are vertices `(x, y)`: x to the right, y up, `(0,0)` the bottom-left corner, where the path "
         "starts (the large circle); the goal is the top-right corner (the nub pointing up).",
         "- `vertex (1,0)`: a hexagon on that vertex; `edge (0,1)-(1,1)`: a hexagon on the edge between those two "
@@ -40,7 +41,7 @@ class WitnessRun(Run):
         "longest of them.",
         "- Pictures: the puzzle, then its solution in yellow; a panel with at most 4 solutions is drawn with every "
         "one (`solution 1 of 2`, …), and its export lists them all (`every_solution`).",
-        "- Stages in `epcg plan` and `epcg status` are the rows (`4x4-k5`). More: docs/notation.md.",
+        "- More: docs/notation.md and docs/games.md.",
     ])
 
     @property
@@ -64,9 +65,9 @@ class WitnessRun(Run):
                 ("length", "solution length", "select"))
 
     def rows(self) -> list[str]:
-        """Names of the Witness rows, e.g. ``['3x4-k2+4', '4x4-k3+3']``."""
+        """The Witness rows as job files and filters write them, e.g. ``['3x4:2+4', '4x4:3+3']``."""
         self._require("witness")
-        return [row.name for row in self.config.parsed_rows()]
+        return [row.key for row in self.config.parsed_rows()]
 
     def _witness_rows(self, row: str | int | None) -> list[tuple[Any, dict[str, Any]]]:
         pairs = list(zip(self.config.parsed_rows(), self.results["rows"]))
@@ -77,7 +78,7 @@ class WitnessRun(Run):
                 raise InvalidValue(f"run {self.name} has rows 0..{len(pairs) - 1} ({', '.join(self.rows())}), "
                                    f"not row {row}")
             return [pairs[row]]
-        chosen = [(r, res) for (r, res), text in zip(pairs, self.config.rows) if row in (r.name, text)]
+        chosen = [(r, res) for (r, res), text in zip(pairs, self.config.rows) if row in (r.key, r.name, text)]
         if not chosen:
             raise InvalidValue(f"run {self.name} has no row {row!r}; its rows are {', '.join(self.rows())} "
                                f"(or their indices 0..{len(pairs) - 1})")
@@ -87,7 +88,7 @@ class WitnessRun(Run):
                 length: int | str | None = None, min_length: int | None = None) -> Iterator[WitnessPuzzle]:
         """Witness puzzles, row by row in rank order.
 
-        ``row``: a row name (``"3x4-k2+4"``), its text in the job (``"3x4:2+4"``) or
+        ``row``: a row as the job writes it (``"3x4:2+4"``), its stage name (``"3x4-k2+4"``) or
         its index; all rows by default. ``solutions``: the solution count
         (default: the row's minimum). Puzzles at the minimum, and at a count in a
         band the job kept (``keep = [{solutions = [2, 3]}]``), are read from the
@@ -114,7 +115,7 @@ class WitnessRun(Run):
                 for rank, count, longest in items:
                     if (want is not None and longest != want) or (min_length is not None and longest < min_length):
                         continue
-                    yield WitnessPuzzle(kind, row_.width, row_.height, row_.k, int(rank), row=row_.name,
+                    yield WitnessPuzzle(kind, row_.width, row_.height, row_.k, int(rank), row=row_.key,
                                         solutions=count, length=longest)
 
     def _row_texts(self, rows: list) -> list[str]:
@@ -139,7 +140,7 @@ class WitnessRun(Run):
             yield iter(())  # the row's exact tally has no puzzle with that count: nothing to recompute
             return
         with self.recomputed({"rows": [text], "keep": [{"solutions": solutions}], "keep_cap": MAX_KEPT},
-                             f"the puzzles of {row_.name} with {solutions} solutions") as again:
+                             f"the puzzles of {row_.key} with {solutions} solutions") as again:
             (res_again,) = again.results["rows"]
             yield kept_puzzles(again.stored, row_.name, 0, solutions) if res_again["kept"][0]["matched"] else iter(())
 
@@ -152,7 +153,7 @@ class WitnessRun(Run):
         (row_, res), = self._witness_rows(0 if row is None else row)
         counts = res.get("solution_counts")
         if counts is None:
-            raise UserError(f"run {self.name} did not record the distribution of solution counts of {row_.name}")
+            raise UserError(f"run {self.name} did not record the distribution of solution counts of {row_.key}")
         return pd.Series(counts_of(counts), name="puzzles").rename_axis("solutions")
 
     def triples(self, variant: str | None = None) -> Iterator[TripleSet]:
@@ -189,8 +190,8 @@ class WitnessRun(Run):
         for row, res in rows:
             ranks, longest = _longest_and_spread(self.stored, row.name, n)
             k = "+".join(map(str, res["k"])) if isinstance(res["k"], list) else str(res["k"])
-            group = f"{res['width']}x{res['height']} k={k}"
-            puzzles = [WitnessPuzzle(self.config.kind, row.width, row.height, row.k, rank, row=row.name,
+            group = row.key
+            puzzles = [WitnessPuzzle(self.config.kind, row.width, row.height, row.k, rank, row=row.key,
                                      solutions=res["min_solutions"], length=length)
                        for rank, length in zip(ranks, longest)]
             every = self._every(row, group, k, ((r, res["min_solutions"], n) for r, n in stored(self.stored, row)))
@@ -198,7 +199,7 @@ class WitnessRun(Run):
             for i, band in enumerate(res.get("kept") or []):
                 ranks, scores, longest = read_kept(self.stored, row.name, i)
                 name = f"{group}, {band_text(band_of(band['band']), 'solutions')} (kept)"
-                kept = [WitnessPuzzle(self.config.kind, row.width, row.height, row.k, int(ranks[j]), row=row.name,
+                kept = [WitnessPuzzle(self.config.kind, row.width, row.height, row.k, int(ranks[j]), row=row.key,
                                       solutions=int(scores[j]), length=int(longest[j])) for j in sorted(spread(len(ranks), n))]
                 out.append(Group(name, band["matched"], [_item(p, name, k) for p in kept],
                                  every=self._every(row, name, k, zip(ranks, scores, longest))))
@@ -207,7 +208,7 @@ class WitnessRun(Run):
     def _every(self, row: Any, group: str, k: str, found: Iterator[tuple[int, int, int]]) -> Iterator[Item]:
         """Gallery items of a row's ``(rank, solutions, longest)``, made as they are read."""
         for rank, solutions, longest in found:
-            yield _item(WitnessPuzzle(self.config.kind, row.width, row.height, row.k, int(rank), row=row.name,
+            yield _item(WitnessPuzzle(self.config.kind, row.width, row.height, row.k, int(rank), row=row.key,
                                       solutions=int(solutions), length=int(longest)), group, k)
 
     def plots(self, groups: list[Group]) -> list[tuple[str, bytes]]:
