@@ -28,6 +28,13 @@ class ScanRun(Run):
     """A scan of a user's space: ``designs()`` at each row's minimum, its top ones, those at its maximum."""
 
     FOUND = "designs"
+    WHERE = {"designs": {
+        "row": ("`row-000` or an index", "that row's designs (default: every row)"),
+        "role": ("`min`, `top`, `max`, `kept`", "designs kept as that: at the row's lowest score, its top ones, at "
+                 "its highest (`max = true`), in a band of the job's `keep`"),
+        "score": ("a score", "designs with that score, each once: stored when the run kept it, else recomputed"),
+    }}
+    """The filters of ``designs``: values and what each selects (docs/filters.md)."""
     NOTATION = "\n".join([
         "- `row`: one row of the job (its keys in parentheses); `rank`: a design's index in the space's "
         "generator; `score`: what the space's evaluator gave it.",
@@ -168,6 +175,12 @@ class RetrogradeRun(Run):
     """A retrograde analysis of a user's space: the ``states()`` of each layer with a bit set."""
 
     FOUND = "states"
+    WHERE = {"states": {
+        "layer": ("a layer", "the states of that layer (default: every layer, deepest first)"),
+        "bit": ("one of the space's bits", "states with that bit set (default: its first, such as `solvable`)"),
+        "row": ("`r001` or an index", "the states of that row of a family (default: every row)"),
+    }}
+    """The filters of ``states``: values and what each selects (docs/filters.md)."""
     found_types = (State,)
     FILTERS = (("row", "row", "select"), ("layer", "layer", "select"))
 

@@ -18,6 +18,11 @@ class DwpRun(Run):
     """A DWP study: ``maps()``, the best map of each evolutionary run."""
 
     FOUND = "maps"
+    WHERE = {"maps": {
+        "experiment": ("an experiment's `id`", "the best maps of that experiment's runs (default: every experiment)"),
+        "run": ("0, 1, ...", "the best map of that evolutionary run of each experiment"),
+    }}
+    """The filters of ``maps``: values and what each selects (docs/filters.md)."""
     found_types = (LevelMap,)
     FILTERS = (("experiment", "experiment", "select"), ("states", "states", "select"),
                ("fitness", "fitness at least", "min"))

@@ -36,6 +36,16 @@ class FlingRun(Run):
     """A Fling! run: ``boards()`` of any layer, ``best_boards()``, the ratio and solution-count distributions."""
 
     FOUND = "boards"
+    WHERE = {"boards": {
+        "pieces": ("1 .. max_pieces", "the boards of that layer (default: every layer)"),
+        "unique": ("`true`, `false`", "`true` (default): uniquely solvable boards; `false`: boards with several "
+                   "solutions (the API's `None`: every solvable board)"),
+        "min_ratio": ("a number", "uniquely solvable boards with an expert ratio at least that: read from a band of "
+                      "the job's `keep` holding every ratio from there up, else recomputed"),
+        "orbits": ("`true`, `false`", "`true`: one board per symmetry orbit, its `orbit_size` the boards it stands "
+                   "for (default: every board, mirror images included)"),
+    }}
+    """The filters of ``boards``: values and what each selects (docs/filters.md)."""
     NOTATION = "\n".join([
         "- A board: columns `a`, `b`, … from the left, rows `1`, `2`, … from the top; `o` a piece, `.` empty. "
         "A move such as `f5L` flings the piece in column f, row 5, to the left (`R` right, `U` up, `D` down); a "

@@ -28,6 +28,18 @@ class WitnessRun(Run):
     """A Witness run: ``puzzles()`` of its rows, their ``solution_counts()``; a triple run's ``triples()``."""
 
     found_types = (WitnessPuzzle, TripleSet)
+    WHERE = {
+        "puzzles": {
+            "row": ("`4x4:6`, `4x4-k6` or an index", "that row's puzzles (default: every row)"),
+            "solutions": ("a count", "puzzles with that many solutions (default: the row's fewest, stored); a count "
+                          "a band of the job's `keep` holds is read at once, any other is recomputed"),
+            "length": ("edges, or `longest`", "puzzles whose longest solution has that many edges; `longest`: the "
+                       "row's longest (`--where length=longest`)"),
+            "min_length": ("edges", "puzzles whose longest solution has at least that many edges"),
+        },
+        "triples": {"variant": ("a variant's name", "that variant's optimal triples (a triple run)")},
+    }
+    """The filters of ``puzzles`` and ``triples``: values and what each selects (docs/filters.md)."""
     NOTATION = "\n".join([
         "- A row such as `4x4:5`: 4×4 panels (cells) with k = 5 must-cross hexagons; `3x4:2+4`: 2 hexagons and "
         "4 squares. Job files, `--where row=`, exports and captions write it so; `epcg plan` and `epcg status` "
