@@ -53,6 +53,15 @@ class WitnessRun(Run):
         "longest of them.",
         "- Pictures: the puzzle, then its solution in yellow; a panel with at most 4 solutions is drawn with every "
         "one (`solution 1 of 2`, …), and its export lists them all (`every_solution`).",
+        "- The table: `board` the panel's cells (width x height); `max` the places a constraint can take on it "
+        "(vertices and edges for hexagons, cells for squares), the most k can be; `k` the hexagons (`k cross+regions`: hexagons + "
+        "squares); `#` puzzles in the row (ways to place them; `examined` in a joint row, `examined ×2 (both first "
+        "colours)` counting both colours of the first square as the paper does); `solvable` those with a "
+        "solution; `min sol.` the fewest solutions a solvable puzzle has; `at min` puzzles with that few; "
+        "`longest` the most edges of a solution among them, `at longest` how many reach it; `seconds` compute "
+        "time summed over chunks; `paper #`, `paper examined`, `paper min`, `paper at min`, `paper at longest`, "
+        "`paper seconds`: the paper's figures for those columns. A paths run: `width`, "
+        "`height`, `paths` from start to goal, `paper` its figure, `how` listed one by one or counted.",
         "- More: docs/notation.md and docs/games.md.",
     ])
 
