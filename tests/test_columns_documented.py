@@ -21,7 +21,7 @@ def test_headers_are_read_from_tables() -> None:
 
 
 @pytest.mark.parametrize("domain", [pytest.param(d, marks=[pytest.mark.slow] if d in SLOW else [])
-                                    for d in ["witness", "fling"]])
+                                    for d in ["witness", "fling", "dwp"]])
 def test_every_column_is_explained(domain: str) -> None:
     run = small_run(domain)
     columns = headers(run.summary)

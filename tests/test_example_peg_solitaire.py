@@ -105,3 +105,9 @@ def test_summary_lists_every_layer_and_says_none(on_path, tmp_path: Path) -> Non
         listed = [line for line in block.splitlines() if line.startswith("- rank ")]
         assert listed == [f"- rank {r}: `{LINE11.describe(k, int(r))}`" for r in ranks], block
         assert f"the first 5 of its {row['solvable']} solvable states" in block.splitlines()[0]
+    from epcg.kinds.runs import RetrogradeRun
+
+    from .test_columns_documented import headers
+
+    assert headers(summary) == {"layer", "states", "solvable", "checksum", "tasks", "seconds"}
+    assert all(f"`{c}`" in RetrogradeRun.NOTATION for c in headers(summary))

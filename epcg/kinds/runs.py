@@ -43,6 +43,9 @@ class ScanRun(Run):
         "of designs, one per rank.",
         "- `ignored`: designs with the job's `ignore` score, counted there and left out of the minimum, the "
         "maximum and the histogram plot.",
+        "- The table's other columns: `parameters` the row's keys; `ranks` the designs scanned; `top score` the "
+        "highest score of the `top` list; `distinct scores` how many different scores the row's histogram has; "
+        "`seconds` compute time summed over chunks.",
         "- A design's text is the space's `decode(rank)` (JSON in the export when it is a dict, list or number); "
         "its picture is the space's `render`. More: docs/notation.md and docs/scan.md.",
     ])
@@ -175,6 +178,15 @@ class RetrogradeRun(Run):
     """A retrograde analysis of a user's space: the ``states()`` of each layer with a bit set."""
 
     FOUND = "states"
+    NOTATION = "\n".join([
+        "- The layer table, one table per row of a family: `layer` the layer (for peg solitaire, the pegs on the "
+        "board); `states` every state of the layer; then one column per bit of the space (such as `solvable`): the "
+        "states with that bit set; `checksum` equal exactly when two runs' layers are equal bit for bit (however "
+        "they were cut into chunks); `tasks` the chunks of the layer; `seconds` their compute time summed.",
+        "- A state's text is the space's `describe(layer, rank)`, its picture the space's `render`; `rank` its "
+        "index in the layer. summary.md lists the first states of every layer with the first bit set, or says "
+        "\"none\". More: docs/scan.md.",
+    ])
     WHERE = {"states": {
         "layer": ("a layer", "the states of that layer (default: every layer, deepest first)"),
         "bit": ("one of the space's bits", "states with that bit set (default: its first, such as `solvable`)"),
