@@ -21,7 +21,7 @@ def test_headers_are_read_from_tables() -> None:
 
 
 @pytest.mark.parametrize("domain", [pytest.param(d, marks=[pytest.mark.slow] if d in SLOW else [])
-                                    for d in ["witness", "fling", "dwp"]])
+                                    for d in ["witness", "fling", "dwp", "triple"]])
 def test_every_column_is_explained(domain: str) -> None:
     run = small_run(domain)
     columns = headers(run.summary)
@@ -46,3 +46,15 @@ def test_fling_summary_says_what_the_ratio_is_and_which_figures_are_sampled() ->
     assert len(rows) == 2 and all(f"| {n:,} (sample) |" in line for line, n in zip(
         rows, [results["ratio_histograms"][-1]["boards"], results["solution_counts"][-1]["boards"]])), rows
     assert RATIO_WORDS in sampled  # without a best list, the distribution says it
+
+
+def test_unique_cover_columns_are_explained() -> None:
+    import inspect
+
+    from epcg.games.witness import unique_cover
+    from epcg.games.witness.run import WitnessRun
+
+    source = inspect.getsource(unique_cover.report)
+    header = "".join(re.findall(r'"(\| board \|[^"]*)"\s*"([^"]*)"', source)[0])
+    columns = headers(header + "\n|---|\n")
+    assert len(columns) == 12 and all(f"`{c}`" in WitnessRun.NOTATION for c in columns), columns

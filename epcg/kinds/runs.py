@@ -45,7 +45,7 @@ class ScanRun(Run):
         "maximum and the histogram plot.",
         "- The table's other columns: `parameters` the row's keys; `ranks` the designs scanned; `top score` the "
         "highest score of the `top` list; `distinct scores` how many different scores the row's histogram has; "
-        "`seconds` compute time summed over chunks.",
+        "`seconds` compute time summed over chunks. A row's histogram: each `score` and the `designs` with it.",
         "- A design's text is the space's `decode(rank)` (JSON in the export when it is a dict, list or number); "
         "its picture is the space's `render`. More: docs/notation.md and docs/scan.md.",
     ])

@@ -62,6 +62,20 @@ class WitnessRun(Run):
         "time summed over chunks; `paper #`, `paper examined`, `paper min`, `paper at min`, `paper at longest`, "
         "`paper seconds`: the paper's figures for those columns. A paths run: `width`, "
         "`height`, `paths` from start to goal, `paper` its figure, `how` listed one by one or counted.",
+        "- A triple run's table: `variant` plain, or separate (each sub-panel's pieces in different regions of the "
+        "joint path); `panels` the sub-panels its pieces make, `solvable` those with a solution, `distinct solution "
+        "sets` how many different solution sets they have; `optimal score` the best triple's score (the fewest "
+        "solutions of any one sub-panel or pair, with exactly one path solving all three); `optimal class triples` "
+        "the unordered triples of solution sets reaching it, `ordered panel triples` the ordered triples of panels "
+        "behind them; `nodes` the search's nodes, `pruned` those cut by its bound, `incumbent improvements` how "
+        "often the shared best score rose; `seconds` compute time summed; `joint solution` the first optimal "
+        "triple's path.",
+        "- A unique-cover run's table: `board`; `paths` from start to goal; `positions` vertices and edges a "
+        "hexagon can take; `k` the fewest hexagons that leave a panel exactly one solution (– for none); `panels` "
+        "the panels with k hexagons and one solution, `symmetry classes` the same up to the board's symmetries; "
+        "`longest solution` the most edges of their solutions and `panels at longest` how many reach it; `paths cut "
+        "by the interval bound` paths discarded without search, `nodes` the search's nodes, `nodes checked` those "
+        "checked against every path; `seconds` compute time summed.",
         "- More: docs/notation.md and docs/games.md.",
     ])
 
