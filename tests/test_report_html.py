@@ -135,3 +135,15 @@ def test_gallery_pages_through_every_kept_puzzle_in_chromium(tmp_path: Path) -> 
         page.locator("#gallery").scroll_into_view_if_needed()
         screenshot(page, tmp_path / "report-witness-paged.png")
         assert not refused
+
+
+def test_the_list_stops_at_its_limit_and_keeps_every_drawn_object() -> None:
+    run = small_run("witness")
+    groups = run.gallery(GALLERY_ITEMS)  # Group.every is read once: each use gets its own gallery
+    whole, cut = gallery_data(run.gallery(GALLERY_ITEMS)), gallery_data(run.gallery(GALLERY_ITEMS), limit=5)
+    assert whole["listed"] == sum(g.total for g in groups) and whole["drawn"] == sum(len(g.items) for g in groups)
+    captions = [e["c"] for g in cut["groups"] for e in g["entries"]]
+    every = [i.found.caption() for g in groups for i in g.every]
+    drawn = {i.found.caption() for g in groups for i in g.items}
+    assert captions[:5] == every[:5] and set(captions[5:]) == drawn - set(every[:5])
+    assert cut["drawn"] == whole["drawn"] and len(captions) == len(set(captions))

@@ -54,11 +54,10 @@ def build_html(run: Reported, items: int = GALLERY_ITEMS, page_size: int = PAGE_
     gallery = gallery_data(groups, page_size=page_size)
     listed, drawn = gallery["listed"], gallery["drawn"]
     total = sum(g.total for g in groups)
-    sample_note = (f"The gallery lists {listed:,} of the {total:,} objects in the groups below, "
-                   f"{'every one the run kept' if listed == gallery['kept'] else 'the first the run kept'}, "
-                   f"{page_size} a page (per group: how many there are and how many are listed), and draws "
-                   f"{drawn:,} of them, a sample; the others show their caption (an object may be in more than one "
-                   "group).")
+    sample_note = (f"The gallery lists {listed:,} of the {total:,} objects in the groups below, {page_size} a page "
+                   f"(per group: how many there are and how many are listed; a group lists every object the run "
+                   f"keeps a list of, {LISTED:,} at most in all, else its drawn sample), and draws {drawn:,} of "
+                   "them; the others show their caption (an object may be in more than one group).")
     sample_note = _e(sample_note) + (f" The filters choose among every listed object; every match, drawn, is in "
                                      f"<code>epcg export {_e(str(run.path))} --where KEY=VALUE</code> or the Python "
                                      "API." if run.FILTERS else "")
@@ -117,8 +116,8 @@ def gallery_data(groups: list[Group], limit: int = LISTED, page_size: int = PAGE
     """The gallery as the page's script reads it: per group its name, how many the run found and its entries,
     each an object's filter values (``a``), caption (``c``) and, for the drawn sample, its picture (``p``) and
     export record (``j``); every object a group keeps (``Group.every``) up to ``limit`` in all, the sample's too.
-    ``listed``, ``drawn`` and ``kept`` count the entries, the pictures and what the groups keep."""
-    out, left, drawn, kept = [], limit, 0, 0
+    ``listed`` and ``drawn`` count the entries and the pictures."""
+    out, left, drawn = [], limit, 0
     for g in groups:
         sample = {item.found.ident(): item for item in g.items}
         entries = []
@@ -126,12 +125,10 @@ def gallery_data(groups: list[Group], limit: int = LISTED, page_size: int = PAGE
         for item in itertools.islice(source, left):
             entries.append(_entry(item, sample.pop(item.found.ident(), None)))
         entries += [_entry(item, item) for item in sample.values()]  # drawn, past the limit of the list
-        kept += g.total if g.every is not None else len(g.items)
         left = max(0, left - len(entries))
         drawn += sum("p" in e for e in entries)
         out.append({"name": g.name, "total": g.total, "entries": entries})
-    return {"groups": out, "page": page_size, "listed": sum(len(g["entries"]) for g in out), "drawn": drawn,
-            "kept": kept}
+    return {"groups": out, "page": page_size, "listed": sum(len(g["entries"]) for g in out), "drawn": drawn}
 
 
 def _entry(item: Item, drawn: Item | None) -> dict[str, Any]:

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
@@ -229,7 +230,8 @@ class WitnessRun(Run):
             puzzles = [WitnessPuzzle(self.config.kind, row.width, row.height, row.k, rank, row=row.key,
                                      solutions=res["min_solutions"], length=length)
                        for rank, length in zip(ranks, longest)]
-            every = self._every(row, group, k, ((r, res["min_solutions"], n) for r, n in stored(self.stored, row)))
+            at_min = zip(stored(self.stored, row), itertools.repeat(res["min_solutions"]))
+            every = self._every(row, group, k, ((rank, solutions, n) for (rank, n), solutions in at_min))
             out.append(Group(group, res["puzzles_at_min"], [_item(p, group, k) for p in puzzles], every=every))
             for i, band in enumerate(res.get("kept") or []):
                 ranks, scores, longest = read_kept(self.stored, row.name, i)
