@@ -389,8 +389,9 @@ def report(run_dir: str, trust_space: bool) -> None:
 @click.option("--pictures", type=click.Choice(["png", "svg", "none"]), default="png", show_default=True)
 @click.option("--where", multiple=True, metavar="KEY=VALUE",
               help="A filter of Run.puzzles/boards/triples/maps/designs/states, e.g. --where pieces=8 --where "
-                   "min_ratio=50, --where role=max, --where row=r001. Fling! boards count mirror images; "
-                   "--where orbits=true gives one board per symmetry orbit.")
+                   "min_ratio=50, --where row=4x4:6 --where length=longest, --where role=max. Fling! boards count "
+                   "mirror images; --where orbits=true gives one board per symmetry orbit. Every key: "
+                   "docs/filters.md.")
 @TRUST_SPACE
 def export(run_dir: str, out: Path | None, limit: int, pictures: str, where: tuple[str, ...],
            trust_space: bool) -> None:

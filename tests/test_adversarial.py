@@ -195,7 +195,7 @@ def test_filters_that_would_match_nothing(finished: Path, tmp_path: Path) -> Non
     assert len(list(run.puzzles("3x3:3", length="longest"))) > 0
     for call, valid in [(lambda: run.puzzles("3x3:3", length="long"), "'longest'"),
                         (lambda: run.puzzles(solutions=-1), "a count >= 0"),
-                        (lambda: run.puzzles(3), r"rows 0\.\.0 \(3x3-k3\), not row 3")]:
+                        (lambda: run.puzzles(3), r"rows 0\.\.0 \(3x3:3\), not row 3")]:
         with pytest.raises(ValueError, match=valid):
             call()
     fling = tmp_path / "fling"

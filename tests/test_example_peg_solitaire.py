@@ -80,3 +80,34 @@ def test_bad_space(on_path, tmp_path: Path, space: str, message: str) -> None:
     assert result.returncode == 2, result.stderr
     assert result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
     assert not out.exists()
+
+
+def test_summary_lists_every_layer_and_says_none(on_path, tmp_path: Path) -> None:
+    """A line of 11 holes: summary.md gives the first solvable positions of every layer, the solver's own, and
+    the full layer with none says so instead of a header over nothing."""
+    import numpy as np
+
+    from epcg.search.retrograde import solve_layers
+    from peg_solitaire import LINE11
+
+    out = tmp_path / "line"
+    result = epcg("run", str(EXAMPLE / "jobs" / "line11.toml"), "--out", str(out), "--serial")
+    assert result.returncode == 0, result.stderr
+    summary = (out / "summary.md").read_text()
+    solved = solve_layers(LINE11, keep=True)
+    assert solved.rows[-1]["solvable"] == 0
+    assert "Layer 10: none of its 11 states is solvable." in summary
+    blocks = summary.split("\nLayer ")[1:]
+    assert [int(b.split(maxsplit=1)[0].rstrip(":,")) for b in blocks] == list(range(10, 0, -1))
+    for block, row in zip(blocks[1:], reversed(solved.rows[:-1])):
+        k = row["layer"]
+        ranks = np.flatnonzero(np.unpackbits(solved.words[k][0].view(np.uint8), bitorder="little"))[:5]
+        listed = [line for line in block.splitlines() if line.startswith("- rank ")]
+        assert listed == [f"- rank {r}: `{LINE11.describe(k, int(r))}`" for r in ranks], block
+        assert f"the first 5 of its {row['solvable']} solvable states" in block.splitlines()[0]
+    from epcg.kinds.runs import RetrogradeRun
+
+    from .test_columns_documented import headers
+
+    assert headers(summary) == {"layer", "states", "solvable", "checksum", "tasks", "seconds"}
+    assert all(f"`{c}`" in RetrogradeRun.NOTATION for c in headers(summary))

@@ -97,7 +97,7 @@ def test_witness_counts_outside_the_bands_are_recomputed_and_agree(witness_run, 
     found = list(witness_run.puzzles("3x3:3", solutions=score))
     assert [p.rank for p in found] == [r for r, (c, _) in enumerate(counts) if c == score]
     err = capsys.readouterr().err
-    assert f"did not keep the puzzles of 3x3-k3 with {score} solutions: recomputing it" in err
+    assert f"did not keep the puzzles of 3x3:3 with {score} solutions: recomputing it" in err
     assert "epcg plan's estimate" in err or "a small job" in err
     if row["kept"][0]["cut"]:  # a band the cap cut is recomputed too, and gives every puzzle
         five = list(witness_run.puzzles(0, solutions=5))

@@ -391,6 +391,12 @@ def test_lost_workers_are_one_line_per_host() -> None:
     assert lines == []  # not settled yet: the node's other workers may still be reported
     lost.flush(0)
     assert lines == ["host 198.18.0.3: 2 workers lost, 3 chunks rescheduled"]
+    event = (0.0, {"action": "remove-worker", "worker": "tcp://198.18.0.5:1", "processing-tasks": ["epcg-k07/1-a"]})
+    lost.on_event(event)
+    lost.drop()  # a stop by signal: what is pending and what follows is no news
+    lost.on_event(event)
+    lost.flush(0)
+    assert lines == ["host 198.18.0.3: 2 workers lost, 3 chunks rescheduled"]
 
 
 def test_a_machine_sees_a_run_directory_only_with_its_run_json(tmp_path: Path) -> None:

@@ -75,6 +75,11 @@ def test_scan_example_report_and_export(examples_on_path: None, tmp_path: Path) 
     summary = (out / "summary.md").read_text()
     assert "36 designs at the minimum score 4; the first:\n\n- rank 1247: `[1, 19, 33]`" in summary
     assert "| score | designs |" in summary and "designs at the maximum score 152" in summary
+    from epcg.kinds.runs import ScanRun
+
+    from .test_columns_documented import headers
+
+    assert len(headers(summary)) >= 12 and all(f"`{c}`" in ScanRun.NOTATION for c in headers(summary))
     assert (out / "figures" / "row-000-histogram.png").is_file()
     first = lines[0]
     assert (first["type"], first["role"], first["params"]) == ("scan-design", "min", {"width": 3, "height": 3, "k": 3})

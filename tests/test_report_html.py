@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 
-from epcg.report.html import GALLERY_ITEMS, write_report
+from epcg.report.html import GALLERY_ITEMS, PAGE_SIZE, gallery_data, write_report
 from tests.browser import chromium_page, screenshot
 from tests.workbench_runs import SLOW, small_run
 
@@ -27,8 +28,10 @@ def test_report_is_self_contained(domain: str) -> None:
     assert not re.search(r"""(src|href)\s*=\s*['"]?(https?:|//)""", text)
     assert "<script src" not in text and "<link" not in text
     groups = run.gallery(GALLERY_ITEMS)
-    assert text.count("<figure class=item") == sum(len(g.items) for g in groups) > 0
-    assert text.count("data:image/png;base64,") >= sum(len(g.items) for g in groups) + len(run.figures())
+    data = gallery_data(groups)
+    assert data["drawn"] == sum(len(g.items) for g in groups) > 0
+    assert text.count("data:image/png;base64,") >= data["drawn"] + len(run.figures())
+    assert "</script" not in json.dumps(data)[:-1] or "\\u003c/script" in text
 
 
 def test_large_groups_are_sampled_and_say_so() -> None:
@@ -41,16 +44,17 @@ def test_large_groups_are_sampled_and_say_so() -> None:
 def test_witness_report_filters_in_chromium(tmp_path: Path) -> None:
     run = small_run("witness")
     path = write_report(run)
-    expected = sum(1 for g in run.gallery(GALLERY_ITEMS) for i in g.items if i.attrs["k"] == "3")
+    listed = [e for g in gallery_data(run.gallery(GALLERY_ITEMS))["groups"] for e in g["entries"]]
+    expected = sum(1 for e in listed if e["a"]["k"] == "3")
     with chromium_page() as (page, refused):
         page.goto(path.as_uri())
-        total = page.locator("figure.item").count()
-        assert page.locator(VISIBLE).count() == total
+        assert page.locator(VISIBLE).count() == min(PAGE_SIZE, len(listed))
+        assert page.inner_text("#count").startswith(f"{len(listed)} of {len(listed)}")
         page.select_option("select[data-filter=k]", "3")
-        assert 0 < page.locator(VISIBLE).count() == expected < total
-        assert page.inner_text("#count").startswith(f"{expected} of {total}")
-        assert _pictures_rendered(page, VISIBLE)
-        page.locator(VISIBLE).first.click()
+        assert page.inner_text("#count").startswith(f"{expected} of {len(listed)}") and 0 < expected < len(listed)
+        assert page.locator(VISIBLE).count() == min(PAGE_SIZE, expected)
+        assert _pictures_rendered(page, VISIBLE + ":not(.text)")
+        page.locator(VISIBLE + ":not(.text)").first.click()
         assert page.is_visible("#detail")
         assert '"solution"' in page.inner_text("#detail-json")
         assert page.eval_on_selector("#detail-img", "i => i.naturalWidth") > 0
@@ -64,15 +68,15 @@ def test_witness_report_filters_in_chromium(tmp_path: Path) -> None:
 def test_fling_report_filters_in_chromium(tmp_path: Path) -> None:
     run = small_run("fling")
     path = write_report(run)
-    items = [i for g in run.gallery(GALLERY_ITEMS) for i in g.items]
-    top = max(i.attrs["ratio"] for i in items if i.attrs["ratio"] != "")
+    items = [e["a"] for g in gallery_data(run.gallery(GALLERY_ITEMS))["groups"] for e in g["entries"]]
+    top = max(i["ratio"] for i in items if i["ratio"] != "")
     with chromium_page() as (page, refused):
         page.goto(path.as_uri())
         page.select_option("select[data-filter=unique]", "yes")
-        assert page.locator(VISIBLE).count() == sum(i.attrs["unique"] == "yes" for i in items)
+        assert page.inner_text("#count").startswith(f"{sum(i['unique'] == 'yes' for i in items)} of {len(items)}")
         page.fill("input[data-filter=ratio]", str(top))
         shown = page.locator(VISIBLE).count()
-        assert shown == sum(i.attrs["ratio"] != "" and i.attrs["ratio"] >= top for i in items) > 0
+        assert shown == sum(i["ratio"] != "" and i["ratio"] >= top for i in items) > 0
         assert _pictures_rendered(page, VISIBLE)
         page.locator("#gallery").scroll_into_view_if_needed()
         screenshot(page, tmp_path / "report-fling.png")
@@ -93,3 +97,53 @@ def test_solution_counts_are_shown_when_recorded(tmp_path: Path) -> None:
     run = epcg.open(path)
     assert run.solution_counts("3x3:3").to_dict() == {4: 36, 5: 120, 12: 7}
     assert "solution counts, 3x3 k=3" in write_report(run).read_text()
+
+
+def test_gallery_pages_through_every_kept_puzzle_in_chromium(tmp_path: Path) -> None:
+    """The filters offer every value among the objects the run kept, not only the drawn sample's, and a length
+    absent from the first page finds its puzzles on the pages the pager turns to."""
+    run, SIZE = small_run("witness"), 8
+    groups = run.gallery(GALLERY_ITEMS)
+    kept = [(p.found.row, p.found.rank, p.attrs["length"]) for g in groups for p in g.every]
+    assert len(kept) == sum(g.total for g in groups) > SIZE
+    first = {length for _, _, length in kept[:SIZE]}
+    drawn = {p.attrs["length"] for g in groups for p in g.items}
+    later = sorted({length for _, _, length in kept} - first)
+    assert later, "the run must have a length beyond its first page"
+    length = later[0]
+    matches = [(row, rank) for row, rank, n in kept if n == length]
+    path = write_report(run, page_size=SIZE)
+    with chromium_page() as (page, refused):
+        page.goto(path.as_uri())
+        options = page.eval_on_selector("select[data-filter=length]",
+                                        "s => Array.from(s.options).map(o => o.value).filter(v => v)")
+        assert sorted(map(int, options)) == sorted({n for _, _, n in kept}) and set(options) >= set(map(str, drawn))
+        assert page.inner_text("#page") == f"page 1 of {-(-len(kept) // SIZE)}"
+        assert str(length) not in page.eval_on_selector_all(VISIBLE, "fs => fs.map(f => f.dataset.length)")
+        page.click("#next")
+        assert page.inner_text("#page").startswith("page 2 of")
+        page.select_option("select[data-filter=length]", str(length))
+        assert page.inner_text("#count").startswith(f"{len(matches)} of {len(kept)}")
+        captions = page.eval_on_selector_all(VISIBLE + " figcaption", "cs => cs.map(c => c.textContent)")
+        assert [c.split(" rank ")[0] for c in captions] == [row for row, _ in matches[:SIZE]]
+        assert [int(c.split(" rank ")[1].split(" ")[0].replace(",", "")) for c in captions] == [
+            rank for _, rank in matches[:SIZE]]
+        assert all(f"{length} edges" in c for c in captions)
+        page.locator(VISIBLE).first.click()
+        assert f"{length} edges" in page.inner_text("#detail-caption") and page.inner_text("#detail-json")
+        page.click("#close")
+        page.locator("#gallery").scroll_into_view_if_needed()
+        screenshot(page, tmp_path / "report-witness-paged.png")
+        assert not refused
+
+
+def test_the_list_stops_at_its_limit_and_keeps_every_drawn_object() -> None:
+    run = small_run("witness")
+    groups = run.gallery(GALLERY_ITEMS)  # Group.every is read once: each use gets its own gallery
+    whole, cut = gallery_data(run.gallery(GALLERY_ITEMS)), gallery_data(run.gallery(GALLERY_ITEMS), limit=5)
+    assert whole["listed"] == sum(g.total for g in groups) and whole["drawn"] == sum(len(g.items) for g in groups)
+    captions = [e["c"] for g in cut["groups"] for e in g["entries"]]
+    every = [i.found.caption() for g in groups for i in g.every]
+    drawn = {i.found.caption() for g in groups for i in g.items}
+    assert captions[:5] == every[:5] and set(captions[5:]) == drawn - set(every[:5])
+    assert cut["drawn"] == whole["drawn"] and len(captions) == len(set(captions))

@@ -421,23 +421,50 @@ def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, l
             out.append(f"| {r['layer']} | {r['states']:,} | " + " | ".join(f"{r[b]:,}" for b in bits)
                        + f" | `{r['checksum']}` | {r['tasks']} | {r['seconds']:.2f} |")
         if space.describe is not None:
-            out += _deepest_states(space, rows, run, row)
+            out += _layer_states(space, rows, run, row)
         figures.append(_layers_figure(space.name, bits, rows, run, row))
     return "\n".join(out) + "\n", figures
 
 
 SUMMARY_STATES = 5
-"""States of the deepest layer described in summary.md (``epcg export`` lists them all)."""
+"""States of each layer described in summary.md (``epcg export`` lists them all)."""
 
 
-def _deepest_states(space: RetrogradeSpace, rows: list[dict[str, Any]], run: RunDir, row: str = "") -> list[str]:
-    """The first states of the deepest layer with the space's first bit set, as ``describe`` gives them."""
-    bit, deepest = space.bits[0], rows[-1]["layer"]
-    (name,) = written_by(space, stage_prefix(row) + layer_name(deepest))[:1]
-    words = run.read_array(name)
-    ranks = np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little"))[:SUMMARY_STATES]
-    lines = ["", f"The first states of layer {deepest} that are {bit}:", ""]
-    return lines + [f"- rank {int(r)}: {markdown_code(space.describe(deepest, int(r)))}" for r in ranks]
+def _layer_states(space: RetrogradeSpace, rows: list[dict[str, Any]], run: RunDir, row: str = "") -> list[str]:
+    """Every layer, deepest first: its first states with the space's first bit set, as ``describe`` gives them,
+    or "none" when it has none."""
+    bit = space.bits[0]
+    lines = ["", f"The first states of each layer that are {bit} (`epcg export` lists them all):"]
+    for entry in reversed(rows):
+        k, count = entry["layer"], entry[bit]
+        if not count:
+            lines += ["", f"Layer {k}: none of its {entry['states']:,} states is {bit}."]
+            continue
+        ranks, reduced = _first_set(space, run, row, k, SUMMARY_STATES)
+        head = (f"the first {len(ranks)} of its {count:,} {bit} states"
+                if len(ranks) < count else f"all {count:,} of its {bit} states")
+        if reduced:
+            head = (f"{count:,} {bit} states in classes of symmetric states; one state of each of the first "
+                    f"{len(ranks)}")
+        lines += ["", f"Layer {k}, {head}:", ""]
+        lines += [f"- rank {r}: {markdown_code(space.describe(k, r))}" for r in ranks]
+    return lines
+
+
+def _first_set(space: RetrogradeSpace, run: RunDir, row: str, k: int, count: int) -> tuple[list[int], bool]:
+    """The ``count`` lowest ranks with the first bit set in layer ``k``, read a step at a time until they are
+    found: of the full layer where it is stored, else of its reduced form (one state per class; then True)."""
+    (name,) = array_names(space, k, row=row)[:1]
+    reduced = not run.has_array(name)
+    if reduced:
+        (name,) = array_names(space, k, reduced=True, row=row)[:1]
+    array, found = run.array(name), []
+    for lo, hi in read_steps(array, [(0, array.shape[0])]):
+        bits = np.unpackbits(np.asarray(array[lo:hi]).view(np.uint8), bitorder="little")
+        found += [64 * lo + int(r) for r in np.flatnonzero(bits)[:count - len(found)]]
+        if len(found) == count:
+            break
+    return found, reduced
 
 
 def _layers_figure(name: str, bits: list[str], rows: list[dict[str, Any]], run: RunDir, row: str = "") -> Path:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 from epcg.api.runs import Run, is_int
@@ -27,6 +28,13 @@ class ScanRun(Run):
     """A scan of a user's space: ``designs()`` at each row's minimum, its top ones, those at its maximum."""
 
     FOUND = "designs"
+    WHERE = {"designs": {
+        "row": ("`row-000` or an index", "that row's designs (default: every row)"),
+        "role": ("`min`, `top`, `max`, `kept`", "designs kept as that: at the row's lowest score, its top ones, at "
+                 "its highest (`max = true`), in a band of the job's `keep`"),
+        "score": ("a score", "designs with that score, each once: stored when the run kept it, else recomputed"),
+    }}
+    """The filters of ``designs``: values and what each selects (docs/filters.md)."""
     NOTATION = "\n".join([
         "- `row`: one row of the job (its keys in parentheses); `rank`: a design's index in the space's "
         "generator; `score`: what the space's evaluator gave it.",
@@ -35,6 +43,9 @@ class ScanRun(Run):
         "of designs, one per rank.",
         "- `ignored`: designs with the job's `ignore` score, counted there and left out of the minimum, the "
         "maximum and the histogram plot.",
+        "- The table's other columns: `parameters` the row's keys; `ranks` the designs scanned; `top score` the "
+        "highest score of the `top` list; `distinct scores` how many different scores the row's histogram has; "
+        "`seconds` compute time summed over chunks. A row's histogram: each `score` and the `designs` with it.",
         "- A design's text is the space's `decode(rank)` (JSON in the export when it is a dict, list or number); "
         "its picture is the space's `render`. More: docs/notation.md and docs/scan.md.",
     ])
@@ -133,17 +144,24 @@ class ScanRun(Run):
             picks = spread(total, n) if role == "min" else set(range(min(n, total)))
             designs = [d for i, d in enumerate(self.designs(res["row"], role=role)) if i in picks]
             name = f"{_row_title(res)}: {ROLES[role]}"
-            out.append(Group(name, total, [Item(d, name, {"row": d.row, "role": role, "score": d.score})
-                                           for d in designs]))
+            out.append(Group(name, total, [_design_item(d, name) for d in designs],
+                             every=map(partial(_design_item, group=name), self.designs(res["row"], role=role))))
         for res, i in bands:
             band = res["kept"][i]
             ranks, scores, _payload = read_kept(self.stored, res["row"], i)
             design = self._maker(res["params"], res)
             name = f"{_row_title(res)}: {band_text(band_of(band['band']), 'score')} (kept)"
             out.append(Group(name, band["matched"], [
-                Item(d, name, {"row": d.row, "role": "kept", "score": d.score})
-                for d in (design(int(ranks[j]), int(scores[j]), "kept") for j in sorted(spread(len(ranks), n)))]))
+                _design_item(design(int(ranks[j]), int(scores[j]), "kept"), name)
+                for j in sorted(spread(len(ranks), n))],
+                every=map(partial(_design_item, group=name), map(design, ranks.tolist(), scores.tolist(),
+                                                                 itertools.repeat("kept")))))
         return out
+
+
+def _design_item(design: Design, group: str) -> Item:
+    """A design in the gallery, with the values its filters act on."""
+    return Item(design, group, {"row": design.row, "role": design.role, "score": design.score})
 
 
 def _row_title(res: dict[str, Any]) -> str:
@@ -163,6 +181,21 @@ class RetrogradeRun(Run):
     """A retrograde analysis of a user's space: the ``states()`` of each layer with a bit set."""
 
     FOUND = "states"
+    NOTATION = "\n".join([
+        "- The layer table, one table per row of a family: `layer` the layer (for peg solitaire, the pegs on the "
+        "board); `states` every state of the layer; then one column per bit of the space (such as `solvable`): the "
+        "states with that bit set; `checksum` equal exactly when two runs' layers are equal bit for bit (however "
+        "they were cut into chunks); `tasks` the chunks of the layer; `seconds` their compute time summed.",
+        "- A state's text is the space's `describe(layer, rank)`, its picture the space's `render`; `rank` its "
+        "index in the layer. summary.md lists the first states of every layer with the first bit set, or says "
+        "\"none\". More: docs/scan.md.",
+    ])
+    WHERE = {"states": {
+        "layer": ("a layer", "the states of that layer (default: every layer, deepest first)"),
+        "bit": ("one of the space's bits", "states with that bit set (default: its first, such as `solvable`)"),
+        "row": ("`r001` or an index", "the states of that row of a family (default: every row)"),
+    }}
+    """The filters of ``states``: values and what each selects (docs/filters.md)."""
     found_types = (State,)
     FILTERS = (("row", "row", "select"), ("layer", "layer", "select"))
 
@@ -212,5 +245,11 @@ class RetrogradeRun(Run):
         for i, row, res in chosen:
             name = f"{f'{row} ' if row else ''}layer {res['layer']}: {bit}"
             states = list(itertools.islice(self.states(res["layer"], row=i), n))
-            out.append(Group(name, res[bit], [Item(st, name, {"layer": st.layer, "row": row}) for st in states]))
+            out.append(Group(name, res[bit], [_state_item(st, name, row) for st in states],
+                             every=map(partial(_state_item, group=name, row=row), self.states(res["layer"], row=i))))
         return out
+
+
+def _state_item(state: State, group: str, row: str) -> Item:
+    """A state in the gallery, with the values its filters act on."""
+    return Item(state, group, {"layer": state.layer, "row": row})

@@ -11,6 +11,7 @@ filters act on) and ``plots(groups)`` with ``(title, PNG)`` pairs; the page
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -37,8 +38,12 @@ class Group:
 
     name: str
     total: int
-    """How many such objects the run found (the gallery shows a sample when fewer)."""
+    """How many such objects the run found (the gallery draws a sample when fewer)."""
     items: list[Item]
+    """The sample the page draws."""
+    every: Iterable[Item] | None = None
+    """Every object the run kept of the group, in order, never drawn (its caption and filter values only), for
+    the page to list and page through; None when the run keeps no list of them (the sample alone is listed)."""
 
 
 class Reported(Protocol):

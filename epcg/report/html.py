@@ -6,7 +6,8 @@ distributions results.json records, every figure the run wrote, and a gallery
 of what the run found with filters and a detail view with the solution. The
 gallery, its filters and the plots come from the run's class
 (:mod:`epcg.report.gallery`): the page never asks which kind it shows. A large
-run shows a sample of each group and says how many there are.
+run draws a sample of each group, lists every object a group keeps (caption and filter values, a page at a
+time) and says how many there are.
 
 >>> print(markdown_html("# T\\n\\n| a | b |\\n|---|---|\\n| 1 | *2* |\\n\\n- x `y`"))
 <h1>T</h1>
@@ -18,42 +19,48 @@ run shows a sample of each group and says how many there are.
 from __future__ import annotations
 
 import html
+import itertools
 import json
 import re
 import time
 from pathlib import Path
 from typing import Any
 
-from epcg.report.gallery import Group, Reported
+from epcg.report.gallery import Group, Item, Reported
 from epcg.report.pictures import data_uri
 from epcg.runtime.estimate import duration
 from epcg.runtime.store import REPORT
 
 GALLERY_ITEMS = 32
 """Pictures in the gallery at most (each is drawn by the domain's render code)."""
+LISTED = 20_000
+"""Objects the gallery lists at most, drawn or not (``epcg export`` lists every one)."""
+PAGE_SIZE = 24
+"""Objects on one page of the gallery."""
 THUMB_DPI = 75
 
 
-def write_report(run: Reported, items: int = GALLERY_ITEMS) -> Path | str:
+def write_report(run: Reported, items: int = GALLERY_ITEMS, page_size: int = PAGE_SIZE) -> Path | str:
     """Write ``DIR/report.html`` for a finished run (an :class:`epcg.api.Run`) and return its path (or URL, for a
     run on an object store)."""
-    run.dir.write_text(REPORT, build_html(run, items))
+    run.dir.write_text(REPORT, build_html(run, items, page_size))
     return Path(run.dir.describe(REPORT)) if run.dir.location.is_local else run.dir.describe(REPORT)
 
 
-def build_html(run: Reported, items: int = GALLERY_ITEMS) -> str:
-    """The whole page as text."""
+def build_html(run: Reported, items: int = GALLERY_ITEMS, page_size: int = PAGE_SIZE) -> str:
+    """The whole page as text: ``items`` pictures at most, ``page_size`` objects a page of the gallery."""
     groups = run.gallery(items)
     notation = getattr(run, "NOTATION", "")
-    shown = sum(len(g.items) for g in groups)
+    gallery = gallery_data(groups, page_size=page_size)
+    listed, drawn = gallery["listed"], gallery["drawn"]
     total = sum(g.total for g in groups)
-    sample_note = (f"Showing a sample of {shown:,} pictures of the {total:,} objects in the groups below (per group: "
-                   "how many there are and how many are shown; an object may be in more than one group)."
-                   if shown < total else f"All {total:,} objects in the groups below (an object may be in more than "
-                   "one group).")
-    sample_note = _e(sample_note) + (f" The filters choose among these pictures; every match is in <code>epcg "
-                                     f"export {_e(str(run.path))} --where KEY=VALUE</code> or the Python API."
-                                     if run.FILTERS else "")
+    sample_note = (f"The gallery lists {listed:,} of the {total:,} objects in the groups below, {page_size} a page "
+                   f"(per group: how many there are and how many are listed; a group lists every object the run "
+                   f"keeps a list of, {LISTED:,} at most in all, else its drawn sample), and draws {drawn:,} of "
+                   "them; the others show their caption (an object may be in more than one group).")
+    sample_note = _e(sample_note) + (f" The filters choose among every listed object; every match, drawn, is in "
+                                     f"<code>epcg export {_e(str(run.path))} --where KEY=VALUE</code> or the Python "
+                                     "API." if run.FILTERS else "")
     parts = [
         f"<h1>{_e(run.name)} <small>({_e(run.domain)})</small></h1>",
         f"<p class=meta>run directory <code>{_e(str(run.path))}</code>{_wall_html(run.results)}</p>",
@@ -64,7 +71,10 @@ def build_html(run: Reported, items: int = GALLERY_ITEMS) -> str:
         _allocations_html(run.results.get("allocations")),
         "<section id=plots><h2>Plots</h2>", _plots_html(run, groups), "</section>",
         "<section id=gallery><h2>Gallery</h2>", f"<p id=sample-note>{sample_note}</p>",
-        _filters_html(run.FILTERS, groups), "<p id=count></p>", _gallery_html(groups), "</section>",
+        _filters_html(run.FILTERS, gallery),
+        "<div id=pager><button id=prev>◀ previous</button> <span id=page></span> <button id=next>next ▶</button>"
+        " <span id=count></span></div><div id=cards></div>",
+        f"<script type=application/json id=gallery-data>{_script_json(gallery)}</script>", "</section>",
         "<div id=detail hidden><div class=box><button id=close>close ✕</button>"
         "<img id=detail-img alt='detail'><p id=detail-caption></p><pre id=detail-json></pre></div></div>",
     ]
@@ -102,12 +112,50 @@ def _allocations_html(allocations: list[dict[str, Any]] | None) -> str:
 # -- the gallery ---------------------------------------------------------------
 
 
-def _filters_html(filters: tuple[tuple[str, str, str], ...], groups: list[Group]) -> str:
+def gallery_data(groups: list[Group], limit: int = LISTED, page_size: int = PAGE_SIZE) -> dict[str, Any]:
+    """The gallery as the page's script reads it: per group its name, how many the run found and its entries,
+    each an object's filter values (``a``), caption (``c``) and, for the drawn sample, its picture (``p``) and
+    export record (``j``); every object a group keeps (``Group.every``) up to ``limit`` in all, the sample's too.
+    ``listed`` and ``drawn`` count the entries and the pictures."""
+    out, left, drawn = [], limit, 0
+    for g in groups:
+        sample = {item.found.ident(): item for item in g.items}
+        entries = []
+        source = g.items if g.every is None else g.every
+        for item in itertools.islice(source, left):
+            entries.append(_entry(item, sample.pop(item.found.ident(), None)))
+        entries += [_entry(item, item) for item in sample.values()]  # drawn, past the limit of the list
+        left = max(0, left - len(entries))
+        drawn += sum("p" in e for e in entries)
+        out.append({"name": g.name, "total": g.total, "entries": entries})
+    return {"groups": out, "page": page_size, "listed": sum(len(g["entries"]) for g in out), "drawn": drawn}
+
+
+def _entry(item: Item, drawn: Item | None) -> dict[str, Any]:
+    entry = {"a": {k: _plain(v) for k, v in item.attrs.items()}, "c": item.found.caption()}
+    if drawn is not None:
+        entry["p"] = drawn.found.thumbnail(dpi=THUMB_DPI)
+        entry["j"] = drawn.found.to_dict()
+    return entry
+
+
+def _plain(value: Any) -> Any:
+    """A filter value as JSON has it (numpy scalars as Python numbers)."""
+    return value.item() if hasattr(value, "item") else value
+
+
+def _script_json(data: Any) -> str:
+    """``data`` as JSON safe inside a ``<script>`` element (no ``</script>`` can end it early)."""
+    return json.dumps(data, separators=(",", ":"), default=str).replace("<", "\\u003c")
+
+
+def _filters_html(filters: tuple[tuple[str, str, str], ...], gallery: dict[str, Any]) -> str:
+    """The filter controls; a select offers every value among the listed objects, not only the drawn ones."""
     controls = []
     values: dict[str, set] = {}
-    for g in groups:
-        for item in g.items:
-            for key, value in item.attrs.items():
+    for g in gallery["groups"]:
+        for entry in g["entries"]:
+            for key, value in entry["a"].items():
                 values.setdefault(key, set()).add(value)
     for key, label, how in filters:
         if how == "select":
@@ -118,22 +166,6 @@ def _filters_html(filters: tuple[tuple[str, str, str], ...], groups: list[Group]
         else:
             controls.append(f"<label>{_e(label)} <input type=number step=any data-filter='{key}' data-how='min'></label>")
     return "<div id=filters>" + " ".join(controls) + "</div>"
-
-
-def _gallery_html(groups: list[Group]) -> str:
-    out = []
-    for g in groups:
-        note = f"{len(g.items):,} of {g.total:,} shown" if len(g.items) < g.total else f"all {g.total:,} shown"
-        out.append(f"<div class=group><h3>{_e(g.name)} <small>({note})</small></h3><div class=grid>")
-        for item in g.items:
-            attrs = " ".join(f"data-{k}='{_e(str(v))}'" for k, v in item.attrs.items())
-            data = _e(json.dumps(item.found.to_dict()))
-            caption = _e(item.found.caption())
-            uri = item.found.thumbnail(dpi=THUMB_DPI)
-            out.append(f"<figure class=item {attrs} data-json='{data}'><img src='{uri}' alt='{caption}'>"
-                       f"<figcaption>{caption}</figcaption></figure>")
-        out.append("</div></div>")
-    return "\n".join(out)
 
 
 # -- plots -----------------------------------------------------------------------
@@ -237,12 +269,14 @@ th { background: #f4f4f8; }
 figure.plot { display: inline-block; margin: 0.5em; vertical-align: top; max-width: 100%; }
 figure.plot img { max-width: 100%; border: 1px solid #ddd; }
 #filters { position: sticky; top: 0; background: #fff; padding: 0.6em 0; border-bottom: 1px solid #ddd; z-index: 1; }
-#filters label { margin-right: 1.2em; } #count { color: #555; }
-.grid { display: flex; flex-wrap: wrap; gap: 0.6em; }
+#filters label { margin-right: 1.2em; } #count { color: #555; margin-left: 1em; }
+.grid { display: flex; flex-wrap: wrap; gap: 0.6em; align-items: flex-start; }
 figure.item { margin: 0; width: 220px; cursor: pointer; border: 1px solid #ddd; padding: 0.3em; background: #fafafa; }
 figure.item:hover { border-color: #5e81ac; }
 figure.item img { width: 100%; height: 160px; object-fit: contain; }
 figure.item figcaption { font-size: 0.75em; color: #444; }
+figure.item.text { display: flex; align-items: center; min-height: 3em; background: #fff; }
+#pager { margin: 0.5em 0; } #pager button { margin-right: 0.4em; }
 #detail { position: fixed; inset: 0; background: rgba(0, 0, 0, 0.55); display: flex; align-items: center;
           justify-content: center; z-index: 2; }
 #detail[hidden] { display: none; }
@@ -253,35 +287,81 @@ figure.item figcaption { font-size: 0.75em; color: #444; }
 
 SCRIPT = """
 (function () {
-  var items = Array.prototype.slice.call(document.querySelectorAll('figure.item'));
+  var data = JSON.parse(document.getElementById('gallery-data').textContent);
+  var entries = [];
+  data.groups.forEach(function (g, i) { g.entries.forEach(function (e) { e.g = i; entries.push(e); }); });
   var controls = Array.prototype.slice.call(document.querySelectorAll('[data-filter]'));
-  function apply() {
-    var shown = 0;
-    items.forEach(function (item) {
-      var ok = controls.every(function (c) {
-        var want = c.value, have = item.dataset[c.dataset.filter];
-        if (want === '') return true;
-        if (c.dataset.how === 'min') return have !== '' && parseFloat(have) >= parseFloat(want);
-        return have === want;
-      });
-      item.hidden = !ok;
-      if (ok) shown += 1;
+  var matching = entries, page = 0;
+  function ok(e) {
+    return controls.every(function (c) {
+      var want = c.value, have = e.a[c.dataset.filter];
+      if (want === '') return true;
+      if (have === undefined || have === null || have === '') return false;
+      if (c.dataset.how === 'min') return parseFloat(have) >= parseFloat(want);
+      return String(have) === want;
     });
-    document.querySelectorAll('div.group').forEach(function (group) {
-      group.hidden = !group.querySelector('figure.item:not([hidden])');
-    });
-    document.getElementById('count').textContent = shown + ' of ' + items.length + ' pictures shown';
   }
-  controls.forEach(function (c) { c.addEventListener('input', apply); c.addEventListener('change', apply); });
   var detail = document.getElementById('detail');
-  items.forEach(function (item) {
-    item.addEventListener('click', function () {
-      document.getElementById('detail-img').src = item.querySelector('img').src;
-      document.getElementById('detail-caption').textContent = item.querySelector('figcaption').textContent;
-      document.getElementById('detail-json').textContent = JSON.stringify(JSON.parse(item.dataset.json), null, 1);
-      detail.hidden = false;
+  function show(e) {
+    var img = document.getElementById('detail-img');
+    img.hidden = !e.p;
+    if (e.p) img.src = e.p;
+    document.getElementById('detail-caption').textContent = e.c + (e.p ? '' :
+      ' (not drawn on this page: epcg export draws it, with its solution)');
+    document.getElementById('detail-json').textContent = JSON.stringify(e.j || e.a, null, 1);
+    detail.hidden = false;
+  }
+  function card(e) {
+    var fig = document.createElement('figure');
+    fig.className = 'item';
+    Object.keys(e.a).forEach(function (k) { fig.dataset[k] = String(e.a[k]); });
+    if (e.p) {
+      var img = document.createElement('img');
+      img.src = e.p;
+      img.alt = e.c;
+      fig.appendChild(img);
+    } else {
+      fig.classList.add('text');
+    }
+    var cap = document.createElement('figcaption');
+    cap.textContent = e.c;
+    fig.appendChild(cap);
+    fig.addEventListener('click', function () { show(e); });
+    return fig;
+  }
+  function render() {
+    var pages = Math.max(1, Math.ceil(matching.length / data.page));
+    page = Math.max(0, Math.min(page, pages - 1));
+    var box = document.getElementById('cards'), last = -1, grid = null;
+    box.textContent = '';
+    matching.slice(page * data.page, (page + 1) * data.page).forEach(function (e) {
+      if (e.g !== last) {
+        var g = data.groups[e.g], div = document.createElement('div'), h = document.createElement('h3');
+        var small = document.createElement('small');
+        div.className = 'group';
+        h.textContent = g.name + ' ';
+        small.textContent = '(' + g.total.toLocaleString('en') + ' in all, ' +
+          g.entries.length.toLocaleString('en') + ' listed)';
+        h.appendChild(small);
+        grid = document.createElement('div');
+        grid.className = 'grid';
+        div.appendChild(h);
+        div.appendChild(grid);
+        box.appendChild(div);
+        last = e.g;
+      }
+      grid.appendChild(card(e));
     });
-  });
+    document.getElementById('page').textContent = 'page ' + (page + 1) + ' of ' + pages;
+    document.getElementById('prev').disabled = page === 0;
+    document.getElementById('next').disabled = page >= pages - 1;
+    document.getElementById('count').textContent = matching.length + ' of ' + entries.length +
+      ' listed objects match';
+  }
+  function apply() { matching = entries.filter(ok); page = 0; render(); }
+  controls.forEach(function (c) { c.addEventListener('input', apply); c.addEventListener('change', apply); });
+  document.getElementById('prev').addEventListener('click', function () { page -= 1; render(); });
+  document.getElementById('next').addEventListener('click', function () { page += 1; render(); });
   function close() { detail.hidden = true; }
   document.getElementById('close').addEventListener('click', close);
   detail.addEventListener('click', function (e) { if (e.target === detail) close(); });

@@ -76,6 +76,7 @@ class LostHosts:
         self.lock = threading.Lock()
         self.pending: dict[str, list] = {}
         """host -> [time of its last event, workers lost, chunks they were running]"""
+        self.dropped = False
 
     def on_event(self, event: tuple[float, dict]) -> None:
         """A scheduler event (called on the client's event loop)."""
@@ -84,8 +85,16 @@ class LostHosts:
             return
         chunks = sum(1 for key in msg.get("processing-tasks", ()) if _is_chunk(key))
         with self.lock:
+            if self.dropped:
+                return
             entry = self.pending.setdefault(host_of(msg.get("worker", "?")), [0.0, 0, 0])
             entry[0], entry[1], entry[2] = time.monotonic(), entry[1] + 1, entry[2] + chunks
+
+    def drop(self) -> None:
+        """Forget the losses not reported yet, and any later ones (a run stopped by signal)."""
+        with self.lock:
+            self.pending.clear()
+            self.dropped = True
 
     def flush(self, settle: float = LOST_SETTLE) -> None:
         """Report the hosts with no new event for ``settle`` seconds (0: every host now)."""
@@ -299,6 +308,8 @@ class DaskExecutor:
                             submit_ready()
                 alive = time.monotonic()
         except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, Drain):
+                lost.drop()  # a stop by signal reaches the workers of the process group too: no news
             for future in list(futures.futures):
                 future.cancel()
             if isinstance(exc, Drain):

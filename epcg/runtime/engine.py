@@ -679,12 +679,16 @@ def _capacity(spec: Any, client: Any) -> tuple[int, int | None]:
 
 @contextlib.contextmanager
 def _connected(spec: Any, client: Any) -> Iterator[Any]:
+    """A client of ``client`` or of ``spec``'s cluster, whose workers leave stops by signal to this process."""
+    from epcg.runtime.worker_signals import left_to_client
+
     if client is not None:
-        yield client
+        with left_to_client(client):
+            yield client
         return
     from epcg.runtime.cluster import connect
 
-    with connect(spec) as connected:
+    with connect(spec) as connected, left_to_client(connected):
         yield connected
 
 

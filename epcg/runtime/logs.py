@@ -26,10 +26,10 @@ from distributed.diagnostics.plugin import WorkerPlugin
 from epcg.runtime.text import shown
 
 LOGGERS = ("distributed", "tornado", "asyncio", "bokeh", "py.warnings")
+"""The loggers whose records go to the run directory instead of the terminal, with every logger under them."""
 QUIET_TRACKER = "ignore::UserWarning:multiprocessing.resource_tracker"
 """A warning filter handed to multiprocessing's resource tracker (it starts with this process's ``-W`` options):
 the semaphores of worker processes killed at shutdown are its to clean, not the user's to read about."""
-"""The loggers whose records go to the run directory instead of the terminal."""
 FORMAT = "%(asctime)s %(process)d %(name)s %(levelname)s %(message)s"
 KEEP = 10_000
 """Records held before the run directory exists (the earliest kept)."""
@@ -114,6 +114,17 @@ class RunLog(logging.Handler):
         super().close()
 
 
+def loggers() -> list[logging.Logger]:
+    """The :data:`LOGGERS` and those under them with handlers of their own: Dask's logging set-up gives
+    ``distributed.client`` and ``tornado.application`` their own terminal handler, which would print past a
+    handler of ``distributed`` (a client's failed reconnection to a scheduler stopped with it, for one)."""
+    under = tuple(f"{name}." for name in LOGGERS)
+    named = [logging.getLogger(name) for name in LOGGERS]
+    return named + [logging.getLogger(name) for name, logger in sorted(logging.root.manager.loggerDict.items())
+                    if name.startswith(under) and isinstance(logger, logging.Logger)
+                    and (logger.handlers or not logger.propagate)]
+
+
 @contextlib.contextmanager
 def kept(restore: bool = True) -> Iterator[RunLog]:
     """For the block, Dask's loggers (and Python warnings) write to one :class:`RunLog`, not the terminal.
@@ -125,8 +136,7 @@ def kept(restore: bool = True) -> Iterator[RunLog]:
     """
     handler = RunLog()
     saved = []
-    for name in LOGGERS:
-        logger = logging.getLogger(name)
+    for logger in loggers():
         saved.append((logger, logger.handlers[:], logger.propagate))
         logger.handlers = [handler]
         logger.propagate = False
@@ -167,8 +177,7 @@ class WorkerLogs(WorkerPlugin):
         except OSError:
             return  # a worker that cannot write the run directory fails its tasks, which say so
         handler.setFormatter(Redacting(FORMAT))
-        for name in LOGGERS:
-            logger = logging.getLogger(name)
+        for logger in loggers():
             self.saved.append((logger, logger.handlers[:], logger.propagate))
             logger.handlers = [handler]
             logger.propagate = False

@@ -18,6 +18,22 @@ class DwpRun(Run):
     """A DWP study: ``maps()``, the best map of each evolutionary run."""
 
     FOUND = "maps"
+    NOTATION = "\n".join([
+        "- The table, one row per experiment (a row of the paper's Table I): `exp.` its id; `population` the "
+        "machines (self-driving automata) evolved together; `MNM` the most mutations a child gets (1 .. MNM); "
+        "`states` the states of each machine; `RRH` whether the recent-room hack is on (a proposal extends one "
+        "of the 10 newest rooms); `grid` the map's rows × columns; `rooms` the most rooms a map may hold; "
+        "`mating events` the evolution steps of each run; `runs` the evolutionary runs; `median`, `mean`, `min`, "
+        "`max` of the fitness of each run's best map; `seconds` compute time summed; `note` where our setting "
+        "differs from the paper's.",
+        "- Fitness is A²/B: A the cells the rooms and corridors cover, B the area of the box around them. "
+        "Pictures: the start room red, rooms grey, corridors blue, obstacles light blue. More: docs/games.md.",
+    ])
+    WHERE = {"maps": {
+        "experiment": ("an experiment's `id`", "the best maps of that experiment's runs (default: every experiment)"),
+        "run": ("0, 1, ...", "the best map of that evolutionary run of each experiment"),
+    }}
+    """The filters of ``maps``: values and what each selects (docs/filters.md)."""
     found_types = (LevelMap,)
     FILTERS = (("experiment", "experiment", "select"), ("states", "states", "select"),
                ("fitness", "fitness at least", "min"))

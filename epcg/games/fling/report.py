@@ -54,12 +54,10 @@ def summary(config: Any, results: dict[str, Any]) -> str:
                 f"up to symmetry", ""]
         if results.get("top_tie"):
             out += [f"**{top_sentence(results['top_tie'])}.**", ""]
-        out += [f"Ranked by the ratio of the brute-force search tree to the expert's tree (after a move the "
-                f"expert only tries moves that depend on it; see `epcg/games/fling/domain/evaluate.py`) among "
-                f"{_evaluated(results)} ({results['evaluate_seconds']:.1f} s). Each row is one orbit (a board, "
+        out += [f"Ranked by expert ratio among {_evaluated(results)} ({results['evaluate_seconds']:.1f} s). Each row is one orbit (a board, "
                 f"its mirror images and half turn: the same solutions and ratio), shown by its board of lowest "
                 f"rank; `boards` is how many boards it stands for. Moves such as `a1D`: column letter, row from "
-                f"the top, direction. Pictures: `figures/puzzle-NN.png`.", "",
+                f"the top, direction. Pictures: `figures/puzzle-NN.png`.", "", RATIO_WORDS, "",
                 "| # | rank | boards | ratio | brute-force nodes | expert nodes | solution |",
                 "|---|---|---|---|---|---|---|"]
         for i, p in enumerate(puzzles, 1):
@@ -96,6 +94,16 @@ def _reads_table(rows: list[dict[str, Any]]) -> list[str]:
         hosts = ", ".join(f"{h}: {size(n)}" for h, n in x["by_host"].items())
         out.append(f"| {r['pieces']} | {size(x['bytes'])} | {x['bytes'] / x['source']:.2f}× | {plan} | {hosts} |")
     return out
+
+
+RATIO_WORDS = (
+    "The expert ratio compares two searches for a board's solution. A brute-force solver tries every legal move "
+    "at every position; an expert, after each move, tries only the moves that depend on it (a move that could "
+    "have been played before it with the same result is skipped, since the solution of a uniquely solvable board "
+    "never holds two such moves in a row). The ratio is the positions the brute-force search visits divided by "
+    "those the expert visits (`brute-force nodes` / `expert nodes`): a high ratio is a board that wastes the time "
+    "of a player who does not see which moves matter.")
+"""The expert ratio in words, for summary.md and report.html."""
 
 
 def top_sentence(tie: dict[str, Any]) -> str:
@@ -143,6 +151,7 @@ def _distribution_tables(results: dict[str, Any]) -> list[str]:
            which + " Ratio = brute-force nodes / expert nodes, in bins 0.1 wide; a bin is named by its lower edge "
            "(`ratio_histograms` in results.json keys bin i, ratios from i/10 up to (i+1)/10), so the columns below "
            "are bins, not exact ratios; `figures/distribution-ratios.png`.", "",
+           *([] if results.get("puzzles") else [RATIO_WORDS, ""]),
            "| pieces | evaluated | uniquely solvable | ratio below 1.1 | median bin | 90th percentile bin "
            "| 99th percentile bin | highest bin |",
            "|---|---|---|---|---|---|---|---|"]
@@ -154,7 +163,8 @@ def _distribution_tables(results: dict[str, Any]) -> list[str]:
         w = h["bin_width"]
         cells = [f"{quantile(h['counts'], q) * w:.1f}" for q in (0.5, 0.9, 0.99)]
         top = max(int(k) for k in h["counts"]) * w
-        out.append(f"| {h['pieces']} | {how} | {h['boards']:,} | {h['counts'].get('10', 0) / h['boards']:.1%} "
+        sampled = "" if h.get("exact", True) else " (sample)"
+        out.append(f"| {h['pieces']} | {how} | {h['boards']:,}{sampled} | {h['counts'].get('10', 0) / h['boards']:.1%} "
                    f"| {' | '.join(cells)} | {top:.1f} |")
     out += ["", "## Solution counts per piece count", "",
             "Move sequences down to one piece (the last move counted once) of solvable boards: every "
@@ -169,7 +179,8 @@ def _distribution_tables(results: dict[str, Any]) -> list[str]:
             out.append(f"| {c['pieces']} | {how} | 0 | – | – | – | – | – |")
             continue
         mean = sum(int(k) * n for k, n in c["counts"].items()) / c["boards"]
-        out.append(f"| {c['pieces']} | {how} | {c['boards']:,} | {c['counts'].get('1', 0) / c['boards']:.1%} "
+        sampled = "" if c["exact"] else " (sample)"
+        out.append(f"| {c['pieces']} | {how} | {c['boards']:,}{sampled} | {c['counts'].get('1', 0) / c['boards']:.1%} "
                    f"| {quantile(c['counts'], 0.5):,} | {quantile(c['counts'], 0.9):,} | {mean:,.1f} "
                    f"| {max(int(k) for k in c['counts']):,} |")
     return out

@@ -36,12 +36,23 @@ class FlingRun(Run):
     """A Fling! run: ``boards()`` of any layer, ``best_boards()``, the ratio and solution-count distributions."""
 
     FOUND = "boards"
+    WHERE = {"boards": {
+        "pieces": ("1 .. max_pieces", "the boards of that layer (default: every layer)"),
+        "unique": ("`true`, `false`", "`true` (default): uniquely solvable boards; `false`: boards with several "
+                   "solutions (the API's `None`: every solvable board)"),
+        "min_ratio": ("a number", "uniquely solvable boards with an expert ratio at least that: read from a band of "
+                      "the job's `keep` holding every ratio from there up, else recomputed"),
+        "orbits": ("`true`, `false`", "`true`: one board per symmetry orbit, its `orbit_size` the boards it stands "
+                   "for (default: every board, mirror images included)"),
+    }}
+    """The filters of ``boards``: values and what each selects (docs/filters.md)."""
     NOTATION = "\n".join([
         "- A board: columns `a`, `b`, … from the left, rows `1`, `2`, … from the top; `o` a piece, `.` empty. "
         "A move such as `f5L` flings the piece in column f, row 5, to the left (`R` right, `U` up, `D` down); a "
         "solution is its moves in order, down to one piece.",
         "- `ratio`: the expert ratio, brute-force search-tree nodes / expert search-tree nodes (high: hard for a "
-        "solver that tries every move, easy for one that sees which moves matter).",
+        "solver that tries every move, easy for one that sees which moves matter). A brute-force solver tries every "
+        "legal move at every position; the expert, after each move, only the moves that depend on it.",
         "- Every count is of **boards**, mirror images included. A board's *orbit* is the board with its mirror "
         "images and half turn (same solutions, same ratio); the best list shows one board per orbit, the one of "
         "lowest rank, and `boards` says how many boards it stands for. In Python: `boards(k, orbits=True)`; "
@@ -49,7 +60,27 @@ class FlingRun(Run):
         "- Stages in `epcg plan` and `epcg status`: `k06` solves layer 6 (boards with 6 pieces); `f05` fills "
         "layer 5 from one board per orbit to every board; `top` scores the deepest layer (the best list and the "
         "tie at the top); `r05` the expert-ratio histogram of layer 5; `c06` the solution counts of layer 6. "
-        "More: docs/notation.md.",
+        "More: docs/notation.md and docs/games.md.",
+        "- The layer table: `pieces` the layer; `boards` every board of that many pieces; `solvable` those that "
+        "can be played down to one piece; `unique` those with exactly one way to do it; `expected (solvable, "
+        "unique)` the paper's figures for 7×8 (✓ when ours agree); `tasks` the chunks the layer was cut into; "
+        "`seconds` their compute time summed; `boards/s per worker` boards per compute second, `boards/s wall` "
+        "per second of the layer's elapsed time; `checksum` equal exactly when two runs' layers are equal bit for "
+        "bit.",
+        "- The best list: `#` its place; `rank` the board's index in its layer (the orbit's lowest); `boards` the "
+        "boards its orbit stands for; `ratio`; `brute-force nodes` and `expert nodes` the positions each search "
+        "visits; `solution` its moves. Kept bands: `band` the ratios kept, `orbits` evaluated, `boards` they "
+        "stand for, `kept` how many were stored, `where` their arrays in store.zarr.",
+        "- Expert ratios per piece count: `evaluated` all, or the share of a sample; `uniquely solvable` how many "
+        "boards the histogram counts (**(sample)** when a sample's); `ratio below 1.1` the share whose ratio is "
+        "about 1 (the expert saves nothing); `median bin`, `90th percentile bin`, `99th percentile bin`, `highest "
+        "bin`: the 0.1-wide ratio bin (by its lower edge) below which half, 90 %, 99 % and all of them lie.",
+        "- Solution counts per piece count: `counted` every solvable board, or the solvable ones among a random "
+        "draw; `boards` how many were counted (**(sample)** when drawn, not the layer's); `exactly 1` the share "
+        "uniquely solvable; `median`, `90th percentile`, `mean`, `highest` of the number of solutions.",
+        "- Reads of the layer before: `read` the bytes (uncompressed) a layer's tasks read of the layer before "
+        "from the store; `× the layer before` that over the layer's own size (read amplification: 1 when each "
+        "byte is read once); `plan` the multiple `epcg plan` expected; `by host` the bytes each machine read.",
     ])
     found_types = (FlingBoard,)
     FILTERS = (("pieces", "pieces", "select"), ("unique", "uniquely solvable", "select"),

@@ -8,7 +8,7 @@ solution count, it walks the row's whole rank space in this process instead,
 decoding and solving each puzzle: fine for small rows, and lazy, so
 ``itertools.islice`` or ``Run.found(limit=...)`` stops it early.
 
->>> p = WitnessPuzzle("must-cross", 3, 3, (3,), 1247, row="3x3-k3")
+>>> p = WitnessPuzzle("must-cross", 3, 3, (3,), 1247, row="3x3:3")
 >>> p.cross, p.solution_count, p.longest, p.solution
 ((1, 19, 33), 4, 14, 'RRRUULLDLUURRR')
 >>> len(p.every_solution), p.every_solution[0] == p.solution
@@ -49,7 +49,7 @@ class WitnessPuzzle(Found):
     rank: int
     """Its rank in the row's puzzle space (see :mod:`epcg.games.witness.domain.puzzles`)."""
     row: str = ""
-    """The row's name, e.g. ``3x4-k2+4``."""
+    """The row as job files and filters write it, e.g. ``3x4:2+4``."""
     solutions: int | None = None
     """Number of paths solving it (computed when not given)."""
     length: int | None = None
@@ -94,7 +94,7 @@ class WitnessPuzzle(Found):
         return [paths.moves(int(s)) for s in sols]
 
     def ident(self) -> str:
-        return f"{self.kind}-{self.row}-{self.rank}"
+        return f"{self.kind}-{self.row.replace(':', '-k')}-{self.rank}"  # a file name: no ':'
 
     def caption(self) -> str:
         return f"{self.row} rank {self.rank:,} · {self.solution_count} sol. · {self.longest} edges"

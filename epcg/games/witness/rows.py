@@ -31,8 +31,15 @@ class Row(pydantic.BaseModel):
 
     @property
     def name(self) -> str:
+        """The row in stage, chunk and store names: ``3x4-k2+4``."""
         ks = "+".join(str(k) for k in self.k)
         return f"{self.width}x{self.height}" + (f"-k{ks}" if ks else "")
+
+    @property
+    def key(self) -> str:
+        """The row as a user writes and reads it (job files, filters, exports, captions): ``3x4:2+4``."""
+        ks = "+".join(str(k) for k in self.k)
+        return f"{self.width}x{self.height}" + (f":{ks}" if ks else "")
 
     @property
     def listed(self) -> bool:
@@ -47,8 +54,8 @@ class Row(pydantic.BaseModel):
 def parse_row(text: str, kind: str) -> Row:
     """Parse ``'4x4'`` (paths), ``'4x4:5'`` (must-cross, regions) or ``'3x4:2+4'`` (joint).
 
-    >>> parse_row("3x4:2+4", "joint").name
-    '3x4-k2+4'
+    >>> parse_row("3x4:2+4", "joint").name, parse_row(" 3x4:2+4", "joint").key
+    ('3x4-k2+4', '3x4:2+4')
     """
     match = _ROW.match(text.strip())
     shapes = {"paths": "WxH", "joint": "WxH:K+K", "must-cross": "WxH:K", "regions": "WxH:K"}

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,9 +29,22 @@ class WitnessRun(Run):
     """A Witness run: ``puzzles()`` of its rows, their ``solution_counts()``; a triple run's ``triples()``."""
 
     found_types = (WitnessPuzzle, TripleSet)
+    WHERE = {
+        "puzzles": {
+            "row": ("`4x4:6`, `4x4-k6` or an index", "that row's puzzles (default: every row)"),
+            "solutions": ("a count", "puzzles with that many solutions (default: the row's fewest, stored); a count "
+                          "a band of the job's `keep` holds is read at once, any other is recomputed"),
+            "length": ("edges, or `longest`", "puzzles whose longest solution has that many edges; `longest`: the "
+                       "row's longest (`--where length=longest`)"),
+            "min_length": ("edges", "puzzles whose longest solution has at least that many edges"),
+        },
+        "triples": {"variant": ("a variant's name", "that variant's optimal triples (a triple run)")},
+    }
+    """The filters of ``puzzles`` and ``triples``: values and what each selects (docs/filters.md)."""
     NOTATION = "\n".join([
-        "- A row such as `4x4:5` (`4x4-k5`): 4×4 panels (cells) with k = 5 must-cross hexagons; `3x4:2+4`: "
-        "2 hexagons and 4 squares.",
+        "- A row such as `4x4:5`: 4×4 panels (cells) with k = 5 must-cross hexagons; `3x4:2+4`: 2 hexagons and "
+        "4 squares. Job files, `--where row=`, exports and captions write it so; `epcg plan` and `epcg status` "
+        "name its stage `4x4-k5` (which `--where row=` takes too).",
         "- Coordinates are vertices `(x, y)`: x to the right, y up, `(0,0)` the bottom-left corner, where the path "
         "starts (the large circle); the goal is the top-right corner (the nub pointing up).",
         "- `vertex (1,0)`: a hexagon on that vertex; `edge (0,1)-(1,1)`: a hexagon on the edge between those two "
@@ -40,7 +54,30 @@ class WitnessRun(Run):
         "longest of them.",
         "- Pictures: the puzzle, then its solution in yellow; a panel with at most 4 solutions is drawn with every "
         "one (`solution 1 of 2`, …), and its export lists them all (`every_solution`).",
-        "- Stages in `epcg plan` and `epcg status` are the rows (`4x4-k5`). More: docs/notation.md.",
+        "- The table: `board` the panel's cells (width x height); `max` the places a constraint can take on it "
+        "(vertices and edges for hexagons, cells for squares), the most k can be; `k` the hexagons (`k cross+regions`: hexagons + "
+        "squares); `#` puzzles in the row (ways to place them; `examined` in a joint row, `examined ×2 (both first "
+        "colours)` counting both colours of the first square as the paper does); `solvable` those with a "
+        "solution; `min sol.` the fewest solutions a solvable puzzle has; `at min` puzzles with that few; "
+        "`longest` the most edges of a solution among them, `at longest` how many reach it; `seconds` compute "
+        "time summed over chunks; `paper #`, `paper examined`, `paper min`, `paper at min`, `paper at longest`, "
+        "`paper seconds`: the paper's figures for those columns. A paths run: `width`, "
+        "`height`, `paths` from start to goal, `paper` its figure, `how` listed one by one or counted.",
+        "- A triple run's table: `variant` plain, or separate (each sub-panel's pieces in different regions of the "
+        "joint path); `panels` the sub-panels its pieces make, `solvable` those with a solution, `distinct solution "
+        "sets` how many different solution sets they have; `optimal score` the best triple's score (the fewest "
+        "solutions of any one sub-panel or pair, with exactly one path solving all three); `optimal class triples` "
+        "the unordered triples of solution sets reaching it, `ordered panel triples` the ordered triples of panels "
+        "behind them; `nodes` the search's nodes, `pruned` those cut by its bound, `incumbent improvements` how "
+        "often the shared best score rose; `seconds` compute time summed; `joint solution` the first optimal "
+        "triple's path.",
+        "- A unique-cover run's table: `board`; `paths` from start to goal; `positions` vertices and edges a "
+        "hexagon can take; `k` the fewest hexagons that leave a panel exactly one solution (– for none); `panels` "
+        "the panels with k hexagons and one solution, `symmetry classes` the same up to the board's symmetries; "
+        "`longest solution` the most edges of their solutions and `panels at longest` how many reach it; `paths cut "
+        "by the interval bound` paths discarded without search, `nodes` the search's nodes, `nodes checked` those "
+        "checked against every path; `seconds` compute time summed.",
+        "- More: docs/notation.md and docs/games.md.",
     ])
 
     @property
@@ -64,9 +101,9 @@ class WitnessRun(Run):
                 ("length", "solution length", "select"))
 
     def rows(self) -> list[str]:
-        """Names of the Witness rows, e.g. ``['3x4-k2+4', '4x4-k3+3']``."""
+        """The Witness rows as job files and filters write them, e.g. ``['3x4:2+4', '4x4:3+3']``."""
         self._require("witness")
-        return [row.name for row in self.config.parsed_rows()]
+        return [row.key for row in self.config.parsed_rows()]
 
     def _witness_rows(self, row: str | int | None) -> list[tuple[Any, dict[str, Any]]]:
         pairs = list(zip(self.config.parsed_rows(), self.results["rows"]))
@@ -77,7 +114,7 @@ class WitnessRun(Run):
                 raise InvalidValue(f"run {self.name} has rows 0..{len(pairs) - 1} ({', '.join(self.rows())}), "
                                    f"not row {row}")
             return [pairs[row]]
-        chosen = [(r, res) for (r, res), text in zip(pairs, self.config.rows) if row in (r.name, text)]
+        chosen = [(r, res) for (r, res), text in zip(pairs, self.config.rows) if row in (r.key, r.name, text)]
         if not chosen:
             raise InvalidValue(f"run {self.name} has no row {row!r}; its rows are {', '.join(self.rows())} "
                                f"(or their indices 0..{len(pairs) - 1})")
@@ -87,7 +124,7 @@ class WitnessRun(Run):
                 length: int | str | None = None, min_length: int | None = None) -> Iterator[WitnessPuzzle]:
         """Witness puzzles, row by row in rank order.
 
-        ``row``: a row name (``"3x4-k2+4"``), its text in the job (``"3x4:2+4"``) or
+        ``row``: a row as the job writes it (``"3x4:2+4"``), its stage name (``"3x4-k2+4"``) or
         its index; all rows by default. ``solutions``: the solution count
         (default: the row's minimum). Puzzles at the minimum, and at a count in a
         band the job kept (``keep = [{solutions = [2, 3]}]``), are read from the
@@ -117,7 +154,7 @@ class WitnessRun(Run):
                 for rank, count, longest in items:
                     if (want is not None and longest != want) or (min_length is not None and longest < min_length):
                         continue
-                    yield WitnessPuzzle(kind, row_.width, row_.height, row_.k, int(rank), row=row_.name,
+                    yield WitnessPuzzle(kind, row_.width, row_.height, row_.k, int(rank), row=row_.key,
                                         solutions=count, length=longest)
 
     def _row_texts(self, rows: list) -> list[str]:
@@ -142,7 +179,7 @@ class WitnessRun(Run):
             yield iter(())  # the row's exact tally has no puzzle with that count: nothing to recompute
             return
         with self.recomputed({"rows": [text], "keep": [{"solutions": solutions}], "keep_cap": MAX_KEPT},
-                             f"the puzzles of {row_.name} with {solutions} solutions") as again:
+                             f"the puzzles of {row_.key} with {solutions} solutions") as again:
             (res_again,) = again.results["rows"]
             yield kept_puzzles(again.stored, row_.name, 0, solutions) if res_again["kept"][0]["matched"] else iter(())
 
@@ -155,7 +192,7 @@ class WitnessRun(Run):
         (row_, res), = self._witness_rows(0 if row is None else row)
         counts = res.get("solution_counts")
         if counts is None:
-            raise UserError(f"run {self.name} did not record the distribution of solution counts of {row_.name}")
+            raise UserError(f"run {self.name} did not record the distribution of solution counts of {row_.key}")
         return pd.Series(counts_of(counts), name="puzzles").rename_axis("solutions")
 
     def triples(self, variant: str | None = None) -> Iterator[TripleSet]:
@@ -192,22 +229,27 @@ class WitnessRun(Run):
         for row, res in rows:
             ranks, longest = _longest_and_spread(self.stored, row.name, n)
             k = "+".join(map(str, res["k"])) if isinstance(res["k"], list) else str(res["k"])
-            group = f"{res['width']}x{res['height']} k={k}"
-            puzzles = [WitnessPuzzle(self.config.kind, row.width, row.height, row.k, rank, row=row.name,
+            group = row.key
+            puzzles = [WitnessPuzzle(self.config.kind, row.width, row.height, row.k, rank, row=row.key,
                                      solutions=res["min_solutions"], length=length)
                        for rank, length in zip(ranks, longest)]
-            out.append(Group(group, res["puzzles_at_min"], [
-                Item(p, group, {"board": f"{p.width}x{p.height}", "k": k, "solutions": p.solution_count,
-                                "length": p.longest}) for p in puzzles]))
+            at_min = zip(stored(self.stored, row), itertools.repeat(res["min_solutions"]))
+            every = self._every(row, group, k, ((rank, solutions, n) for (rank, n), solutions in at_min))
+            out.append(Group(group, res["puzzles_at_min"], [_item(p, group, k) for p in puzzles], every=every))
             for i, band in enumerate(res.get("kept") or []):
                 ranks, scores, longest = read_kept(self.stored, row.name, i)
                 name = f"{group}, {band_text(band_of(band['band']), 'solutions')} (kept)"
-                kept = [WitnessPuzzle(self.config.kind, row.width, row.height, row.k, int(ranks[j]), row=row.name,
+                kept = [WitnessPuzzle(self.config.kind, row.width, row.height, row.k, int(ranks[j]), row=row.key,
                                       solutions=int(scores[j]), length=int(longest[j])) for j in sorted(spread(len(ranks), n))]
-                out.append(Group(name, band["matched"], [
-                    Item(p, name, {"board": f"{p.width}x{p.height}", "k": k, "solutions": p.solution_count,
-                                   "length": p.longest}) for p in kept]))
+                out.append(Group(name, band["matched"], [_item(p, name, k) for p in kept],
+                                 every=self._every(row, name, k, zip(ranks, scores, longest))))
         return out
+
+    def _every(self, row: Any, group: str, k: str, found: Iterator[tuple[int, int, int]]) -> Iterator[Item]:
+        """Gallery items of a row's ``(rank, solutions, longest)``, made as they are read."""
+        for rank, solutions, longest in found:
+            yield _item(WitnessPuzzle(self.config.kind, row.width, row.height, row.k, int(rank), row=row.key,
+                                      solutions=int(solutions), length=int(longest)), group, k)
 
     def plots(self, groups: list[Group]) -> list[tuple[str, bytes]]:
         """Solution counts per row, when the run recorded them."""
@@ -233,6 +275,12 @@ class WitnessRun(Run):
             ax.set_title(title, fontsize=10)
             out.append((title, png_bytes(fig)))
         return out
+
+
+def _item(puzzle: WitnessPuzzle, group: str, k: str) -> Item:
+    """A puzzle in the gallery, with the values its filters act on."""
+    return Item(puzzle, group, {"board": f"{puzzle.width}x{puzzle.height}", "k": k,
+                                "solutions": puzzle.solution_count, "length": puzzle.longest})
 
 
 def _longest_and_spread(data: Vouched, row: str, n: int) -> tuple[list[int], list[int]]:

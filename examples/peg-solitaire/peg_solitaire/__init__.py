@@ -26,7 +26,7 @@ from numba import njit
 from epcg.combinatorics import next_colex, rank_colex, unrank_colex
 from epcg.search.retrograde import RetrogradeSpace, retrograde_family
 
-__all__ = ["TRIANGLE4", "TRIANGLE5", "TRIANGLE6", "RECT3X4", "peg_space", "rectangle_jumps", "triangle_jumps",
+__all__ = ["TRIANGLE4", "TRIANGLE5", "TRIANGLE6", "RECT3X4", "LINE11", "peg_space", "rectangle_jumps", "triangle_jumps",
            "triangle_holes", "rectangle_holes", "triangle"]
 
 _ONE = np.uint64(1)
@@ -130,6 +130,7 @@ TRIANGLE4 = peg_space("peg solitaire, triangle of side 4", 10, triangle_jumps(4)
 TRIANGLE5 = peg_space("peg solitaire, triangle of side 5", 15, triangle_jumps(5), triangle_holes(5))
 TRIANGLE6 = peg_space("peg solitaire, triangle of side 6", 21, triangle_jumps(6), triangle_holes(6))
 RECT3X4 = peg_space("peg solitaire, 3x4 rectangle", 12, rectangle_jumps(3, 4), rectangle_holes(3, 4))
+LINE11 = peg_space("peg solitaire, a line of 11 holes", 11, rectangle_jumps(11, 1), rectangle_holes(11, 1))
 
 
 @retrograde_family

@@ -5,7 +5,8 @@ rows ``1, 2, ...`` labelled as in :meth:`Board.move_name`); pieces are
 circles labelled with the number of the solution move in which the player
 first flings them (pieces that are only knocked on, or never moved, stay
 blank); each solution move is a numbered arrow from the flung piece to where it
-stops; the move list is written beside the board. Figures are
+stops, and a dashed arrow from the piece it knocks off the board over the
+board's edge; the move list is written beside the board. Figures are
 :class:`matplotlib.figure.Figure` on an Agg canvas: no pyplot, no display.
 
 >>> from epcg.games.fling.domain.rules import Board
@@ -27,7 +28,7 @@ from epcg.games.fling.domain.moves import DX, DY
 from epcg.games.fling.domain.rules import Board, Move
 from epcg.report.figures import save_figure
 
-__all__ = ["flight_paths", "puzzle_figure", "save_figure"]
+__all__ = ["flight_paths", "leaving", "puzzle_figure", "save_figure"]
 
 BOARD_COLOUR = "#2e7d32"
 GRID_COLOUR = "#a5d6a7"
@@ -49,10 +50,25 @@ def flight_paths(board: Board, solution: Sequence[Move]) -> tuple[dict[int, int]
     >>> flight_paths(b, [Move(0, 0)])
     ({0: 1}, [(0, 1)])
     """
+    first, paths, _ = _follow(board, solution)
+    return first, paths
+
+
+def leaving(board: Board, solution: Sequence[Move]) -> list[int]:
+    """For each move of ``solution``, the cell (before that move) of the piece it knocks off the board: the last
+    piece along the flung piece's line.
+
+    >>> leaving(Board.parse("o.o.o.."), [Move(0, 0)])
+    [4]
+    """
+    return _follow(board, solution)[2]
+
+
+def _follow(board: Board, solution: Sequence[Move]) -> tuple[dict[int, int], list[tuple[int, int]], list[int]]:
     w, h = board.width, board.height
     where = {c: c for c in board.cells()}  # current cell -> initial cell of the piece on it
     first: dict[int, int] = {}
-    paths = []
+    paths, leaves = [], []
     bits = board.bits
     for number, move in enumerate(solution, start=1):
         after = Board(w, h, bits).result_bits(move)
@@ -61,7 +77,7 @@ def flight_paths(board: Board, solution: Sequence[Move]) -> tuple[dict[int, int]
         first.setdefault(where[move.cell], number)
         dx, dy = int(DX[move.direction]), int(DY[move.direction])
         moving, x, y = where.pop(move.cell), move.cell % w, move.cell // w
-        stop = None
+        stop, last = None, move.cell
         while True:
             while 0 <= x + dx < w and 0 <= y + dy < h and (y + dy) * w + x + dx not in where:
                 x, y = x + dx, y + dy
@@ -72,17 +88,33 @@ def flight_paths(board: Board, solution: Sequence[Move]) -> tuple[dict[int, int]
             x, y = x + dx, y + dy
             while 0 <= x + dx < w and 0 <= y + dy < h and (y + dy) * w + x + dx in where:
                 x, y = x + dx, y + dy
-            moving = where.pop(y * w + x)
+            last = y * w + x
+            moving = where.pop(last)
         paths.append((move.cell, stop))
+        leaves.append(last)
         bits = after
-    return first, paths
+    return first, paths, leaves
 
 
 LEGEND = ("how to read it\n"
           "f5L: the piece in column f,\n row 5 (from the top),\n flung left (R U D)\n"
           "number on a piece: the move\n that flings it first\n"
-          "red arrows: the moves in order")
+          "red arrows: the moves in order\n"
+          "dashed arrows: the piece each\n move knocks off the board")
 """The legend beside a solved board."""
+
+
+def _off_the_board(ax, w: int, h: int, cell: int, direction: int, number: int) -> None:
+    """A dashed arrow from ``cell`` over the board's edge: the piece move ``number`` knocks off."""
+    dx, dy = int(DX[direction]), int(DY[direction])
+    sx, sy = cell % w + 0.5, cell // w + 0.5
+    tx = w + 0.45 if dx > 0 else -0.45 if dx < 0 else sx
+    ty = h + 0.45 if dy > 0 else -0.45 if dy < 0 else sy
+    off = -0.12 - 0.1 * ((number - 1) % 3)
+    ox, oy = (0.0, off) if dy == 0 else (off, 0.0)
+    ax.add_patch(FancyArrowPatch((sx + ox, sy + oy), (tx + ox, ty + oy), arrowstyle="-|>", mutation_scale=14,
+                                 lw=1.8, linestyle=(0, (3, 2)), color=ARROW_COLOUR, alpha=0.9, shrinkA=6, shrinkB=0,
+                                 gid=f"off-{number}"))
 
 
 def puzzle_figure(board: Board, solution: Sequence[Move] | None = None, *,
@@ -127,6 +159,8 @@ def puzzle_figure(board: Board, solution: Sequence[Move] | None = None, *,
             ax.text((sx + tx) / 2 + ox, (sy + ty) / 2 + oy, str(number), ha="center", va="center",
                     fontsize=10, fontweight="bold", color="white",
                     bbox={"boxstyle": "circle,pad=0.2", "facecolor": ARROW_COLOUR, "edgecolor": "none"})
+        for number, (move, cell) in enumerate(zip(solution, leaving(board, solution)), start=1):
+            _off_the_board(ax, w, h, cell, move.direction, number)
     if solution:
         lines = [f"{i}. {board.move_name(m)}" for i, m in enumerate(solution, start=1)]
         ax.text(w + 0.35, 0.1, "solution\n" + "\n".join(lines), ha="left", va="top", fontsize=12,
