@@ -47,7 +47,9 @@ def summary(config: Any, results: dict[str, Any]) -> str:
         "two runs agree bit for bit exactly when their checksums agree.",
     ]
     puzzles = results.get("puzzles") or []
-    if puzzles:
+    if puzzles and "pattern" in puzzles[0]:
+        out += _best_patterns(config, results, puzzles)
+    elif puzzles:
         out += ["", f"## Best {len(puzzles)} uniquely solvable boards with {config.max_pieces} pieces, "
                 f"up to symmetry", ""]
         if results.get("top_tie"):
@@ -75,6 +77,28 @@ def summary(config: Any, results: dict[str, Any]) -> str:
                        f"| {e['boards']:,} | {kept} | `{e['store']}` |")
     out += _distribution_tables(results)
     return "\n".join(out) + "\n"
+
+
+def _best_patterns(config: Any, results: dict[str, Any], puzzles: list[dict[str, Any]]) -> list[str]:
+    """The best list of a run that kept patterns: one row per distinct puzzle."""
+    copies = sum(p["copies"] for p in puzzles)
+    out = ["", f"## Best {len(puzzles)} distinct puzzles with {config.max_pieces} pieces "
+           f"({copies:,} boards, {len(puzzles)} patterns)", ""]
+    if results.get("top_tie"):
+        out += [f"**{top_sentence(results['top_tie'])}.**", ""]
+    out += [f"Ranked by the ratio of the brute-force search tree to the expert's tree (after a move the expert "
+            f"only tries moves that depend on it) among {_evaluated(results)} ({results['evaluate_seconds']:.1f} s). "
+            "Each row is one *pattern*: the boards that are the same puzzle (one becomes the other by mirrors, "
+            "turns, moving it and closing up or widening empty rows and columns that no move needs: the same "
+            "moves, solution and search trees; docs/notation.md), shown by its board of lowest rank; `copies` is "
+            "how many boards it stands for, `orbit` how many of them are this board's mirror images. Moves such "
+            "as `a1D`: column letter, row from the top, direction. Pictures: `figures/puzzle-NN.png`.", "",
+            "| # | rank | copies | orbit | ratio | brute-force nodes | expert nodes | solution |",
+            "|---|---|---|---|---|---|---|---|"]
+    for i, p in enumerate(puzzles, 1):
+        out.append(f"| {i} | {p['rank']:,} | {p['copies']:,} | {p['boards']} | {p['ratio']:.3f} "
+                   f"| {p['brute_force_nodes']:,} | {p['expert_nodes']:,} | {p['solution']} |")
+    return out
 
 
 def top_sentence(tie: dict[str, Any]) -> str:

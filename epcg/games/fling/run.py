@@ -56,7 +56,8 @@ class FlingRun(Run):
                ("ratio", "expert ratio at least", "min"))
 
     def boards(self, pieces: int | None = None, *, unique: bool | None = True,
-               min_ratio: float | None = None, orbits: bool = False) -> Iterator[FlingBoard]:
+               min_ratio: float | None = None, orbits: bool = False,
+               distinct: str | None = None) -> Iterator[FlingBoard]:
         """Fling! boards layer by layer (or only layer ``pieces``), every board counted: mirror images
         included, as the layer table, ``ratio_histogram`` and ``solution_counts`` count them.
 
@@ -72,6 +73,9 @@ class FlingRun(Run):
         rank; its ``orbit_size`` says how many boards it stands for. Boards come in
         rank order, except in the deepest layer of a symmetric run (stored one per
         orbit), where each orbit's boards come together, in the order of their lowest.
+        ``distinct``: ``"patterns"`` gives the first board of each pattern (the boards that are one
+        puzzle: :mod:`~epcg.games.fling.domain.patterns`; its ``copies`` says how many boards it stands
+        for), ``"orbits"`` is ``orbits=True``, ``"boards"`` (or None) every board.
         """
         top = self.config.max_pieces
         if pieces is not None and not (is_int(pieces) and 1 <= pieces <= top):
@@ -83,7 +87,10 @@ class FlingRun(Run):
             raise InvalidValue(f"min_ratio must be a number (an expert ratio), got {min_ratio!r}")
         if orbits not in (True, False):
             raise InvalidValue(f"orbits must be True or False, got {orbits!r}")
-        return self._boards([pieces] if pieces is not None else range(1, top + 1), unique, min_ratio, orbits)
+        check_distinct(distinct)
+        found = self._boards([pieces] if pieces is not None else range(1, top + 1), unique, min_ratio,
+                             orbits or distinct in ("orbits", "patterns"))
+        return first_of_each_pattern(found) if distinct == "patterns" else found
 
     def _boards(self, layers: Iterable[int], unique: bool | None, min_ratio: float | None,
                 orbits: bool) -> Iterator[FlingBoard]:
@@ -164,11 +171,23 @@ class FlingRun(Run):
             return frame
         return pd.Series(dict(zip(frame["ratio"], frame["boards"])), name="boards").rename_axis("ratio")
 
-    def best_boards(self) -> list[FlingBoard]:
-        """The boards the run ranked best by expert ratio (results.json's ``puzzles``): distinct orbits, each the
-        orbit's board of lowest rank, its ``orbit_size`` the boards it stands for."""
+    def best_boards(self, distinct: str = "patterns") -> list[FlingBoard]:
+        """The boards the run ranked best by expert ratio, by (ratio desc, rank asc): ``distinct="patterns"``
+        (results.json's ``puzzles``) one board per pattern, the pattern's board of lowest rank, its ``copies``
+        the boards it stands for (:mod:`~epcg.games.fling.domain.patterns`); ``"orbits"`` one board per orbit,
+        its ``orbit_size`` the boards it stands for; ``"boards"`` every board of those orbits. A run made
+        before patterns were kept lists orbits only: its patterns are those among them."""
+        check_distinct(distinct)
         c = self.config
-        return [FlingBoard(c.width, c.height, c.max_pieces, p["rank"]) for p in self.results.get("puzzles", [])]
+        results = self.results
+        puzzles = [FlingBoard(c.width, c.height, c.max_pieces, p["rank"]) for p in results.get("puzzles", [])]
+        if "best_orbits" not in results:
+            return list(first_of_each_pattern(iter(puzzles))) if distinct == "patterns" else \
+                puzzles if distinct == "orbits" else [b for p in puzzles for b in _orbit(p)]
+        if distinct == "patterns":
+            return puzzles
+        orbits = [FlingBoard(c.width, c.height, c.max_pieces, r) for r in results["best_orbits"]]
+        return orbits if distinct == "orbits" else [b for p in orbits for b in _orbit(p)]
 
     def top(self) -> TopRatio | None:
         """The highest expert ratio of the deepest layer and how many boards and orbits share it (None for a run
@@ -188,7 +207,8 @@ class FlingRun(Run):
         best = self.best_boards()
         if best:
             tie = self.top()
-            name = f"best {len(best)} by expert ratio, {c.max_pieces} pieces, one board per orbit"
+            per = "pattern" if "best_orbits" in self.results else "orbit"
+            name = f"best {len(best)} by expert ratio, {c.max_pieces} pieces, one board per {per}"
             out.append(Group(name + (f" ({tie})" if tie and tie.boards > 1 else ""), len(best),
                              [_item(b, "best") for b in best[:n]]))
         for k in range(2, c.max_pieces + 1):
@@ -243,6 +263,32 @@ class FlingRun(Run):
             ax.set_title(title, fontsize=9)
             out.append((title, png_bytes(fig)))
         return out
+
+
+DISTINCT = ("patterns", "orbits", "boards")
+"""What ``distinct=`` may ask for: one board per pattern, one per orbit, or every board."""
+
+
+def check_distinct(distinct: str | None) -> None:
+    """Refuse a ``distinct`` that is not one of :data:`DISTINCT` (or None, every board)."""
+    if distinct is not None and distinct not in DISTINCT:
+        raise InvalidValue(f"distinct must be one of {', '.join(DISTINCT)}, got {distinct!r}")
+
+
+def first_of_each_pattern(boards: Iterator[FlingBoard]) -> Iterator[FlingBoard]:
+    """The first board of each pattern among ``boards``."""
+    seen: set[tuple[int, str]] = set()
+    for board in boards:
+        key = (board.pieces, board.pattern.key)
+        if key not in seen:
+            seen.add(key)
+            yield board
+
+
+def _orbit(board: FlingBoard) -> list[FlingBoard]:
+    """Every board of ``board``'s orbit, ``board`` first."""
+    return [board] + [_mirror(board, r) for r in orbit_ranks(board.width, board.height, board.pieces, board.rank)
+                      if r != board.rank]
 
 
 def none_as_high(results: dict[str, Any], k: int, min_ratio: float) -> bool:
