@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from epcg.api.probe import Probe
 from epcg.api.runs import Run, is_int
 from epcg.games.fling.evaluation import kept_name
 from epcg.games.fling.found import (
@@ -195,6 +196,15 @@ class FlingRun(Run):
         summary.md and report.html print, such as "264 boards, 66 up to symmetry, share the top ratio 8.478"."""
         tie = self.results.get("top_tie")
         return TopRatio(**tie) if tie else None
+
+    def probe(self, puzzle: str) -> Probe:
+        """What the run knows of one board: ``"a1 f2 c3 f4 c5 f7 a8"`` (its pieces' cells) or its picture (rows of
+        ``o`` and ``.``, by newlines or ``/``): solvable and uniquely (from the stored layer), its solution count,
+        expert ratio, rank, orbit and pattern, whether the run kept it, its solutions drawn
+        (:mod:`~epcg.games.fling.probe`)."""
+        from epcg.games.fling.probe import probe
+
+        return probe(self, puzzle)
 
     # -- report.html ------------------------------------------------------------
 
