@@ -1,0 +1,107 @@
+"""``epcg probe RUN PUZZLE`` and ``Run.probe``: one puzzle a designer drew, as a run sees it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import epcg
+from epcg.cli import main
+from epcg.games.fling.domain.rules import Board
+from epcg.runtime.errors import InvalidValue
+from tests.conftest import JOBS, epcg as cli
+from tests.reference import fling as ref
+
+FLING = {"name": "small", "domain": "fling", "width": 5, "height": 4, "max_pieces": 5, "top_puzzles": 5}
+
+
+@pytest.fixture(scope="module")
+def fling_run(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("probe") / "fling"
+    epcg.run(FLING, out, progress=False, serial=True, report=False)
+    return out
+
+
+def test_a_board_of_the_best_list_probes_to_its_row(fling_run):
+    run = epcg.open(fling_run)
+    best = run.results["puzzles"][0]
+    board = Board.parse("\n".join(best["board"]))
+    probe = run.probe("/".join(best["board"]))
+    facts = probe.to_dict()
+    assert facts["rank"] == best["rank"] and facts["solutions"] == 1 and facts["stored"]["unique"]
+    assert (facts["brute_force_nodes"], facts["expert_nodes"]) == (best["brute_force_nodes"], best["expert_nodes"])
+    assert facts["kept"] == ["its pattern is #1 of the best list"]
+    assert facts["solution"] == [best["solution"]]
+    cells = " ".join(f"{'abcde'[c % 5]}{c // 5 + 1}" for c in board.cells())
+    assert run.probe(cells).to_dict() == facts
+    assert "uniquely solvable, ratio" in str(probe) and "end" in str(probe)
+
+
+def test_probes_agree_with_the_reference_solver_and_the_stored_layer(fling_run):
+    """Every 3-piece board of a few: the solution count is the reference's, the stored layer agrees."""
+    import itertools
+
+    run = epcg.open(fling_run)
+    for combo in itertools.islice(itertools.combinations(range(20), 3), 0, 1140, 37):
+        board = Board(5, 4, sum(1 << c for c in combo))
+        facts = run.probe(str(board)).to_dict()
+        count = ref.solutions(ref.cells_of(combo, 5), 5, 4)
+        assert facts["solutions"] == count
+        assert facts["stored"] == {"solvable": count > 0, "unique": count == 1}
+
+
+def test_a_board_deeper_than_the_run_is_computed(fling_run):
+    facts = epcg.open(fling_run).probe("a1 c1 e1 a3 c3 e3").to_dict()
+    assert "stored" not in facts
+    assert facts["solutions"] == ref.solutions(ref.cells_of((0, 2, 4, 10, 12, 14), 5), 5, 4)
+
+
+MALFORMED = [
+    ("", "the board is empty"),
+    ("a1 1a", "'1a' is not a cell"),
+    ("a1 f1", "cell f1 is off the board: columns run a to e"),
+    ("a1 a5", "cell a5 is off the board: rows run 1 to 4"),
+    ("a0 b1", "cell a0 is off the board: rows run 1 to 4"),
+    ("a1 b2 a1", "cell a1 is given twice"),
+    ("o..../.o.../.....", "the picture has 3 rows; this run's board has 4"),
+    ("o..../.o.../...../....", "row 4 of the picture is 4 cells wide; this run's board is 5"),
+    ("o..../.x.../...../.....", "row 2 of the picture holds 'x'"),
+    ("...../...../...../.....", "the picture has no piece"),
+]
+
+
+@pytest.mark.parametrize("puzzle, says", MALFORMED)
+def test_a_malformed_board_is_one_line_and_exit_2(fling_run, tmp_path, puzzle, says):
+    with pytest.raises(InvalidValue, match=says.replace("(", r"\(")):
+        epcg.open(fling_run).probe(puzzle)
+    picture = tmp_path / "p.png"
+    done = CliRunner().invoke(main, ["probe", str(fling_run), puzzle, "--out", str(picture)])
+    assert done.exit_code == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and says in done.stderr
+    assert not picture.exists()
+
+
+def test_the_command_prints_draws_and_gives_json(fling_run, tmp_path):
+    best = epcg.open(fling_run).results["puzzles"][0]
+    picture = tmp_path / "p.png"
+    done = cli("probe", str(fling_run), "/".join(best["board"]), "--out", str(picture))
+    assert done.returncode == 0, done.stderr
+    assert "uniquely solvable" in done.stdout and best["solution"] in done.stdout
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    done = cli("probe", str(fling_run), "/".join(best["board"]), "--json")
+    assert json.loads(done.stdout)["rank"] == best["rank"]
+
+
+@pytest.mark.slow
+def test_the_seven_piece_run_probes_the_best_board(tmp_path):
+    """The acceptance: on the 7-piece run, a1 f2 c3 f4 c5 f7 a8 is uniquely solvable, ratio 29.185 (1,897 / 65)."""
+    out = tmp_path / "fling7"
+    assert cli("run", str(JOBS / "fling.toml"), "--set", "max_pieces=7", "--out", str(out)).returncode == 0
+    done = cli("probe", str(out), "a1 f2 c3 f4 c5 f7 a8")
+    assert done.returncode == 0, done.stderr
+    assert "uniquely solvable, ratio 29.185 (1,897 / 65" in done.stdout
+    assert "solution: a8U a2R f7U c5R e5U c3R" in done.stdout
+    assert epcg.open(out).probe("a1 f2 c3 f4 c5 f7 a8").to_dict()["ratio"] == pytest.approx(1897 / 65)
