@@ -7,6 +7,8 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
@@ -84,7 +86,8 @@ class WitnessRun(Run):
         return chosen
 
     def puzzles(self, row: str | int | None = None, *, solutions: int | None = None,
-                length: int | str | None = None, min_length: int | None = None) -> Iterator[WitnessPuzzle]:
+                length: int | str | None = None, min_length: int | None = None,
+                distinct: str | None = None) -> Iterator[WitnessPuzzle]:
         """Witness puzzles, row by row in rank order.
 
         ``row``: a row name (``"3x4-k2+4"``), its text in the job (``"3x4:2+4"``) or
@@ -94,7 +97,12 @@ class WitnessRun(Run):
         store; any other count is recomputed: the row runs again as a new run with
         that count kept, on the embedded cluster, its estimate and progress on
         stderr. ``length``: the longest solution's edges, or ``"longest"`` for the
-        row's longest; ``min_length``: at least that many edges.
+        row's longest; ``min_length``: at least that many edges. ``distinct``:
+        ``"patterns"`` gives per row the first puzzle of each pattern (the same set of
+        solving paths up to the panel's symmetries: one panel per path shape;
+        :mod:`~epcg.games.witness.domain.patterns`), ``"orbits"`` the first of each
+        orbit (the panel's mirror images and half turn), each with ``copies``: how many
+        of the puzzles listed it stands for; ``"boards"`` (or None) every puzzle.
         """
         self._require("witness")
         kind = self.config.kind
@@ -104,7 +112,10 @@ class WitnessRun(Run):
         check_count("min_length", min_length)
         if length != "longest":
             check_count("length", length, "an edge count >= 0 or 'longest'")
-        return self._puzzles(kind, self._witness_rows(row), solutions, length, min_length)
+        if distinct is not None and distinct not in DISTINCT:
+            raise InvalidValue(f"distinct must be one of {', '.join(DISTINCT)}, got {distinct!r}")
+        found = self._puzzles(kind, self._witness_rows(row), solutions, length, min_length)
+        return found if distinct in (None, "boards") else _distinct(found, distinct)
 
     def _puzzles(self, kind: str, rows: list, solutions: int | None, length: int | str | None,
                  min_length: int | None) -> Iterator[WitnessPuzzle]:
@@ -230,6 +241,24 @@ class WitnessRun(Run):
             ax.set_title(title, fontsize=10)
             out.append((title, png_bytes(fig)))
         return out
+
+
+DISTINCT = ("patterns", "orbits", "boards")
+"""What ``distinct=`` may ask for: one puzzle per pattern, one per orbit, or every puzzle."""
+
+
+def _distinct(puzzles: Iterator[WitnessPuzzle], by: str) -> Iterator[WitnessPuzzle]:
+    """Per row, the first puzzle of each pattern (``by="patterns"``) or orbit, in the order listed, each with how
+    many of ``puzzles`` it stands for (so a row's puzzles are all read before its first is given)."""
+    for _row, group in itertools.groupby(puzzles, key=lambda p: p.row):
+        firsts: dict[Any, WitnessPuzzle] = {}
+        copies: dict[Any, int] = {}
+        for p in group:
+            key = p.pattern if by == "patterns" else p.orbit
+            firsts.setdefault(key, p)
+            copies[key] = copies.get(key, 0) + 1
+        for key, p in firsts.items():
+            yield dataclasses.replace(p, copies=copies[key])
 
 
 def _longest_and_spread(data: Vouched, row: str, n: int) -> tuple[list[int], list[int]]:
