@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -105,3 +106,48 @@ def test_the_seven_piece_run_probes_the_best_board(tmp_path):
     assert "uniquely solvable, ratio 29.185 (1,897 / 65" in done.stdout
     assert "solution: a8U a2R f7U c5R e5U c3R" in done.stdout
     assert epcg.open(out).probe("a1 f2 c3 f4 c5 f7 a8").to_dict()["ratio"] == pytest.approx(1897 / 65)
+
+
+@pytest.fixture(scope="module")
+def witness_run(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("probe") / "witness"
+    epcg.run({"name": "w", "domain": "witness", "kind": "must-cross", "rows": ["3x3:3", "3x4:3"]}, out,
+             progress=False, report=False)
+    return out
+
+
+def test_the_notation_example_probes_to_the_count_the_scan_gives(witness_run):
+    """docs/notation.md's panel (vertex (1,0), edge (0,1)-(1,1), edge (1,1)-(1,2)) on 3x3: the probe's count is the
+    row's minimum, which the scan found, and the run kept it; every stored puzzle of the row probes the same."""
+    run = epcg.open(witness_run)
+    res = run.results["rows"][0]  # the job's first row, 3x3:3
+    facts = run.probe("3x3: vertex (1,0), edge (0,1)-(1,1), edge (1,1)-(1,2)").to_dict()
+    assert facts["row"] == "3x3-k3" and facts["rank"] == 1247
+    assert facts["solutions"] == res["min_solutions"] == 4 and facts["kept"]
+    for p in itertools.islice(run.puzzles("3x3:3"), 0, 400, 40):
+        text = "3x3: " + ", ".join(p.to_dict()["must_cross"])
+        got = run.probe(text).to_dict()
+        assert (got["rank"], got["solutions"], got["longest_solution"], got["kept"]) == \
+            (p.rank, p.solution_count, p.longest, True)
+    other = run.probe("3x3: vertex (0,1), vertex (1,1), vertex (2,1)").to_dict()
+    assert other["solutions"] > res["min_solutions"] and not other["kept"]
+
+
+WITNESS_MALFORMED = [
+    ("", "the panel is empty"),
+    ("3x3: vertex (1,0), vertex (1,0), vertex (2,2)", "vertex (1,0) is given twice"),
+    ("3x3: vertex (4,0), vertex (1,1), vertex (2,2)", "off the 3x3 panel"),
+    ("3x3: edge (0,0)-(1,1), vertex (1,1), vertex (2,2)", "an edge joins two neighbouring vertices"),
+    ("3x3: hexagon (0,0), vertex (1,1), vertex (2,2)", "is not a hexagon or a square"),
+    ("5x5: vertex (0,1), vertex (1,1), vertex (2,2)", "no row of 5x5 panels"),
+    ("3x3: vertex (0,1)", "no row of 3x3 panels with k = 1"),
+    ("vertex (0,1), vertex (1,1), vertex (2,2)", "name the board first"),
+    ("3x3: vertex (0,1), vertex (1,1), cell (1,1) black", "hold hexagons only"),
+]
+
+
+@pytest.mark.parametrize("panel, says", WITNESS_MALFORMED)
+def test_a_malformed_panel_is_one_line_and_exit_2(witness_run, panel, says):
+    done = CliRunner().invoke(main, ["probe", str(witness_run), panel])
+    assert done.exit_code == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and says in done.stderr

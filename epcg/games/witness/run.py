@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from epcg.api.probe import Probe
 from epcg.api.runs import Run, check_count, is_int
 from epcg.games.witness.found import TripleSet, WitnessPuzzle, kept_puzzles, stored
 from epcg.kinds.keep import MAX_KEPT, band_of, band_text, covering, read_kept
@@ -182,6 +183,16 @@ class WitnessRun(Run):
                     yield TripleSet(res["variant"], c.width, c.height, tuple(c.library), data)
 
     # -- report.html ------------------------------------------------------------
+
+    def probe(self, puzzle: str) -> Probe:
+        """What the run knows of one panel, written as docs/notation.md names its parts: ``"3x3: vertex (1,0), edge
+        (0,1)-(1,1), cell (2,2) white"`` (hexagons, squares; the size may be left out when every row has one):
+        its row and rank, solution count and longest solution (counted on the spot), pattern, orbit, whether the
+        run kept it, its solutions drawn (:mod:`~epcg.games.witness.probe`)."""
+        from epcg.games.witness.probe import probe
+
+        self._require("witness")
+        return probe(self, puzzle)
 
     def gallery(self, items: int) -> list[Group]:
         """Per row, puzzles at its minimum (half with the longest solutions, half spread over the ranks); per
