@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from numba import njit
 
 import epcg
 from epcg.cli import main
 from epcg.games.fling.domain.rules import Board
 from epcg.runtime.errors import InvalidValue
+from epcg.search.scan import ScanSpace
 from tests.conftest import JOBS, epcg as cli
 from tests.reference import fling as ref
 
@@ -149,5 +151,44 @@ WITNESS_MALFORMED = [
 @pytest.mark.parametrize("panel, says", WITNESS_MALFORMED)
 def test_a_malformed_panel_is_one_line_and_exit_2(witness_run, panel, says):
     done = CliRunner().invoke(main, ["probe", str(witness_run), panel])
+    assert done.exit_code == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and says in done.stderr
+
+
+@njit
+def _pair_score(rank):
+    return (rank // 10 + rank % 10) % 7
+
+
+PAIRS = ScanSpace(max_rank=1000, evaluate=_pair_score, name="pairs", decode=lambda r: [r // 10, r % 10],
+                  encode=lambda pair: 10 * pair[0] + pair[1] if 0 <= pair[1] < 10 else -1)
+"""A user's space: pairs (a, b), a < 100, b < 10, scored (a + b) mod 7."""
+
+
+@pytest.fixture(scope="module")
+def space_run(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("probe") / "pairs"
+    epcg.run({"name": "pairs", "domain": "scan", "space": "tests.test_probe:PAIRS", "top": 3}, out,
+             progress=False, serial=True, report=False)
+    return out
+
+
+def test_a_design_probes_by_rank_and_by_its_object(space_run):
+    run = epcg.open(space_run)
+    by_rank = run.probe("123").to_dict()
+    assert by_rank == run.probe("[12, 3]").to_dict() == run.probe(123).to_dict()
+    assert by_rank["score"] == (12 + 3) % 7 and by_rank["text"] == "[12, 3]"
+    at_min = next(run.designs(role="min"))
+    assert run.probe(str(at_min.rank)).to_dict()["kept"] == ["min"]
+    assert run.probe("1").to_dict()["kept"] == []
+
+
+@pytest.mark.parametrize("puzzle, says", [("1000", "rank 1000 is past the space: its ranks run 0 to 999"),
+                                          ("-1", "rank -1 is past the space"),
+                                          ("[1, 12]", "rank -1 is past the space"),
+                                          ("pair", "'pair' is neither a rank nor an object in JSON"),
+                                          ("[1]", "space pairs cannot rank [1]")])
+def test_a_rank_past_the_space_is_one_line_and_exit_2(space_run, puzzle, says):
+    done = CliRunner().invoke(main, ["probe", str(space_run), "--", puzzle])
     assert done.exit_code == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and says in done.stderr
