@@ -111,7 +111,7 @@ class FlingBoard(Found):
     def caption(self) -> str:
         ratio = f" · ratio {self.ratio:.2f}" if self.unique else " · several solutions"
         images = f" · 1 of {self.orbit_size} alike by symmetry" if self.orbit_size > 1 else ""
-        same = f" · 1 of {self.copies:,} boards of its pattern" if self.copies > self.orbit_size else ""
+        same = f" · its pattern: {self.copies:,} boards" if self.copies > 1 else ""
         return f"{self.pieces} piece{'' if self.pieces == 1 else 's'} · rank {self.rank:,}{ratio}{images}{same}"
 
     def to_dict(self) -> dict[str, Any]:
