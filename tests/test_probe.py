@@ -161,8 +161,9 @@ def _pair_score(rank):
 
 
 PAIRS = ScanSpace(max_rank=1000, evaluate=_pair_score, name="pairs", decode=lambda r: [r // 10, r % 10],
-                  encode=lambda pair: 10 * pair[0] + pair[1] if 0 <= pair[1] < 10 else -1)
-"""A user's space: pairs (a, b), a < 100, b < 10, scored (a + b) mod 7."""
+                  encode=lambda pair: 10 * pair[0] + pair[1] if 0 <= pair[1] < 10 else -1,
+                  pattern=lambda r: (r // 10 + r % 10) % 7)
+"""A user's space: pairs (a, b), a < 100, b < 10, scored (a + b) mod 7; designs of one score are one pattern."""
 
 
 @pytest.fixture(scope="module")
@@ -192,3 +193,13 @@ def test_a_rank_past_the_space_is_one_line_and_exit_2(space_run, puzzle, says):
     done = CliRunner().invoke(main, ["probe", str(space_run), "--", puzzle])
     assert done.exit_code == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and says in done.stderr
+
+
+def test_a_users_space_lists_one_design_per_pattern_it_defines(space_run):
+    run = epcg.open(space_run)
+    every = list(run.designs(role="min"))
+    firsts = list(run.designs(role="min", distinct="patterns"))
+    assert len(firsts) == 1 and firsts[0].copies == len(every) > 1 and firsts[0].rank == every[0].rank
+    assert firsts[0].to_dict()["copies"] == len(every)
+    with pytest.raises(InvalidValue, match="it has no orbits"):
+        list(run.designs(distinct="orbits"))

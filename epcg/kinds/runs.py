@@ -43,7 +43,7 @@ class ScanRun(Run):
     FILTERS = (("row", "row", "select"), ("role", "kept as", "select"), ("score", "score", "select"))
 
     def designs(self, row: str | int | None = None, *, role: str | None = None,
-                score: int | None = None) -> Iterator[Design]:
+                score: int | None = None, distinct: str | None = None) -> Iterator[Design]:
         """Designs a scan of a user's space kept, row by row: every rank at the row's lowest score (read from the
         store in rank order), its ``top`` ranks, with ``max = true`` every rank at its highest score, and every
         rank in a band the job keeps (``keep = [{score = [5, 7]}]``).
@@ -52,12 +52,20 @@ class ScanRun(Run):
         only. ``score``: only designs with that score, each once: from the store when the run kept that score
         (its minimum, maximum or a kept band), else recomputed: the row runs again as a new run keeping that
         score, on the embedded cluster, its estimate and progress on stderr. With both, the designs of that
-        role that have that score (read from the store, never recomputed).
+        role that have that score (read from the store, never recomputed). ``distinct="patterns"``: per row
+        the first design of each pattern, when the space gives ``pattern(rank)`` (each with ``copies``, how many
+        of those listed share it); ``"boards"`` (or None) every design. A user's space has no orbits.
         """
         if role is not None and role not in ROLES:
             raise UserError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
         if score is not None and not is_int(score):
             raise UserError(f"score must be a whole number, got {score!r}")
+        if distinct not in (None, "boards", "patterns"):
+            raise InvalidValue(f"distinct must be patterns or boards for a scan of your space (it has no orbits), "
+                               f"got {distinct!r}")
+        if distinct == "patterns":
+            yield from _first_of_patterns(self, self.designs(row, role=role, score=score))
+            return
         pairs = list(zip(self.config.rows, self.results["rows"]))
         if row is not None:
             chosen = [pair for i, pair in enumerate(pairs) if row in (i, pair[1]["row"])]
@@ -194,6 +202,25 @@ def _kept(res: dict[str, Any], role: str) -> int:
     if role == "top":
         return len(res.get("top") or [])
     return int(res.get(f"at_{role}") or 0) if res.get(role) is not None else 0
+
+
+def _first_of_patterns(run: ScanRun, designs: Iterator[Design]) -> Iterator[Design]:
+    """Per row, the first of ``designs`` of each pattern (the space's ``pattern(rank)``), with its copies."""
+    import dataclasses
+
+    for _row, group in itertools.groupby(designs, key=lambda d: d.row):
+        group = list(group)
+        space = space_of(run.config.space, group[0].params)
+        if space.pattern is None:
+            raise InvalidValue(f"space {space.name} gives no pattern(rank): distinct='patterns' needs one "
+                               "(docs/scan.md)")
+        firsts: dict[Any, Design] = {}
+        copies: dict[Any, int] = {}
+        for d in group:
+            key = space.pattern(d.rank)
+            firsts.setdefault(key, d)
+            copies[key] = copies.get(key, 0) + 1
+        yield from (dataclasses.replace(d, copies=copies[key]) for key, d in firsts.items())
 
 
 def _rank_of(space: Any, text: str) -> int:

@@ -393,8 +393,10 @@ class ScanSpace:
     that returns the :class:`ScanPartial` of a range itself (or None for
     reductions it does not compute; it must agree with ``evaluate``),
     ``decode(rank)`` (the content object of a rank), ``encode(obj)`` (its
-    inverse: the rank of an object, for ``epcg probe``) and ``render(obj)`` (a
-    picture of it: SVG text or a matplotlib figure).
+    inverse: the rank of an object, for ``epcg probe``), ``render(obj)`` (a
+    picture of it: SVG text or a matplotlib figure) and ``pattern(rank)`` (a
+    hashable value equal for designs that are the same puzzle to a designer,
+    for ``designs(distinct="patterns")``).
     """
 
     algorithm: ClassVar[str] = "scan"
@@ -406,6 +408,7 @@ class ScanSpace:
     decode: Callable[[int], Any] | None = None
     render: Callable[[Any], Any] | None = None
     encode: Callable[[Any], int] | None = None
+    pattern: Callable[[int], Any] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "max_rank", operator.index(self.max_rank))
