@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -209,7 +209,8 @@ class WitnessRun(Run):
         n = share(items, len(rows))
         out = []
         for row, res in rows:
-            ranks, longest = _longest_and_spread(self.stored, row.name, n)
+            ranks, longest = _longest_and_spread(self.stored, row.name, n, lambda rank, row=row: WitnessPuzzle(
+                self.config.kind, row.width, row.height, row.k, rank, row=row.name).pattern)
             k = "+".join(map(str, res["k"])) if isinstance(res["k"], list) else str(res["k"])
             group = f"{res['width']}x{res['height']} k={k}"
             puzzles = [WitnessPuzzle(self.config.kind, row.width, row.height, row.k, rank, row=row.name,
@@ -272,13 +273,25 @@ def _distinct(puzzles: Iterator[WitnessPuzzle], by: str) -> Iterator[WitnessPuzz
             yield dataclasses.replace(p, copies=copies[key])
 
 
-def _longest_and_spread(data: Vouched, row: str, n: int) -> tuple[list[int], list[int]]:
-    """About ``n`` stored puzzles of a row: half with the longest solutions, half spread over the
-    ranks, as the reduction's record vouches for them."""
+PATTERNS_SOUGHT = 2_000
+"""The most puzzles (longest solutions first) a row's gallery looks through for different patterns."""
+
+
+def _longest_and_spread(data: Vouched, row: str, n: int, pattern: Callable[[int], str]
+                        ) -> tuple[list[int], list[int]]:
+    """About ``n`` stored puzzles of a row: half with the longest solutions, one per pattern (the first of each,
+    among the first ``PATTERNS_SOUGHT``), half spread over the ranks, as the reduction's record vouches for
+    them."""
     ranks, longest = data.read(f"{row}/at_min/ranks"), data.read(f"{row}/at_min/longest").astype(np.int64)
     picked = {int(ranks[i]): int(longest[i]) for i in spread(len(ranks), n - n // 2)}
-    keep = np.lexsort((ranks, -longest))[: n // 2]
-    picked.update(zip(ranks[keep].tolist(), longest[keep].tolist()))
+    seen: set[str] = set()
+    for i in np.lexsort((ranks, -longest))[:PATTERNS_SOUGHT].tolist():
+        if len(seen) >= n // 2:
+            break
+        key = pattern(int(ranks[i]))
+        if key not in seen:
+            seen.add(key)
+            picked[int(ranks[i])] = int(longest[i])
     chosen = sorted(picked.items(), key=lambda kv: (-kv[1], kv[0]))
     return [int(r) for r, _ in chosen], [length for _, length in chosen]
 
