@@ -44,9 +44,12 @@ class FlingRun(Run):
         "- `ratio`: the expert ratio, brute-force search-tree nodes / expert search-tree nodes (high: hard for a "
         "solver that tries every move, easy for one that sees which moves matter).",
         "- Every count is of **boards**, mirror images included. A board's *orbit* is the board with its mirror "
-        "images and half turn (same solutions, same ratio); the best list shows one board per orbit, the one of "
-        "lowest rank, and `boards` says how many boards it stands for. In Python: `boards(k, orbits=True)`; "
-        "export: `--where orbits=true`.",
+        "images and half turn (same solutions, same ratio). In Python: `boards(k, orbits=True)`; export: "
+        "`--where orbits=true`.",
+        "- A board's *pattern*: the boards that are the same puzzle (moved, mirrored, turned, or with empty rows and "
+        "columns no move needs closed up; docs/notation.md). The best list shows one board per pattern, its board "
+        "of lowest rank, and its caption says how many boards its pattern holds. In Python: "
+        "`best_boards(distinct=...)`, `boards(k, distinct=\"patterns\")`; export: `--where distinct=patterns`.",
         "- Stages in `epcg plan` and `epcg status`: `k06` solves layer 6 (boards with 6 pieces); `f05` fills "
         "layer 5 from one board per orbit to every board; `top` scores the deepest layer (the best list and the "
         "tie at the top); `r05` the expert-ratio histogram of layer 5; `c06` the solution counts of layer 6. "
