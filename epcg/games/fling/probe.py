@@ -90,8 +90,8 @@ def probe(run: Any, text: str) -> Probe:
                              "copies": found.copies, "solvable": count > 0, "solutions": count}
     lines = [f"board {cells}: {k} piece{'' if k == 1 else 's'} on {c.width}x{c.height}, rank {found.rank:,} of "
              f"layer {k}; its orbit (mirror images and turns) holds {len(images)} board"
-             f"{'' if len(images) == 1 else 's'} (lowest rank {images[0]:,}); its pattern ({found.pattern.key}: the same "
-             f"puzzle moved, turned or closed up) {found.copies:,} board{'' if found.copies == 1 else 's'}"]
+             f"{'' if len(images) == 1 else 's'} (lowest rank {images[0]:,}); its pattern ({found.pattern.key}: "
+             f"the same puzzle moved, turned or closed up) {found.copies:,} board{'' if found.copies == 1 else 's'}"]
     stored = _stored(run, k, images[0] if orbits_only(run.stored, k) else found.rank) if k <= c.max_pieces else None
     if stored is not None:
         facts["stored"] = {"solvable": stored[0], "unique": stored[1]}

@@ -41,7 +41,8 @@ def summary(config: Any, results: dict[str, Any]) -> str:
     out += [
         "",
         "Every count in this file is of boards, mirror images included (a run with `symmetry = true` solves "
-        "one board per orbit and counts each orbit's boards); the best list shows one board per pattern, with the boards it stands for. "
+        "one board per orbit and counts each orbit's boards); the best list shows one board per pattern with "
+        "the boards it stands for. "
         "`seconds` is compute time (the CPU seconds of the tasks' threads) summed over tasks; boards/s per worker "
         "divides the layer by it, boards/s wall by the layer's elapsed time. The checksum does not depend on chunking: "
         "two runs agree bit for bit exactly when their checksums agree.",

@@ -87,8 +87,8 @@ def test_the_reference_solver_agrees_on_copies():
 
 def test_closing_up_keeps_a_column_between_two_pieces_of_a_row_only():
     """A run of empty lines is closed up unless some reachable position has pieces on both its sides in one line:
-    ``o...o`` plays as ``o..o`` (a piece stops on the second column and on the fourth, never on the third); a row no piece reaches
-    and no column spans goes, as do the margins."""
+    ``o...o`` plays as ``o..o`` (a piece stops on the second column and on the fourth, never on the third); a row
+    no piece reaches and no column spans goes, as do the margins."""
     assert str(closed_up(Board.parse("o...o.."))) == "o..o"
     assert str(closed_up(Board.parse("o...o../......./..o...."))) == "o...o\n..o.."
     assert str(closed_up(Board.parse("......./.o.o.o./......."))) == "o.o.o"
