@@ -284,6 +284,11 @@ def kept_name(k: int) -> str:
     return f"ratios/{k:02d}"
 
 
+def kept_bands(results: dict[str, Any], k: int) -> list[dict[str, Any]]:
+    """results.json's kept bands of layer ``k``, in the job's order (band ``i`` is stored under ``kept/i``)."""
+    return [entry for entry in results.get("kept") or [] if entry["pieces"] == k]
+
+
 def run_task(config: Any, task: Task, run: RunDir, arrays: Arrays) -> dict[str, Any]:
     """One task of an evaluation stage (see the module docstring)."""
     if task.stage == EVALUATE or task.stage.startswith("r"):

@@ -134,8 +134,7 @@ def _says(stored: tuple[bool, bool]) -> str:
 
 def _kept(run: Any, found: FlingBoard, images: list[int], ratio: float | None) -> list[str]:
     """Where the run kept the board: its place in the best list (its pattern's or its orbit's), a kept band."""
-    from epcg.games.fling.evaluation import kept_name
-    from epcg.games.fling.run import kept_bands
+    from epcg.games.fling.evaluation import kept_bands, kept_name
     from epcg.kinds.keep import band_of, band_text, read_kept
 
     c, results, out = run.config, run.results, []

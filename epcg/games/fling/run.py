@@ -16,7 +16,7 @@ import numpy as np
 
 from epcg.api.probe import Probe
 from epcg.api.runs import Run, is_int
-from epcg.games.fling.evaluation import kept_name
+from epcg.games.fling.evaluation import kept_bands, kept_name
 from epcg.games.fling.found import (
     FlingBoard,
     TopRatio,
@@ -312,11 +312,6 @@ def none_as_high(results: dict[str, Any], k: int, min_ratio: float) -> bool:
             first = math.floor(min_ratio / h["bin_width"] - 1e-9)
             return not any(n for i, n in h["counts"].items() if int(i) >= first)
     return False
-
-
-def kept_bands(results: dict[str, Any], k: int) -> list[dict[str, Any]]:
-    """results.json's kept bands of layer ``k``, in the job's order (band ``i`` is stored under ``kept/i``)."""
-    return [entry for entry in results.get("kept") or [] if entry["pieces"] == k]
 
 
 def _mirror(board: FlingBoard, rank: int) -> FlingBoard:
