@@ -96,6 +96,8 @@ def test_the_command_prints_draws_and_gives_json(fling_run, tmp_path):
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     done = cli("probe", str(fling_run), "/".join(best["board"]), "--json")
     assert json.loads(done.stdout)["rank"] == best["rank"]
+    done = CliRunner().invoke(main, ["probe", str(fling_run), "-"], input="\n".join(best["board"]) + "\n")
+    assert done.exit_code == 0 and best["solution"] in done.stdout
 
 
 @pytest.mark.slow

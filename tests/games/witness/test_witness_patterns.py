@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import epcg
@@ -53,3 +55,18 @@ def test_distinct_patterns_of_a_run(tmp_path):
     assert len(firsts) <= len(orbits) <= len(every) and sum(p.copies for p in orbits) == len(every)
     with pytest.raises(epcg.runtime.errors.InvalidValue, match="distinct must be one of"):
         list(run.puzzles(distinct="shapes"))
+
+
+@pytest.mark.slow
+def test_the_longest_4x4_panels_with_6_hexagons_export_one_per_path_shape(tmp_path):
+    """The acceptance: 4x4:6's longest single-solution panels use several paths but few shapes; the export with
+    distinct=patterns gives one panel per shape, its copies adding up to all of them."""
+    run = epcg.run({"name": "w", "domain": "witness", "kind": "must-cross", "rows": ["4x4:6"]}, tmp_path / "w",
+                   progress=False, report=False)
+    longest = list(run.puzzles("4x4:6", length="longest"))
+    shapes = {pattern_key(4, 4, [p.solution]) for p in longest}
+    assert len({p.solution for p in longest}) > len(shapes)
+    done = run.export(tmp_path / "x", pictures=None, row="4x4:6", length="longest", distinct="patterns")
+    lines = [json.loads(line) for line in done.read_text().splitlines()]
+    assert {x["pattern"] for x in lines} == shapes and len(lines) == len(shapes)
+    assert sum(x["copies"] for x in lines) == len(longest)
