@@ -101,6 +101,9 @@ def test_the_tie_at_the_top_is_the_same_everywhere(symmetry: bool, tmp_path: Pat
     assert [p["copies"] for p in run.results["puzzles"]] == \
         [sum(FlingBoard(W, H, DEEPEST, r).pattern == b.pattern for r in ratios) for b in distinct]
     assert tie.patterns == len({FlingBoard(W, H, DEEPEST, r).pattern for r in tied})
+    listed = list(run.boards(DEEPEST, distinct="patterns"))  # every pattern once, its copies every board
+    assert len({b.pattern for b in listed}) == len(listed) and sum(b.copies for b in listed) == len(ratios)
+    assert len(run.best_boards("boards")) == sum(b.orbit_size for b in best)
     # summary.md and report.html say it in the same words
     sentence = str(tie)
     assert sentence.startswith(f"{tie.boards} boards, {tie.orbits} up to symmetry, {tie.patterns} pattern")
