@@ -46,8 +46,12 @@ results.json keys (with ``distributions = true``; :mod:`~epcg.games.fling.kind` 
     sample: the solvable boards in the sample). A sample also has ``drawn`` (boards
     drawn, solvable or not) and ``seed``.
 ``top_tie``
-    ``{"ratio", "boards", "orbits"}``: the deepest layer's highest expert ratio (of
-    those evaluated) and how many boards, and orbits of boards, share it.
+    ``{"ratio", "boards", "orbits", "patterns"}``: the deepest layer's highest expert ratio (of
+    those evaluated) and how many boards, orbits of boards and patterns share it.
+``puzzles``, ``best_orbits``
+    The best boards by (ratio desc, rank asc), one per pattern (each task keeps its best boards of
+    ``top_puzzles`` patterns, :func:`distinct_best`; merged by :func:`best_patterns`), with each pattern's
+    ``copies``; and the ranks of the best ``top_puzzles`` orbits (:func:`best_ranks`).
 ``distribution_seconds``
     Compute seconds of the ``rNN`` and ``cNN`` stages (the ``top`` stage's share
     is in ``evaluate_seconds``).
@@ -388,7 +392,7 @@ def distinct_best(config: Any, k: int, ranks: np.ndarray, ratios: np.ndarray) ->
     its best board of lowest rank, by (ratio desc, rank asc): the best boards, ever more of them, until enough
     patterns are among them (or all are). Merging tasks' lists by the same order and keeping each pattern's
     first gives the layer's (:func:`best_patterns`)."""
-    want, n, out = config.top_puzzles, config.width * config.height, []
+    want, n = config.top_puzzles, config.width * config.height
     take = want
     while True:
         best = TopK.of(ratios, ranks, take)
