@@ -386,11 +386,12 @@ def probe(run_dir: str, puzzle: str, out: Path | None, as_json: bool) -> None:
 
     text = sys.stdin.read() if puzzle == "-" else puzzle
     found = epcg.open(run_dir).probe(text)
-    click.echo(json.dumps(found.to_dict()) if as_json else str(found))
-    if out is not None:
+    if out is not None:  # drawn first: a picture that cannot be written is one line and nothing printed
         from epcg.report.pictures import png_bytes
 
         out.write_bytes(png_bytes(found.figure()))
+    click.echo(json.dumps(found.to_dict()) if as_json else str(found))
+    if out is not None:
         click.echo(f"picture: {out}", err=as_json)
 
 
