@@ -420,6 +420,33 @@ def export(run_dir: str, out: Path | None, limit: int, pictures: str, where: tup
              "(--limit N for more, --where KEY=VALUE to choose)")
 
 
+@main.command()
+@click.argument("run_dir")
+@click.argument("puzzle")
+@click.option("--out", type=click.Path(path_type=Path), help="Also draw the puzzle and its solution into this PNG.")
+@click.option("--json", "as_json", is_flag=True, help="Print the facts as one JSON object instead.")
+@TRUST_SPACE
+def probe(run_dir: str, puzzle: str, out: Path | None, as_json: bool, trust_space: bool) -> None:
+    """What a run knows of one puzzle you give: solvable?, solutions, score, rank, kept?, its solutions drawn.
+
+    PUZZLE is written as the run prints it (docs/notation.md): a Fling! board's cells (\"a1 f2 c3\") or its
+    picture (rows of o and . by newlines or /), a Witness panel, a user space's rank (its space runs only with
+    --trust-space); - reads it from stdin."""
+    import json
+
+    import epcg
+
+    text = sys.stdin.read() if puzzle == "-" else puzzle
+    found = epcg.open(run_dir, trust_space=trust_space).probe(text)
+    if out is not None:  # drawn first: a picture that cannot be written is one line and nothing printed
+        from epcg.report.pictures import png_bytes
+
+        out.write_bytes(png_bytes(found.figure()))
+    echo(json.dumps(found.to_dict()) if as_json else str(found))
+    if out is not None:
+        echo(f"picture: {out}", err=as_json)
+
+
 def _filter(text: str) -> tuple[str, object]:
     """``--where KEY=VALUE``: VALUE as a TOML value, or as plain text when it is not one (``length=longest``)."""
     import tomllib

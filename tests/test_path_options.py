@@ -35,6 +35,7 @@ BASE = {
     "verify": ["verify", "{run}"],
     "report": ["report", "{run}"],
     "export": ["export", "{run}", "--pictures", "none", "--out", "{new}"],
+    "probe": ["probe", "{run}", "2x2: vertex (1,0)", "--out", "{new}"],
     "submit": ["submit", "{job}", "--detach", "--out", "{new}"],
     "cancel": ["cancel", "{run}"],
     "drive": ["drive", "{run}"],

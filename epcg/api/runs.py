@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from epcg.api.probe import Probe
 from epcg.report.found import Found
 from epcg.report.gallery import Group
 from epcg.runtime.engine import Engine, Hooks
@@ -276,6 +277,12 @@ class Run:
     def gallery(self, items: int) -> list[Group]:
         """report.html's gallery: about ``items`` found objects in groups (none for this kind)."""
         return []
+
+    def probe(self, puzzle: Any) -> Probe:
+        """What this run knows of one puzzle the user gives in the kind's notation (``epcg probe RUN PUZZLE``):
+        whether it is solvable, its solution count, score, rank, whether the run kept it, its solutions drawn.
+        A puzzle that is not legal is an InvalidValue naming the problem."""
+        raise UserError(f"runs of kind {self.domain!r} cannot probe a puzzle")
 
     def plots(self, groups: list[Group]) -> list[tuple[str, bytes]]:
         """report.html's plots of the run's distributions beyond its figures, as ``(title, PNG)`` (none here)."""

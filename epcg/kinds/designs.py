@@ -117,6 +117,8 @@ class Design(_Drawn):
     ``decode``)."""
     render: Callable[[Any], Any] | None = field(default=None, repr=False)
     decode: Callable[[int], Any] | None = field(default=None, repr=False)
+    copies: int | None = None
+    """Listed with ``distinct="patterns"``: how many of the designs listed share its pattern."""
     kind: str = field(default="scan-design", init=False)
 
     def draw(self) -> Any:
@@ -134,7 +136,8 @@ class Design(_Drawn):
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": self.kind, "space": self.space, "row": self.row, "params": self.params, "rank": self.rank,
-                "score": self.score, "role": self.role, "text": self.text}
+                "score": self.score, "role": self.role, "text": self.text,
+                **({"copies": self.copies} if self.copies is not None else {})}
 
 
 @dataclass(frozen=True, eq=False)

@@ -12,13 +12,14 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
+from epcg.api.probe import Probe
 from epcg.api.runs import Run, is_int
 from epcg.kinds.designs import ROLES, Design, State, decoded_text, set_bits
 from epcg.kinds.keep import MAX_KEPT, band_of, band_text, covering, read_kept
 from epcg.kinds.retrograde import array_prefix
-from epcg.kinds.scan import drawn_space
+from epcg.kinds.scan import drawn_space, space_of
 from epcg.report.gallery import Group, Item, share, spread
-from epcg.runtime.errors import UserError
+from epcg.runtime.errors import InvalidValue, UserError
 
 STATE_LAYERS = 4
 """Layers of a retrograde run (per row of a family) in the gallery, deepest first."""
@@ -33,6 +34,9 @@ class ScanRun(Run):
         "role": ("`min`, `top`, `max`, `kept`", "designs kept as that: at the row's lowest score, its top ones, at "
                  "its highest (`max = true`), in a band of the job's `keep`"),
         "score": ("a score", "designs with that score, each once: stored when the run kept it, else recomputed"),
+        "distinct": ("`patterns`, `boards`", "`patterns`: per row, one design per pattern (the space's "
+                     "`pattern(rank)`, docs/scan.md), its `copies` the listed designs it stands for; `boards` "
+                     "(default): every design"),
     }}
     """The filters of ``designs``: values and what each selects (docs/filters.md)."""
     NOTATION = "\n".join([
@@ -53,7 +57,7 @@ class ScanRun(Run):
     FILTERS = (("row", "row", "select"), ("role", "kept as", "select"), ("score", "score", "select"))
 
     def designs(self, row: str | int | None = None, *, role: str | None = None,
-                score: int | None = None) -> Iterator[Design]:
+                score: int | None = None, distinct: str | None = None) -> Iterator[Design]:
         """Designs a scan of a user's space kept, row by row: every rank at the row's lowest score (read from the
         store in rank order), its ``top`` ranks, with ``max = true`` every rank at its highest score, and every
         rank in a band the job keeps (``keep = [{score = [5, 7]}]``).
@@ -62,12 +66,20 @@ class ScanRun(Run):
         only. ``score``: only designs with that score, each once: from the store when the run kept that score
         (its minimum, maximum or a kept band), else recomputed: the row runs again as a new run keeping that
         score, on the embedded cluster, its estimate and progress on stderr. With both, the designs of that
-        role that have that score (read from the store, never recomputed).
+        role that have that score (read from the store, never recomputed). ``distinct="patterns"``: per row
+        the first design of each pattern, when the space gives ``pattern(rank)`` (each with ``copies``, how many
+        of those listed share it); ``"boards"`` (or None) every design. A user's space has no orbits.
         """
         if role is not None and role not in ROLES:
             raise UserError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
         if score is not None and not is_int(score):
             raise UserError(f"score must be a whole number, got {score!r}")
+        if distinct not in (None, "boards", "patterns"):
+            raise InvalidValue(f"distinct must be patterns or boards for a scan of your space (it has no orbits), "
+                               f"got {distinct!r}")
+        if distinct == "patterns":
+            yield from _first_of_patterns(self, self.designs(row, role=role, score=score))
+            return
         pairs = list(zip(self.config.rows, self.results["rows"]))
         if row is not None:
             chosen = [pair for i, pair in enumerate(pairs) if row in (i, pair[1]["row"])]
@@ -127,6 +139,45 @@ class ScanRun(Run):
 
         return design
 
+    def probe(self, puzzle: Any) -> Probe:
+        """What the run knows of one design: ``"RANK"``, or ``"ROW: RANK"`` (the row's name, ``row-001``, or index)
+        when the job has several rows; instead of a rank, the object itself as JSON when the space has
+        ``encode(obj) -> rank``. Its score (the space's evaluator, on the spot), decoded text, picture, and
+        whether the run kept it (at the row's minimum or maximum, among its top, in a kept band)."""
+        pairs = list(zip(self.config.rows, self.results["rows"]))
+        text = str(puzzle).strip()
+        head, sep, tail = text.partition(":")
+        names = [res["row"] for _, res in pairs]
+        if sep and (head.strip() in names or head.strip().isdigit() and int(head) < len(pairs)):
+            index = names.index(head.strip()) if head.strip() in names else int(head)
+            text = tail.strip()
+        elif len(pairs) == 1:
+            index = 0
+        else:
+            raise InvalidValue(f"name the row first, as in 'row-001: 123': run {self.name} has rows "
+                               f"{', '.join(names)}")
+        params, res = pairs[index]
+        space = space_of(self.config.space, params)
+        rank = _rank_of(space, text)
+        score = int(space.evaluate(rank, *space.data))
+        kept = [role for role, there in (("min", res.get("min") == score and rank in self._ranks(
+                    f"{res['row']}/at_min/ranks")), ("top", any(t["rank"] == rank for t in res.get("top", []))),
+                    ("max", res.get("max") == score and rank in self._ranks(f"{res['row']}/at_max/ranks")))
+                if there]
+        for i, _ in enumerate(res.get("kept") or []):
+            if rank in read_kept(self.stored, res["row"], i)[0].tolist():
+                kept.append("kept")
+        design = self._maker(params, res)(rank, score, kept[0] if kept else "top")
+        ignored = self.config.ignore is not None and score == self.config.ignore
+        facts = {"row": res["row"], "params": params, "rank": rank, "score": score, "ignored": ignored,
+                 "kept": kept, "text": design.text}
+        where = ", ".join(f"{k}={v}" for k, v in params.items())
+        lines = [f"{res['row']} ({where}): rank {rank:,} of {space.max_rank:,}, score {score}"
+                 + (" (the job's ignore score)" if ignored else ""),
+                 "kept by the run: " + ("; ".join(ROLES[role] for role in kept) if kept else
+                                        f"no (the row's minimum is {res.get('min')})")]
+        return Probe(str(rank), facts, lines, design.text, design.figure)
+
     def _ranks(self, name: str) -> Iterator[int]:
         """A stored rank array, one record's range at a time, as the records vouch for it."""
         for _, ranks in self.stored.blocks(name):
@@ -175,6 +226,48 @@ def _kept(res: dict[str, Any], role: str) -> int:
     if role == "top":
         return len(res.get("top") or [])
     return int(res.get(f"at_{role}") or 0) if res.get(role) is not None else 0
+
+
+def _first_of_patterns(run: ScanRun, designs: Iterator[Design]) -> Iterator[Design]:
+    """Per row, the first of ``designs`` of each pattern (the space's ``pattern(rank)``), with its copies."""
+    import dataclasses
+
+    for _row, group in itertools.groupby(designs, key=lambda d: d.row):
+        group = list(group)
+        space = space_of(run.config.space, group[0].params)
+        if space.pattern is None:
+            raise InvalidValue(f"space {space.name} gives no pattern(rank): distinct='patterns' needs one "
+                               "(docs/scan.md)")
+        firsts: dict[Any, Design] = {}
+        copies: dict[Any, int] = {}
+        for d in group:
+            key = space.pattern(d.rank)
+            firsts.setdefault(key, d)
+            copies[key] = copies.get(key, 0) + 1
+        yield from (dataclasses.replace(d, copies=copies[key]) for key, d in firsts.items())
+
+
+def _rank_of(space: Any, text: str) -> int:
+    """The rank ``text`` names: a number, or an object (JSON) through the space's ``encode``; within the space."""
+    import json
+
+    if text.lstrip("-").isdigit():
+        rank = int(text)
+    elif space.encode is None:
+        raise InvalidValue(f"{text!r} is not a rank (a whole number), and space {space.name} has no encode(obj) "
+                           "to rank an object")
+    else:
+        try:
+            obj = json.loads(text)
+        except ValueError:
+            raise InvalidValue(f"{text!r} is neither a rank nor an object in JSON") from None
+        try:
+            rank = int(space.encode(obj))
+        except (ValueError, TypeError, KeyError, IndexError) as exc:
+            raise InvalidValue(f"space {space.name} cannot rank {text}: {exc}") from None
+    if not 0 <= rank < space.max_rank:
+        raise InvalidValue(f"rank {rank} is past the space: its ranks run 0 to {space.max_rank - 1:,}")
+    return rank
 
 
 class RetrogradeRun(Run):

@@ -196,7 +196,7 @@ class PrefixWalk:
               render: Callable[[Any], Any] | None = None) -> ScanSpace:
         """This walk as a :class:`ScanSpace`: ``evaluate_range`` is the walk, ``evaluate`` one rank from scratch.
 
-        ``decode`` defaults to the rank's combination (a tuple of elements).
+        ``decode`` defaults to the rank's combination (a tuple of elements), and then ``encode`` ranks one.
         """
         combinations = Combinations(self.n, self.k)
         return ScanSpace(
@@ -207,6 +207,7 @@ class PrefixWalk:
             evaluate_range=self._evaluate_range,
             decode=decode if decode is not None else combinations.unrank,
             render=render,
+            encode=(lambda items: combinations.rank(tuple(items))) if decode is None else None,
         )
 
     def _evaluate_range(self, start: int, stop: int, reductions: Reductions) -> ScanPartial | None:

@@ -379,8 +379,11 @@ class ScanSpace:
     call. Optional: ``evaluate_range(start, stop, reductions)``, a fused kernel
     that returns the :class:`ScanPartial` of a range itself (or None for
     reductions it does not compute; it must agree with ``evaluate``),
-    ``decode(rank)`` (the content object of a rank) and ``render(obj)`` (a
-    picture of it: SVG text or a matplotlib figure).
+    ``decode(rank)`` (the content object of a rank), ``encode(obj)`` (its
+    inverse: the rank of an object, for ``epcg probe``), ``render(obj)`` (a
+    picture of it: SVG text or a matplotlib figure) and ``pattern(rank)`` (a
+    hashable value equal for designs that are the same puzzle to a designer,
+    for ``designs(distinct="patterns")``).
     """
 
     algorithm: ClassVar[str] = "scan"
@@ -391,6 +394,8 @@ class ScanSpace:
     evaluate_range: Callable[[int, int, Reductions], ScanPartial | None] | None = None
     decode: Callable[[int], Any] | None = None
     render: Callable[[Any], Any] | None = None
+    encode: Callable[[Any], int] | None = None
+    pattern: Callable[[int], Any] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "max_rank", operator.index(self.max_rank))

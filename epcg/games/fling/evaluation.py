@@ -46,8 +46,12 @@ results.json keys (with ``distributions = true``; :mod:`~epcg.games.fling.kind` 
     sample: the solvable boards in the sample). A sample also has ``drawn`` (boards
     drawn, solvable or not) and ``seed``.
 ``top_tie``
-    ``{"ratio", "boards", "orbits"}``: the deepest layer's highest expert ratio (of
-    those evaluated) and how many boards, and orbits of boards, share it.
+    ``{"ratio", "boards", "orbits", "patterns"}``: the deepest layer's highest expert ratio (of
+    those evaluated) and how many boards, orbits of boards and patterns share it.
+``puzzles``, ``best_orbits``
+    The best boards by (ratio desc, rank asc), one per pattern (each task keeps its best boards of
+    ``top_puzzles`` patterns, :func:`distinct_best`; merged by :func:`best_patterns`), with each pattern's
+    ``copies``; and the ranks of the best ``top_puzzles`` orbits (:func:`best_ranks`).
 ``distribution_seconds``
     Compute seconds of the ``rNN`` and ``cNN`` stages (the ``top`` stage's share
     is in ``evaluate_seconds``).
@@ -74,6 +78,7 @@ from epcg.combinatorics.bitboard import _rank_lex_bb, _unrank_lex_bb
 from epcg.combinatorics.bits import popcount_words as popcount
 from epcg.games.fling.domain import distribution
 from epcg.games.fling.domain.layers import layer_size
+from epcg.games.fling.domain.patterns import patterns_of
 from epcg.games.fling.domain.symmetry import canonical, symmetry_maps
 from epcg.kinds.base import stage_records
 from epcg.kinds.keep import Band, kept_of_record, kept_record, store_kept
@@ -285,6 +290,11 @@ def kept_name(k: int) -> str:
     return f"ratios/{k:02d}"
 
 
+def kept_bands(results: dict[str, Any], k: int) -> list[dict[str, Any]]:
+    """results.json's kept bands of layer ``k``, in the job's order (band ``i`` is stored under ``kept/i``)."""
+    return [entry for entry in results.get("kept") or [] if entry["pieces"] == k]
+
+
 def run_task(config: Any, task: Task, run: RunDir, arrays: Arrays) -> dict[str, Any]:
     """One task of an evaluation stage (see the module docstring)."""
     if task.stage == EVALUATE or task.stage.startswith("r"):
@@ -307,6 +317,7 @@ def run_task(config: Any, task: Task, run: RunDir, arrays: Arrays) -> dict[str, 
             keep = config.top_puzzles * (1 if config.symmetry else symmetries(config.width, config.height))
             best = TopK.of(ratios, ranks, keep)
             out["top"] = [[int(r), float(s)] for r, s in zip(best.ranks.tolist(), best.scores.tolist())]
+            out["top_patterns"] = distinct_best(config, k, ranks, ratios)
             out["at_top"] = at_top(config, k, ranks, ratios, weights)
         if config.distributions:
             bins = distribution.RATIO_BINS * brute // np.maximum(expert, 1)
@@ -351,12 +362,17 @@ def _json(h: Histogram, drop_zero: bool = False) -> dict[str, int]:
     return {str(score): n for score, n in h.counts.items() if not (drop_zero and score == 0)}
 
 
+AT_TOP_PATTERNS = 10_000
+"""The most boards tied at a task's top ratio whose patterns it lists (beyond, the tie's patterns go uncounted)."""
+
+
 def at_top(config: Any, k: int, ranks: np.ndarray, ratios: np.ndarray, weights: np.ndarray) -> list:
-    """``[ratio, boards, orbits]`` at the highest of ``ratios`` (the boards of ``ranks``, each weighing its
-    orbit's boards), or ``[None, 0, 0]`` for none. Without symmetry every board was evaluated, and its orbits
-    are its canonical boards."""
+    """``[ratio, boards, orbits, pattern keys]`` at the highest of ``ratios`` (the boards of ``ranks``, each
+    weighing its orbit's boards), or ``[None, 0, 0, []]`` for none; the keys are None when more than
+    ``AT_TOP_PATTERNS`` boards tie. Without symmetry every board was evaluated, and its orbits are its
+    canonical boards."""
     if not len(ratios):
-        return [None, 0, 0]
+        return [None, 0, 0, []]
     top = float(ratios.max())
     tied = ratios == top
     if config.symmetry:
@@ -365,12 +381,54 @@ def at_top(config: Any, k: int, ranks: np.ndarray, ratios: np.ndarray, weights: 
         maps = symmetry_maps(config.width, config.height)
         n = config.width * config.height
         orbits = sum(int(canonical(b, maps) == b) for b in (_unrank_lex_bb(int(r), n, k) for r in ranks[tied]))
-    return [top, int(weights[tied].sum()), orbits]
+    keys = None
+    if tied.sum() <= AT_TOP_PATTERNS:
+        n = config.width * config.height
+        boards = np.array([_unrank_lex_bb(int(r), n, k) for r in ranks[tied].tolist()], dtype=np.uint64)
+        keys = sorted({p.key for p in patterns_of(config.width, config.height, boards)})
+    return [top, int(weights[tied].sum()), orbits, keys]
+
+
+def distinct_best(config: Any, k: int, ranks: np.ndarray, ratios: np.ndarray) -> list[list]:
+    """``[rank, ratio, pattern key]`` of the ``top_puzzles`` best patterns among the boards of ``ranks``, each
+    its best board of lowest rank, by (ratio desc, rank asc): the best boards, ever more of them, until enough
+    patterns are among them (or all are). Merging tasks' lists by the same order and keeping each pattern's
+    first gives the layer's (:func:`best_patterns`)."""
+    want, n = config.top_puzzles, config.width * config.height
+    take = want
+    while True:
+        best = TopK.of(ratios, ranks, take)
+        boards = np.array([_unrank_lex_bb(int(r), n, k) for r in best.ranks.tolist()], dtype=np.uint64)
+        seen: set[str] = set()
+        out = []
+        for rank, ratio, p in zip(best.ranks.tolist(), best.scores.tolist(), patterns_of(config.width, config.height,
+                                                                                         boards)):
+            if p.key not in seen:
+                seen.add(p.key)
+                out.append([int(rank), float(ratio), p.key])
+        if len(out) >= want or take >= len(ratios):
+            return out[:want]
+        take *= 4
+
+
+def best_patterns(config: Any, recs: list[dict]) -> list[tuple[int, str]] | None:
+    """The tasks' ``top_patterns`` merged: ``(rank, pattern key)`` of the ``top_puzzles`` best patterns (None for
+    records made before patterns were kept)."""
+    if any("top_patterns" not in r["result"] for r in recs):
+        return None
+    entries = sorted((-ratio, rank, key) for r in recs for rank, ratio, key in r["result"]["top_patterns"])
+    out: list[tuple[int, str]] = []
+    seen: set[str] = set()
+    for _, rank, key in entries:
+        if key not in seen:
+            seen.add(key)
+            out.append((int(rank), key))
+    return out[:config.top_puzzles]
 
 
 def top_tie(recs: list[dict]) -> dict[str, Any] | None:
-    """The tasks' ``at_top`` merged: ``{"ratio", "boards", "orbits"}`` at the layer's highest ratio (None when no
-    task recorded it or no board was evaluated)."""
+    """The tasks' ``at_top`` merged: ``{"ratio", "boards", "orbits", "patterns"}`` at the layer's highest ratio
+    (None when no task recorded it or no board was evaluated; no ``patterns`` when a task did not list them)."""
     parts = [r["result"].get("at_top") for r in recs]
     if not parts or any(p is None for p in parts):
         return None
@@ -378,8 +436,12 @@ def top_tie(recs: list[dict]) -> dict[str, Any] | None:
     if not scored:
         return None
     top = max(p[0] for p in scored)
-    return {"ratio": top, "boards": sum(p[1] for p in scored if p[0] == top),
-            "orbits": sum(p[2] for p in scored if p[0] == top)}
+    tie = {"ratio": top, "boards": sum(p[1] for p in scored if p[0] == top),
+           "orbits": sum(p[2] for p in scored if p[0] == top)}
+    keys = [p[3] if len(p) > 3 else None for p in scored if p[0] == top]
+    if all(k is not None for k in keys):
+        tie["patterns"] = len(set().union(*keys))
+    return tie
 
 
 def best_ranks(config: Any, recs: list[dict]) -> list[int]:

@@ -31,6 +31,8 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from epcg.games.fling.domain import evaluate
+from epcg.games.fling.domain.patterns import Pattern, copies
+from epcg.games.fling.domain.patterns import pattern as pattern_of
 from epcg.games.fling.domain.rules import Board, Move
 from epcg.games.fling.domain.symmetry import _image, canonical_words, orbit_size, symmetry_maps
 from epcg.report.found import Found
@@ -89,6 +91,16 @@ class FlingBoard(Found):
         return self._trees[0] / self._trees[1] if self.unique else None
 
     @cached_property
+    def pattern(self) -> Pattern:
+        """The board's pattern: the boards that are the same puzzle (:mod:`~epcg.games.fling.domain.patterns`)."""
+        return pattern_of(self.board)
+
+    @cached_property
+    def copies(self) -> int:
+        """How many boards of this size share the board's pattern (itself included)."""
+        return copies(self.pattern, self.width, self.height)
+
+    @cached_property
     def orbit_size(self) -> int:
         """How many boards this board's orbit holds (itself and its distinct mirror images and turns)."""
         return int(orbit_size(np.uint64(self.board.bits), _maps(self.width, self.height)))
@@ -99,7 +111,8 @@ class FlingBoard(Found):
     def caption(self) -> str:
         ratio = f" · ratio {self.ratio:.2f}" if self.unique else " · several solutions"
         images = f" · 1 of {self.orbit_size} alike by symmetry" if self.orbit_size > 1 else ""
-        return f"{self.pieces} piece{'' if self.pieces == 1 else 's'} · rank {self.rank:,}{ratio}{images}"
+        same = f" · its pattern: {self.copies:,} boards" if self.copies > 1 else ""
+        return f"{self.pieces} piece{'' if self.pieces == 1 else 's'} · rank {self.rank:,}{ratio}{images}{same}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -107,7 +120,7 @@ class FlingBoard(Found):
             "rank": self.rank, "board": str(self.board).splitlines(), "unique": self.unique,
             "ratio": self.ratio, "brute_force_nodes": self._trees[0] if self.unique else None,
             "expert_nodes": self._trees[1] if self.unique else None, "solution": self.solution,
-            "orbit_size": self.orbit_size,
+            "orbit_size": self.orbit_size, "pattern": self.pattern.key, "copies": self.copies,
         }
 
     def figure(self) -> Figure:
@@ -223,17 +236,23 @@ class TopRatio:
     2 boards, 1 up to symmetry, share the top ratio 118.9
     >>> print(TopRatio(ratio=6966.5, boards=1, orbits=1))
     1 board has the top ratio 6966.5
+    >>> print(TopRatio(ratio=29.1846, boards=32, orbits=8, patterns=5))
+    32 boards, 8 up to symmetry, 5 patterns, share the top ratio 29.18
     """
 
     ratio: float
     boards: int
     orbits: int
+    patterns: int | None = None
+    """Distinct puzzles among them (:mod:`~epcg.games.fling.domain.patterns`; None: not recorded)."""
 
     def __str__(self) -> str:
         ratio = f"{self.ratio:.4g}" if self.ratio < 1000 else f"{self.ratio:.1f}"
         if self.boards == 1:
             return f"1 board has the top ratio {ratio}"
-        return f"{self.boards:,} boards, {self.orbits:,} up to symmetry, share the top ratio {ratio}"
+        patterns = "" if self.patterns is None else \
+            f" {self.patterns:,} pattern{'' if self.patterns == 1 else 's'},"
+        return f"{self.boards:,} boards, {self.orbits:,} up to symmetry,{patterns} share the top ratio {ratio}"
 
 
 def ratio_frame(results: dict[str, Any], pieces: int | None = None):

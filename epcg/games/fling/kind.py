@@ -69,7 +69,7 @@ from epcg.combinatorics.binomial import binomial
 from epcg.combinatorics.bits import check_board
 from epcg.combinatorics.bits import popcount_words as popcount
 from epcg.games.fling import evaluation as fling_evaluate
-from epcg.games.fling.domain import distribution, evaluate, sparse, symmetry
+from epcg.games.fling.domain import distribution, evaluate, patterns, sparse, symmetry
 from epcg.games.fling.domain import layers as kernels
 from epcg.games.fling.domain.moves import LINE_TABLE_MAX
 from epcg.games.fling.domain.rules import Board
@@ -701,21 +701,32 @@ def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
     return retrograde.solve_task(config.space, task, run, partitions=parts, load=load_layer(config))
 
 
-def _best_puzzles(config: Config, records: list[dict]) -> list[dict[str, Any]]:
-    """Merge the tasks' lists by (ratio desc, rank asc) and decode the winners."""
-    out = []
-    for rank in fling_evaluate.best_ranks(config, records):
-        board = Board.from_rank(config.width, config.height, config.max_pieces, int(rank))
-        ev = evaluate.evaluate(board)
-        out.append({
-            "rank": int(rank),
-            "boards": int(symmetry.orbit_size(np.uint64(board.bits), symmetry.symmetry_maps(config.width, config.height))),
-            "ratio": ev.ratio,
-            "brute_force_nodes": ev.brute,
-            "expert_nodes": ev.expert,
-            "solution": " ".join(board.move_name(m) for m in ev.solution),
-            "board": str(board).splitlines(),
-        })
+def _best_puzzles(config: Config, records: list[dict]) -> tuple[list[dict[str, Any]], list[int]]:
+    """The best distinct puzzles, decoded (one board per pattern, or per orbit for records made before patterns
+    were kept), and the best boards one per orbit (ranks), both by (ratio desc, rank asc)."""
+    orbits = fling_evaluate.best_ranks(config, records)
+    chosen = fling_evaluate.best_patterns(config, records)
+    return [_puzzle(config, rank) for rank in orbits] if chosen is None else \
+        [_puzzle(config, rank, key) for rank, key in chosen], orbits
+
+
+def _puzzle(config: Config, rank: int, key: str | None = None) -> dict[str, Any]:
+    """One best board as results.json's ``puzzles`` lists it; with its pattern's ``key``, the pattern and how many
+    boards it stands for (``copies``)."""
+    board = Board.from_rank(config.width, config.height, config.max_pieces, int(rank))
+    ev = evaluate.evaluate(board)
+    out = {
+        "rank": int(rank),
+        "boards": int(symmetry.orbit_size(np.uint64(board.bits), symmetry.symmetry_maps(config.width, config.height))),
+        "ratio": ev.ratio,
+        "brute_force_nodes": ev.brute,
+        "expert_nodes": ev.expert,
+        "solution": " ".join(board.move_name(m) for m in ev.solution),
+        "board": str(board).splitlines(),
+    }
+    if key is not None:
+        out.update({"pattern": key, "copies": patterns.copies(patterns.Pattern.from_key(key), config.width,
+                                                                 config.height)})
     return out
 
 
@@ -768,7 +779,7 @@ def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) ->
         results["exact"] = results["evaluated_fraction"] == 1
         results["evaluate_seconds"] = round(compute_seconds(recs), 4)
         if config.top_puzzles:
-            results["puzzles"] = _best_puzzles(config, recs)
+            results["puzzles"], results["best_orbits"] = _best_puzzles(config, recs)
             results["top_tie"] = fling_evaluate.top_tie(recs)
     if config.keep:
         results["kept"] = fling_evaluate.store_kept_layers(config, plan, records, run)

@@ -42,14 +42,17 @@ def summary(config: Any, results: dict[str, Any]) -> str:
     out += [
         "",
         "Every count in this file is of boards, mirror images included (a run with `symmetry = true` solves "
-        "one board per orbit and counts each orbit's boards); the best list alone counts orbits. "
+        "one board per orbit and counts each orbit's boards); the best list shows one board per pattern with "
+        "the boards it stands for. "
         "`seconds` is compute time (the CPU seconds of the tasks' threads) summed over tasks; boards/s per worker "
         "divides the layer by it, boards/s wall by the layer's elapsed time. The checksum does not depend on chunking: "
         "two runs agree bit for bit exactly when their checksums agree.",
     ]
     out += _reads_table(results["rows"])
     puzzles = results.get("puzzles") or []
-    if puzzles:
+    if puzzles and "pattern" in puzzles[0]:
+        out += _best_patterns(config, results, puzzles)
+    elif puzzles:
         out += ["", f"## Best {len(puzzles)} uniquely solvable boards with {config.max_pieces} pieces, "
                 f"up to symmetry", ""]
         if results.get("top_tie"):
@@ -104,6 +107,29 @@ RATIO_WORDS = (
     "those the expert visits (`brute-force nodes` / `expert nodes`): a high ratio is a board that wastes the time "
     "of a player who does not see which moves matter.")
 """The expert ratio in words, for summary.md and report.html."""
+
+
+def _best_patterns(config: Any, results: dict[str, Any], puzzles: list[dict[str, Any]]) -> list[str]:
+    """The best list of a run that kept patterns: one row per distinct puzzle."""
+    copies = sum(p["copies"] for p in puzzles)
+    out = ["", f"## Best {len(puzzles)} distinct puzzles with {config.max_pieces} pieces "
+           f"({copies:,} boards, {len(puzzles)} patterns)", ""]
+    if results.get("top_tie"):
+        out += [f"**{top_sentence(results['top_tie'])}.**", ""]
+    out += [f"Ranked by the ratio of the brute-force search tree to the expert's tree (after a move the expert "
+            f"only tries moves that depend on it) among {_evaluated(results)} ({results['evaluate_seconds']:.1f} s). "
+            "Each row is one *pattern*: the boards that are the same puzzle (one becomes the other by mirrors, "
+            "turns, moving it and closing up or widening empty rows and columns that no move needs: the same "
+            "moves, solution and search trees; docs/notation.md), shown by its board of lowest rank; `copies` is "
+            "how many boards it stands for, `orbit` how many of them are this board's mirror images. Moves such "
+            "as `a1D`: column letter, row from the top, direction. Pictures: `figures/puzzle-NN.png`.", "",
+            RATIO_WORDS, "",
+            "| # | rank | copies | orbit | ratio | brute-force nodes | expert nodes | solution |",
+            "|---|---|---|---|---|---|---|---|"]
+    for i, p in enumerate(puzzles, 1):
+        out.append(f"| {i} | {p['rank']:,} | {p['copies']:,} | {p['boards']} | {p['ratio']:.3f} "
+                   f"| {p['brute_force_nodes']:,} | {p['expert_nodes']:,} | {p['solution']} |")
+    return out
 
 
 def top_sentence(tie: dict[str, Any]) -> str:

@@ -34,6 +34,8 @@ class Puzzle(Stored):
     expert_nodes: Count
     solution: StrictStr
     boards: Count | None = None
+    pattern: StrictStr | None = None
+    copies: Count | None = None
 
 
 class Tie(pydantic.BaseModel):
@@ -45,6 +47,8 @@ class Tie(pydantic.BaseModel):
     ratio: Number
     boards: Count
     orbits: Count
+    patterns: Count | None = None
+    """Distinct puzzles among them (docs/notation.md); absent where a task's tie was too large to list."""
 
 
 class Histogram(Stored):

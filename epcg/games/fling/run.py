@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from epcg.api.probe import Probe
 from epcg.api.runs import Run, is_int
-from epcg.games.fling.evaluation import kept_name
+from epcg.games.fling.evaluation import kept_bands, kept_name
 from epcg.games.fling.found import (
     FlingBoard,
     TopRatio,
@@ -44,6 +45,9 @@ class FlingRun(Run):
                       "the job's `keep` holding every ratio from there up, else recomputed"),
         "orbits": ("`true`, `false`", "`true`: one board per symmetry orbit, its `orbit_size` the boards it stands "
                    "for (default: every board, mirror images included)"),
+        "distinct": ("`patterns`, `orbits`, `boards`", "`patterns`: one board per pattern (the same puzzle for a "
+                     "designer: docs/notation.md), its `copies` the boards it stands for; `orbits`: one per orbit; "
+                     "`boards` (default): every board"),
     }}
     """The filters of ``boards``: values and what each selects (docs/filters.md)."""
     NOTATION = "\n".join([
@@ -54,9 +58,12 @@ class FlingRun(Run):
         "solver that tries every move, easy for one that sees which moves matter). A brute-force solver tries every "
         "legal move at every position; the expert, after each move, only the moves that depend on it.",
         "- Every count is of **boards**, mirror images included. A board's *orbit* is the board with its mirror "
-        "images and half turn (same solutions, same ratio); the best list shows one board per orbit, the one of "
-        "lowest rank, and `boards` says how many boards it stands for. In Python: `boards(k, orbits=True)`; "
-        "export: `--where orbits=true`.",
+        "images and half turn (same solutions, same ratio). In Python: `boards(k, orbits=True)`; export: "
+        "`--where orbits=true`.",
+        "- A board's *pattern*: the boards that are the same puzzle (moved, mirrored, turned, or with empty rows and "
+        "columns no move needs closed up; docs/notation.md). The best list shows one board per pattern, its board "
+        "of lowest rank, and its caption says how many boards its pattern holds. In Python: "
+        "`best_boards(distinct=...)`, `boards(k, distinct=\"patterns\")`; export: `--where distinct=patterns`.",
         "- Stages in `epcg plan` and `epcg status`: `k06` solves layer 6 (boards with 6 pieces); `f05` fills "
         "layer 5 from one board per orbit to every board; `top` scores the deepest layer (the best list and the "
         "tie at the top); `r05` the expert-ratio histogram of layer 5; `c06` the solution counts of layer 6. "
@@ -78,6 +85,10 @@ class FlingRun(Run):
         "- Solution counts per piece count: `counted` every solvable board, or the solvable ones among a random "
         "draw; `boards` how many were counted (**(sample)** when drawn, not the layer's); `exactly 1` the share "
         "uniquely solvable; `median`, `90th percentile`, `mean`, `highest` of the number of solutions.",
+        "- The best list of distinct puzzles: each row one *pattern*, the boards that are the same puzzle for a "
+        "designer (one becomes the other by mirrors, turns, moving it and closing up empty rows and columns no move "
+        "needs: docs/notation.md); `copies` the boards it stands for, `orbit` how many of them are its board's "
+        "mirror images and half turn.",
         "- Reads of the layer before: `read` the bytes (uncompressed) a layer's tasks read of the layer before "
         "from the store; `× the layer before` that over the layer's own size (read amplification: 1 when each "
         "byte is read once); `plan` the multiple `epcg plan` expected; `by host` the bytes each machine read.",
@@ -87,7 +98,8 @@ class FlingRun(Run):
                ("ratio", "expert ratio at least", "min"))
 
     def boards(self, pieces: int | None = None, *, unique: bool | None = True,
-               min_ratio: float | None = None, orbits: bool = False) -> Iterator[FlingBoard]:
+               min_ratio: float | None = None, orbits: bool = False,
+               distinct: str | None = None) -> Iterator[FlingBoard]:
         """Fling! boards layer by layer (or only layer ``pieces``), every board counted: mirror images
         included, as the layer table, ``ratio_histogram`` and ``solution_counts`` count them.
 
@@ -103,6 +115,9 @@ class FlingRun(Run):
         rank; its ``orbit_size`` says how many boards it stands for. Boards come in
         rank order, except in the deepest layer of a symmetric run (stored one per
         orbit), where each orbit's boards come together, in the order of their lowest.
+        ``distinct``: ``"patterns"`` gives the first board of each pattern (the boards that are one
+        puzzle: :mod:`~epcg.games.fling.domain.patterns`; its ``copies`` says how many boards it stands
+        for), ``"orbits"`` is ``orbits=True``, ``"boards"`` (or None) every board.
         """
         top = self.config.max_pieces
         if pieces is not None and not (is_int(pieces) and 1 <= pieces <= top):
@@ -114,7 +129,10 @@ class FlingRun(Run):
             raise InvalidValue(f"min_ratio must be a finite number (an expert ratio), got {min_ratio!r}")
         if orbits not in (True, False):
             raise InvalidValue(f"orbits must be True or False, got {orbits!r}")
-        return self._boards([pieces] if pieces is not None else range(1, top + 1), unique, min_ratio, orbits)
+        check_distinct(distinct)
+        found = self._boards([pieces] if pieces is not None else range(1, top + 1), unique, min_ratio,
+                             orbits or distinct in ("orbits", "patterns"))
+        return first_of_each_pattern(found) if distinct == "patterns" else found
 
     def _boards(self, layers: Iterable[int], unique: bool | None, min_ratio: float | None,
                 orbits: bool) -> Iterator[FlingBoard]:
@@ -195,11 +213,23 @@ class FlingRun(Run):
             return frame
         return pd.Series(dict(zip(frame["ratio"], frame["boards"])), name="boards").rename_axis("ratio")
 
-    def best_boards(self) -> list[FlingBoard]:
-        """The boards the run ranked best by expert ratio (results.json's ``puzzles``): distinct orbits, each the
-        orbit's board of lowest rank, its ``orbit_size`` the boards it stands for."""
+    def best_boards(self, distinct: str = "patterns") -> list[FlingBoard]:
+        """The boards the run ranked best by expert ratio, by (ratio desc, rank asc): ``distinct="patterns"``
+        (results.json's ``puzzles``) one board per pattern, the pattern's board of lowest rank, its ``copies``
+        the boards it stands for (:mod:`~epcg.games.fling.domain.patterns`); ``"orbits"`` one board per orbit,
+        its ``orbit_size`` the boards it stands for; ``"boards"`` every board of those orbits. A run made
+        before patterns were kept lists orbits only: its patterns are those among them."""
+        check_distinct(distinct)
         c = self.config
-        return [FlingBoard(c.width, c.height, c.max_pieces, p["rank"]) for p in self.results.get("puzzles", [])]
+        results = self.results
+        puzzles = [FlingBoard(c.width, c.height, c.max_pieces, p["rank"]) for p in results.get("puzzles", [])]
+        if "best_orbits" not in results:
+            return list(first_of_each_pattern(iter(puzzles))) if distinct == "patterns" else \
+                puzzles if distinct == "orbits" else [b for p in puzzles for b in _orbit(p)]
+        if distinct == "patterns":
+            return puzzles
+        orbits = [FlingBoard(c.width, c.height, c.max_pieces, r) for r in results["best_orbits"]]
+        return orbits if distinct == "orbits" else [b for p in orbits for b in _orbit(p)]
 
     def top(self) -> TopRatio | None:
         """The highest expert ratio of the deepest layer and how many boards and orbits share it (None for a run
@@ -207,6 +237,15 @@ class FlingRun(Run):
         summary.md and report.html print, such as "264 boards, 66 up to symmetry, share the top ratio 8.478"."""
         tie = self.results.get("top_tie")
         return TopRatio(**tie) if tie else None
+
+    def probe(self, puzzle: str) -> Probe:
+        """What the run knows of one board: ``"a1 f2 c3 f4 c5 f7 a8"`` (its pieces' cells) or its picture (rows of
+        ``o`` and ``.``, by newlines or ``/``): solvable and uniquely (from the stored layer), its solution count,
+        expert ratio, rank, orbit and pattern, whether the run kept it, its solutions drawn
+        (:mod:`~epcg.games.fling.probe`)."""
+        from epcg.games.fling.probe import probe
+
+        return probe(self, puzzle)
 
     # -- report.html ------------------------------------------------------------
 
@@ -219,7 +258,8 @@ class FlingRun(Run):
         best = self.best_boards()
         if best:
             tie = self.top()
-            name = f"best {len(best)} by expert ratio, {c.max_pieces} pieces, one board per orbit"
+            per = "pattern" if "best_orbits" in self.results else "orbit"
+            name = f"best {len(best)} by expert ratio, {c.max_pieces} pieces, one board per {per}"
             out.append(Group(name + (f" ({tie})" if tie and tie.boards > 1 else ""), len(best),
                              [_item(b, "best") for b in best[:n]]))
         for k in range(2, c.max_pieces + 1):
@@ -276,6 +316,32 @@ class FlingRun(Run):
         return out
 
 
+DISTINCT = ("patterns", "orbits", "boards")
+"""What ``distinct=`` may ask for: one board per pattern, one per orbit, or every board."""
+
+
+def check_distinct(distinct: str | None) -> None:
+    """Refuse a ``distinct`` that is not one of :data:`DISTINCT` (or None, every board)."""
+    if distinct is not None and distinct not in DISTINCT:
+        raise InvalidValue(f"distinct must be one of {', '.join(DISTINCT)}, got {distinct!r}")
+
+
+def first_of_each_pattern(boards: Iterator[FlingBoard]) -> Iterator[FlingBoard]:
+    """The first board of each pattern among ``boards``."""
+    seen: set[tuple[int, str]] = set()
+    for board in boards:
+        key = (board.pieces, board.pattern.key)
+        if key not in seen:
+            seen.add(key)
+            yield board
+
+
+def _orbit(board: FlingBoard) -> list[FlingBoard]:
+    """Every board of ``board``'s orbit, ``board`` first."""
+    return [board] + [_mirror(board, r) for r in orbit_ranks(board.width, board.height, board.pieces, board.rank)
+                      if r != board.rank]
+
+
 def none_as_high(results: dict[str, Any], k: int, min_ratio: float) -> bool:
     """Whether layer ``k``'s exact ratio histogram has no board in a bin that may hold ratios of ``min_ratio`` or
     more (bins are ``floor(ratio / bin_width)``), so that nothing need be recomputed to know there is none."""
@@ -284,11 +350,6 @@ def none_as_high(results: dict[str, Any], k: int, min_ratio: float) -> bool:
             first = math.floor(min_ratio / h["bin_width"] - 1e-9)
             return not any(n for i, n in h["counts"].items() if int(i) >= first)
     return False
-
-
-def kept_bands(results: dict[str, Any], k: int) -> list[dict[str, Any]]:
-    """results.json's kept bands of layer ``k``, in the job's order (band ``i`` is stored under ``kept/i``)."""
-    return [entry for entry in results.get("kept") or [] if entry["pieces"] == k]
 
 
 def _mirror(board: FlingBoard, rank: int) -> FlingBoard:

@@ -29,6 +29,8 @@ from matplotlib.figure import Figure
 
 from epcg.games.witness.domain import scan
 from epcg.games.witness.domain.paths import paths_for
+from epcg.games.witness.domain.patterns import orbit, pattern_key
+from epcg.games.witness.domain.puzzles import encode
 from epcg.kinds.keep import read_kept
 from epcg.report.found import Found
 from epcg.runtime.store import Vouched
@@ -54,6 +56,8 @@ class WitnessPuzzle(Found):
     """Number of paths solving it (computed when not given)."""
     length: int | None = None
     """Edges of its longest solution (computed when not given)."""
+    copies: int | None = None
+    """Listed with ``distinct=``: how many of the puzzles listed it stands for (its pattern's or its orbit's)."""
     kind: str = field(default="witness-puzzle", init=False)
 
     @cached_property
@@ -93,11 +97,24 @@ class WitnessPuzzle(Found):
         paths = paths_for(self.width, self.height)
         return [paths.moves(int(s)) for s in sols]
 
+    @cached_property
+    def pattern(self) -> str:
+        """Its pattern: the set of paths solving it, up to the panel's symmetries (for one solution, that path in
+        its least orientation; :mod:`~epcg.games.witness.domain.patterns`)."""
+        paths = paths_for(self.width, self.height)
+        return pattern_key(self.width, self.height, [paths.moves(int(s)) for s in self._solution_paths])
+
+    @cached_property
+    def orbit(self) -> int:
+        """The lowest rank among its images under the panel's symmetries (its orbit's name)."""
+        return min(encode(self.puzzle_kind, image) for image in orbit(self._decoded))
+
     def ident(self) -> str:
         return f"{self.kind}-{self.row.replace(':', '-k')}-{self.rank}"  # a file name: no ':'
 
     def caption(self) -> str:
-        return f"{self.row} rank {self.rank:,} · {self.solution_count} sol. · {self.longest} edges"
+        copies = f" · 1 of {self.copies:,} alike" if self.copies and self.copies > 1 else ""
+        return f"{self.row} rank {self.rank:,} · {self.solution_count} sol. · {self.longest} edges{copies}"
 
     def to_dict(self) -> dict[str, Any]:
         g = self._decoded.geometry
@@ -109,7 +126,8 @@ class WitnessPuzzle(Found):
             "squares": [{"cell": list(g.cell_xy(c)), "colour": "white" if colour else "black"}
                         for c, colour in zip(self.cells, self.colours)],
             "solutions": self.solution_count, "longest_solution": self.longest, "solution": self.solution,
-            "every_solution": self.every_solution,
+            "every_solution": self.every_solution, "pattern": self.pattern, "orbit": self.orbit,
+            **({"copies": self.copies} if self.copies is not None else {}),
         }
 
     def figure(self) -> Figure:

@@ -7,12 +7,14 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
+from epcg.api.probe import Probe
 from epcg.api.runs import Run, check_count, is_int
 from epcg.games.witness.found import TripleSet, WitnessPuzzle, kept_puzzles, stored
 from epcg.kinds.keep import MAX_KEPT, band_of, band_text, covering, read_kept
@@ -37,6 +39,9 @@ class WitnessRun(Run):
             "length": ("edges, or `longest`", "puzzles whose longest solution has that many edges; `longest`: the "
                        "row's longest (`--where length=longest`)"),
             "min_length": ("edges", "puzzles whose longest solution has at least that many edges"),
+            "distinct": ("`patterns`, `orbits`, `boards`", "per row, `patterns`: one puzzle per set of solution "
+                         "paths up to the panel's symmetry, its `copies` how many listed puzzles it stands for; "
+                         "`orbits`: one per symmetry orbit; `boards` (default): every puzzle"),
         },
         "triples": {"variant": ("a variant's name", "that variant's optimal triples (a triple run)")},
     }
@@ -121,7 +126,8 @@ class WitnessRun(Run):
         return chosen
 
     def puzzles(self, row: str | int | None = None, *, solutions: int | None = None,
-                length: int | str | None = None, min_length: int | None = None) -> Iterator[WitnessPuzzle]:
+                length: int | str | None = None, min_length: int | None = None,
+                distinct: str | None = None) -> Iterator[WitnessPuzzle]:
         """Witness puzzles, row by row in rank order.
 
         ``row``: a row as the job writes it (``"3x4:2+4"``), its stage name (``"3x4-k2+4"``) or
@@ -131,7 +137,12 @@ class WitnessRun(Run):
         store; any other count is recomputed: the row runs again as a new run with
         that count kept, on the embedded cluster, its estimate and progress on
         stderr. ``length``: the longest solution's edges, or ``"longest"`` for the
-        row's longest; ``min_length``: at least that many edges.
+        row's longest; ``min_length``: at least that many edges. ``distinct``:
+        ``"patterns"`` gives per row the first puzzle of each pattern (the same set of
+        solving paths up to the panel's symmetries: one panel per path shape;
+        :mod:`~epcg.games.witness.domain.patterns`), ``"orbits"`` the first of each
+        orbit (the panel's mirror images and half turn), each with ``copies``: how many
+        of the puzzles listed it stands for; ``"boards"`` (or None) every puzzle.
         """
         self._require("witness")
         kind = self.config.kind
@@ -144,7 +155,10 @@ class WitnessRun(Run):
         check_count("min_length", min_length)
         if length != "longest":
             check_count("length", length, "an edge count >= 0 or 'longest'")
-        return self._puzzles(kind, self._witness_rows(row), solutions, length, min_length)
+        if distinct is not None and distinct not in DISTINCT:
+            raise InvalidValue(f"distinct must be one of {', '.join(DISTINCT)}, got {distinct!r}")
+        found = self._puzzles(kind, self._witness_rows(row), solutions, length, min_length)
+        return found if distinct in (None, "boards") else _distinct(found, distinct)
 
     def _puzzles(self, kind: str, rows: list, solutions: int | None, length: int | str | None,
                  min_length: int | None) -> Iterator[WitnessPuzzle]:
@@ -212,6 +226,16 @@ class WitnessRun(Run):
 
     # -- report.html ------------------------------------------------------------
 
+    def probe(self, puzzle: str) -> Probe:
+        """What the run knows of one panel, written as docs/notation.md names its parts: ``"3x3: vertex (1,0), edge
+        (0,1)-(1,1), cell (2,2) white"`` (hexagons, squares; the size may be left out when every row has one):
+        its row and rank, solution count and longest solution (counted on the spot), pattern, orbit, whether the
+        run kept it, its solutions drawn (:mod:`~epcg.games.witness.probe`)."""
+        from epcg.games.witness.probe import probe
+
+        self._require("witness")
+        return probe(self, puzzle)
+
     def gallery(self, items: int) -> list[Group]:
         """Per row, puzzles at its minimum (half with the longest solutions, half spread over the ranks); per
         variant of a triple run, its first optimal triples."""
@@ -227,7 +251,8 @@ class WitnessRun(Run):
         n = share(items, len(rows))
         out = []
         for row, res in rows:
-            ranks, longest = _longest_and_spread(self.stored, row.name, n)
+            ranks, longest = _longest_and_spread(self.stored, row.name, n, lambda rank, row=row: WitnessPuzzle(
+                self.config.kind, row.width, row.height, row.k, rank, row=row.name).pattern)
             k = "+".join(map(str, res["k"])) if isinstance(res["k"], list) else str(res["k"])
             group = row.key
             puzzles = [WitnessPuzzle(self.config.kind, row.width, row.height, row.k, rank, row=row.key,
@@ -283,13 +308,43 @@ def _item(puzzle: WitnessPuzzle, group: str, k: str) -> Item:
                                 "solutions": puzzle.solution_count, "length": puzzle.longest})
 
 
-def _longest_and_spread(data: Vouched, row: str, n: int) -> tuple[list[int], list[int]]:
-    """About ``n`` stored puzzles of a row: half with the longest solutions, half spread over the
-    ranks, as the reduction's record vouches for them."""
+DISTINCT = ("patterns", "orbits", "boards")
+"""What ``distinct=`` may ask for: one puzzle per pattern, one per orbit, or every puzzle."""
+
+
+def _distinct(puzzles: Iterator[WitnessPuzzle], by: str) -> Iterator[WitnessPuzzle]:
+    """Per row, the first puzzle of each pattern (``by="patterns"``) or orbit, in the order listed, each with how
+    many of ``puzzles`` it stands for (so a row's puzzles are all read before its first is given)."""
+    for _row, group in itertools.groupby(puzzles, key=lambda p: p.row):
+        firsts: dict[Any, WitnessPuzzle] = {}
+        copies: dict[Any, int] = {}
+        for p in group:
+            key = p.pattern if by == "patterns" else p.orbit
+            firsts.setdefault(key, p)
+            copies[key] = copies.get(key, 0) + 1
+        for key, p in firsts.items():
+            yield dataclasses.replace(p, copies=copies[key])
+
+
+PATTERNS_SOUGHT = 2_000
+"""The most puzzles (longest solutions first) a row's gallery looks through for different patterns."""
+
+
+def _longest_and_spread(data: Vouched, row: str, n: int, pattern: Callable[[int], str]
+                        ) -> tuple[list[int], list[int]]:
+    """About ``n`` stored puzzles of a row: half with the longest solutions, one per pattern (the first of each,
+    among the first ``PATTERNS_SOUGHT``), half spread over the ranks, as the reduction's record vouches for
+    them."""
     ranks, longest = data.read(f"{row}/at_min/ranks"), data.read(f"{row}/at_min/longest").astype(np.int64)
     picked = {int(ranks[i]): int(longest[i]) for i in spread(len(ranks), n - n // 2)}
-    keep = np.lexsort((ranks, -longest))[: n // 2]
-    picked.update(zip(ranks[keep].tolist(), longest[keep].tolist()))
+    seen: set[str] = set()
+    for i in np.lexsort((ranks, -longest))[:PATTERNS_SOUGHT].tolist():
+        if len(seen) >= n // 2:
+            break
+        key = pattern(int(ranks[i]))
+        if key not in seen:
+            seen.add(key)
+            picked[int(ranks[i])] = int(longest[i])
     chosen = sorted(picked.items(), key=lambda kv: (-kv[1], kv[0]))
     return [int(r) for r, _ in chosen], [length for _, length in chosen]
 

@@ -18,6 +18,7 @@ import epcg
 from epcg.combinatorics.binomial import binomial
 from epcg.games.fling.domain import evaluate
 from epcg.games.fling.domain.rules import Board
+from epcg.games.fling.found import FlingBoard
 from epcg.runtime.errors import UserError
 
 W, H = 4, 5
@@ -87,14 +88,25 @@ def test_the_tie_at_the_top_is_the_same_everywhere(symmetry: bool, tmp_path: Pat
     # the filter agrees with the tie, counted both ways
     assert len(list(run.boards(DEEPEST, min_ratio=top))) == tie.boards
     assert len(list(run.boards(DEEPEST, min_ratio=top, orbits=True))) == tie.orbits
-    # the best list: distinct orbits, best first, each with the boards it stands for
-    best = run.best_boards()
+    # the best orbits, best first, each with the boards it stands for; the best list: the first of each pattern
+    best = run.best_boards("orbits")
     canonical = sorted({min(images(DEEPEST, r)) for r in ratios}, key=lambda r: (-ratios[r], r))
     assert [b.rank for b in best] == canonical[:JOB["top_puzzles"]]
-    assert [p["boards"] for p in run.results["puzzles"]] == [len(images(DEEPEST, b.rank)) for b in best]
+    firsts = {}
+    for r in sorted(ratios, key=lambda r: (-ratios[r], r)):
+        firsts.setdefault(FlingBoard(W, H, DEEPEST, r).pattern, r)
+    distinct = run.best_boards()
+    assert [b.rank for b in distinct] == list(firsts.values())[:JOB["top_puzzles"]]
+    assert [p["boards"] for p in run.results["puzzles"]] == [len(images(DEEPEST, b.rank)) for b in distinct]
+    assert [p["copies"] for p in run.results["puzzles"]] == \
+        [sum(FlingBoard(W, H, DEEPEST, r).pattern == b.pattern for r in ratios) for b in distinct]
+    assert tie.patterns == len({FlingBoard(W, H, DEEPEST, r).pattern for r in tied})
+    listed = list(run.boards(DEEPEST, distinct="patterns"))  # every pattern once, its copies every board
+    assert len({b.pattern for b in listed}) == len(listed) and sum(b.copies for b in listed) == len(ratios)
+    assert len(run.best_boards("boards")) == sum(b.orbit_size for b in best)
     # summary.md and report.html say it in the same words
     sentence = str(tie)
-    assert sentence.startswith(f"{tie.boards} boards, {tie.orbits} up to symmetry, share the top ratio")
+    assert sentence.startswith(f"{tie.boards} boards, {tie.orbits} up to symmetry, {tie.patterns} pattern")
     assert sentence in run.summary
     assert sentence in Path(run.report()).read_text()
     # export: boards by default, orbits where asked

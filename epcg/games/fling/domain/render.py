@@ -28,7 +28,7 @@ from epcg.games.fling.domain.moves import DX, DY
 from epcg.games.fling.domain.rules import Board, Move
 from epcg.report.figures import save_figure
 
-__all__ = ["flight_paths", "leaving", "puzzle_figure", "save_figure"]
+__all__ = ["flight_paths", "leaving", "puzzle_figure", "save_figure", "text_strip"]
 
 BOARD_COLOUR = "#2e7d32"
 GRID_COLOUR = "#a5d6a7"
@@ -174,3 +174,30 @@ def puzzle_figure(board: Board, solution: Sequence[Move] | None = None, *,
         if width > room:
             label.set_fontsize(13 * room / width)
     return fig
+
+
+def text_strip(board: Board, moves: Sequence[Move], per_line: int = 8) -> str:
+    """``board`` and the position after each of ``moves`` side by side as text, ``per_line`` boards a line: ``o``
+    a piece, ``*`` the piece flung next, ``.`` empty; each headed by the move about to be played.
+
+    >>> b = Board.parse("o..o...")
+    >>> print(text_strip(b, [b.parse_move("a1R")]))
+    a1R      end
+    *..o...  ..o....
+    """
+    frames, b = [], board.copy()
+    for move in moves:
+        rows = str(b).splitlines()
+        y, x = divmod(move.cell, b.width)
+        rows[y] = rows[y][:x] + "*" + rows[y][x + 1:]
+        frames.append((b.move_name(move), rows))
+        b.push(move)
+    frames.append(("end", str(b).splitlines()))
+    width = max(board.width, 4) + 2
+    out = []
+    for at in range(0, len(frames), per_line):
+        row = frames[at:at + per_line]
+        out.append("".join(name.ljust(width) for name, _ in row).rstrip())
+        out += ["".join(lines[y].ljust(width) for _, lines in row).rstrip() for y in range(board.height)]
+        out.append("")
+    return "\n".join(out).rstrip()
