@@ -173,3 +173,37 @@ def test_a_run_without_its_kept_plan_says_how_to_read_it(finished, tmp_path: Pat
     (run / "manifest" / "plan.json").write_text('{"stages": [{"name": "row-000", "tasks": [[0, 0, "ten"]]}]}')
     result = epcg("status", str(run))
     assert result.returncode == 2 and "plan.json is damaged (stages.0.tasks.0" in result.stderr, result.stderr
+
+
+LOCAL = '''
+from numba import njit
+from epcg.search import ScanSpace
+
+
+@njit(cache=True)
+def score(rank):
+    return rank % 5
+
+
+SPACE = ScanSpace(max_rank=40, evaluate=score, name="local")
+'''
+
+
+@pytest.mark.slow
+def test_a_space_a_notebook_imported_from_its_directory_runs_on_workers(tmp_path: Path) -> None:
+    """A notebook (the current directory first on its path) that imported its own module may run it, on Dask
+    workers too (they import as the client did); naming it without importing it is refused in one line."""
+    (tmp_path / "localspace.py").write_text(LOCAL)
+    code = ("import epcg{imp}\nr = epcg.run({{'name': 'nb', 'space': 'localspace:SPACE', 'chunk_size': 10}}, "
+            "'run', workers=1, progress=False)\nprint(r.table()['min'].tolist())")
+    imported = python(code.format(imp=", localspace"), tmp_path)
+    assert imported.returncode == 0 and imported.stdout.strip() == "[0]", imported.stderr
+    shutil_rmtree(tmp_path / "run")
+    named = python(code.format(imp=""), tmp_path)
+    assert named.returncode == 1 and "would be imported from the current directory" in named.stderr
+
+
+def shutil_rmtree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path)
