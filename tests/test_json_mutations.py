@@ -127,7 +127,7 @@ def check(finished: tuple[Path, dict[str, Any]], data: st.DataObject) -> None:
         read_everything(copy, name, expected)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_a_mutated_json_file_is_one_line_or_the_right_answer(finished, data) -> None:
     check(finished, data)

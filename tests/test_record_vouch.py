@@ -86,10 +86,14 @@ def test_a_changed_sample_size_is_not_accepted_even_with_a_matching_digest(tmp_p
     assert without_timings(json.loads((out / "results.json").read_text())) == fresh
 
 
-CHANGES = [(FLING, key, value) for key, value in {
-    "name": "other", "description": "a note", "seed": 3, "count_sample": 25, "top_puzzles": 2, "symmetry": False,
-    "chunk_words": 1}.items()] + [(PATHS, key, value) for key, value in {
-    "name": "other", "description": "a note", "rows": ["2x2"]}.items()]
+QUICK = {"name", "description", "seed", "rows"}
+"""The keys tried in the default run (every key listed with -m slow)."""
+CHANGES = [pytest.param(job, key, value, id=f"{job['domain']}-{key}",
+                        marks=() if key in QUICK else pytest.mark.slow)
+           for job, changes in ((FLING, {"name": "other", "description": "a note", "seed": 3, "count_sample": 25,
+                                         "top_puzzles": 2, "symmetry": False, "chunk_words": 1}),
+                                (PATHS, {"name": "other", "description": "a note", "rows": ["2x2"]}))
+           for key, value in changes.items()]
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +106,7 @@ def bases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict, dic
     return found
 
 
-@pytest.mark.parametrize(("job", "key", "value"), CHANGES, ids=[f"{j['domain']}-{k}" for j, k, _ in CHANGES])
+@pytest.mark.parametrize(("job", "key", "value"), CHANGES)
 def test_which_keys_a_chunk_depends_on(bases, tmp_path: Path, job: dict[str, Any], key: str, value: Any) -> None:
     """Each key changed alone: a chunk whose output changes must get another vouch; the keys the vouch leaves
     out (OUTPUT_FREE_KEYS) must change no chunk's output."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -122,8 +123,6 @@ def test_the_api_reads_a_run_without_its_space_unless_trusted(finished, tmp_path
 def test_a_module_in_the_run_directory_is_never_imported(finished, tmp_path: Path) -> None:
     """The finding: job.toml names a module placed beside it; a user types ``python -m epcg status .`` in the
     run directory, or opens it from a notebook there (both put the directory first on sys.path)."""
-    import shutil
-
     run = tmp_path / "copy"
     shutil.copytree(finished[0], run)
     marker = tmp_path / "evil-imported.txt"
@@ -145,8 +144,6 @@ def test_a_module_in_the_run_directory_is_never_imported(finished, tmp_path: Pat
 @pytest.mark.parametrize("space", ["this:nothing", "antigravity:x", "evilmod:SPACE"])
 def test_a_space_without_its_kind_is_one_line_and_imports_nothing(finished, tmp_path: Path, space: str) -> None:
     """job.toml names a space and no domain: the kind would be the space's own word, which reading never asks."""
-    import shutil
-
     run = tmp_path / "copy"
     shutil.copytree(finished[0], run)
     marker = tmp_path / "evil-imported.txt"
@@ -163,8 +160,6 @@ def test_a_space_without_its_kind_is_one_line_and_imports_nothing(finished, tmp_
 
 def test_a_run_without_its_kept_plan_says_how_to_read_it(finished, tmp_path: Path) -> None:
     """A run of a space made before plans were kept: reading it would need the space's code to plan it."""
-    import shutil
-
     run = tmp_path / "old"
     shutil.copytree(finished[0], run)
     (run / "manifest" / "plan.json").unlink()
@@ -173,3 +168,31 @@ def test_a_run_without_its_kept_plan_says_how_to_read_it(finished, tmp_path: Pat
     (run / "manifest" / "plan.json").write_text('{"stages": [{"name": "row-000", "tasks": [[0, 0, "ten"]]}]}')
     result = epcg("status", str(run))
     assert result.returncode == 2 and "plan.json is damaged (stages.0.tasks.0" in result.stderr, result.stderr
+
+
+LOCAL = '''
+from numba import njit
+from epcg.search import ScanSpace
+
+
+@njit(cache=True)
+def score(rank):
+    return rank % 5
+
+
+SPACE = ScanSpace(max_rank=40, evaluate=score, name="local")
+'''
+
+
+@pytest.mark.slow
+def test_a_space_a_notebook_imported_from_its_directory_runs_on_workers(tmp_path: Path) -> None:
+    """A notebook (the current directory first on its path) that imported its own module may run it, on Dask
+    workers too (they import as the client did); naming it without importing it is refused in one line."""
+    (tmp_path / "localspace.py").write_text(LOCAL)
+    code = ("import epcg{imp}\nr = epcg.run({{'name': 'nb', 'space': 'localspace:SPACE', 'chunk_size': 10}}, "
+            "'run', workers=1, progress=False)\nprint(r.table()['min'].tolist())")
+    imported = python(code.format(imp=", localspace"), tmp_path)
+    assert imported.returncode == 0 and imported.stdout.strip() == "[0]", imported.stderr
+    shutil.rmtree(tmp_path / "run")
+    named = python(code.format(imp=""), tmp_path)
+    assert named.returncode == 1 and "would be imported from the current directory" in named.stderr

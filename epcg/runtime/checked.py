@@ -56,11 +56,12 @@ def check_first_slices(domain: str, job_json: str, timeout: float = 600) -> None
 
 def _main(domain: str, job_json: str) -> int:
     enable()
-    from epcg.runtime.registry import job_kind
+    from epcg.runtime.registry import job_kind, vetted
 
     kind = job_kind(domain)
     try:
-        kind.check_slice(kind.Config.model_validate(json.loads(job_json)))
+        with vetted():  # the client that started this process checked the job's space
+            kind.check_slice(kind.Config.model_validate(json.loads(job_json)))
     except (UserError, TaskFailed) as exc:
         print(" ".join(str(exc).split()), file=sys.stderr)
         return 1

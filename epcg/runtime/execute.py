@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from epcg.runtime.errors import StaleTask, TaskFailed, UserError
 from epcg.runtime.jobs import Job
 from epcg.runtime.plan import Plan, Stage, Task
-from epcg.runtime.registry import job_kind
+from epcg.runtime.registry import job_kind, vetted
 from epcg.runtime.progress import Callback, TaskEndEvent
 from epcg.runtime.shell import command
 from epcg.runtime.store import RunDir, vouch
@@ -56,7 +56,8 @@ def run_task(domain: str, job_json: str, run_path: str, fence: str | None, task:
     """
     for attempt in range(1, RETRIES + 1):
         try:
-            return _attempt(domain, job_json, run_path, fence, task)
+            with vetted():
+                return _attempt(domain, job_json, run_path, fence, task)
         except (StaleTask, UserError):
             raise
         except OSError as exc:
@@ -157,7 +158,8 @@ def _attempt(domain: str, job_json: str, run_path: str, fence: str | None, task:
 def warm_up(domain: str, job_json: str) -> float:
     """Compile (or load from numba's cache) the kernels a job uses; return seconds."""
     began = time.perf_counter()
-    job_kind(domain).warm_up(_config(domain, job_json))
+    with vetted():
+        job_kind(domain).warm_up(_config(domain, job_json))
     return time.perf_counter() - began
 
 

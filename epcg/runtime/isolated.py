@@ -36,10 +36,11 @@ def call(target: str, payload: str, what: str, timeout: float = 600) -> str:
 
 
 def _main(target: str) -> int:
-    from epcg.runtime.registry import load_object
+    from epcg.runtime.registry import load_object, vetted
 
     try:
-        answer = load_object(target)(sys.stdin.read())
+        with vetted():  # the client that started this process checked the job's space
+            answer = load_object(target)(sys.stdin.read())
     except UserError as exc:
         print(" ".join(str(exc).split()), file=sys.stderr)
         return 2

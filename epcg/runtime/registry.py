@@ -131,6 +131,21 @@ def reading(trusted: bool = False) -> Iterator[None]:
         _IMPORTS.reset(token)
 
 
+_CWD_CHECKED = contextvars.ContextVar("epcg_cwd_checked", default=True)
+
+
+@contextlib.contextmanager
+def vetted() -> Iterator[None]:
+    """Within the block (a task on a worker, a plan-time subprocess) a space is imported as the client that sent
+    the work imported it: the client refused a space found only in an implicit current directory, so the check
+    is not made again where the client's own imports (a module a notebook imported) are not at hand."""
+    token = _CWD_CHECKED.set(False)
+    try:
+        yield
+    finally:
+        _CWD_CHECKED.reset(token)
+
+
 def may_import() -> bool:
     """False while :func:`reading` a run: no space is imported, none is resolved."""
     return _IMPORTS.get()
@@ -145,7 +160,8 @@ def load_object(path: str) -> Any:
     if not may_import():
         raise Untrusted(f"space {path!r}: reading a run never imports or runs the code its job names; "
                         "--trust-space or epcg.open(DIR, trust_space=True) imports it, as 'epcg run' did")
-    _refuse_implicit_cwd(path, module_name)
+    if _CWD_CHECKED.get():
+        _refuse_implicit_cwd(path, module_name)
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # noqa: BLE001 - any import failure of user code gets one line
