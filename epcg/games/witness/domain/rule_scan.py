@@ -107,4 +107,4 @@ def render(row: RuleRow, panel: Panel):
     from epcg.games.witness.domain.render_rules import rules_figure
 
     path, count = solution_path(row, panel.rank)
-    return rules_figure(panel, path, caption=f"{count} solution(s)")
+    return rules_figure(row, panel, path, caption=f"{count} solution(s)")
