@@ -191,12 +191,14 @@ LEGEND = ("disc: start · nub: exit · broken edge: gap · hexagon: cross it · 
 
 
 def rules_figure(row: RuleRow, panel: Panel, path: Sequence[int] | None, caption: str | None = None) -> Figure:
-    """The panel and, beside it, the panel with ``path`` traced (if it has one), a caption and a legend."""
-    return rules_gallery(row, [RulesView(panel, path, caption)], columns=1)
+    """The panel and, beside it, the panel with ``path`` traced (if it has one), and a caption."""
+    return rules_gallery(row, [RulesView(panel, path, caption)], columns=1, legend=False)
 
 
-def rules_gallery(row: RuleRow, views: Sequence[RulesView], columns: int = 4, title: str | None = None) -> Figure:
-    """Many placements of one row, each as a (panel | solution) pair with its caption, ``columns`` a line."""
+def rules_gallery(row: RuleRow, views: Sequence[RulesView], columns: int = 4, title: str | None = None,
+                  legend: bool = True) -> Figure:
+    """Many placements of one row, each as a (panel | solution) pair with its caption, ``columns`` a line, under
+    a title and a line saying what each symbol means (``legend``)."""
     if not views:
         raise ValueError("gallery needs at least one panel")
     g = row.geometry
@@ -206,15 +208,16 @@ def rules_gallery(row: RuleRow, views: Sequence[RulesView], columns: int = 4, ti
     unit = 1.9 / max(pw, ph)
     gap = 0.45 / unit
     caption_h = 0.3 / unit
-    title_h = (0.45 / unit if title else 0.0) + 0.3 / unit
+    title_h = (0.45 / unit if title else 0.0) + (0.3 / unit if legend else 0.0)
     pair = 2 * pw + PAIR_GAP
     width, height = columns * (pair + gap) + gap, lines * (ph + caption_h + gap) + gap + title_h
-    fig = Figure(figsize=(max(width * unit, 7.0), height * unit), dpi=DPI)
+    shown = max(width, 7.0 / unit) if legend else width  # room for the legend's line
+    fig = Figure(figsize=(shown * unit, height * unit), dpi=DPI)
     FigureCanvasAgg(fig)
-    ax = _blank_axes(fig, max(width, 7.0 / unit), height)
+    ax = _blank_axes(fig, shown, height)
     for i, view in enumerate(views):
         r, c = divmod(i, columns)
-        ox = gap + c * (pair + gap)
+        ox = (shown - width) / 2 + gap + c * (pair + gap)
         oy = height - title_h - (r + 1) * (ph + caption_h + gap) + caption_h
         _draw(ax, row, view.panel, None, ox + MARGIN, oy + MARGIN, f"p{i}-puzzle")
         if view.path is not None:
@@ -223,8 +226,9 @@ def rules_gallery(row: RuleRow, views: Sequence[RulesView], columns: int = 4, ti
             ax.text(ox + pair / 2, oy - caption_h / 2, view.caption, ha="center", va="center", fontsize=9,
                     color=TEXT_COLOUR)
     if title:
-        ax.text(width / 2, height - 0.45 / unit / 2, title, ha="center", va="center", fontsize=12,
+        ax.text(shown / 2, height - 0.45 / unit / 2, title, ha="center", va="center", fontsize=12,
                 color=TEXT_COLOUR)
-    ax.text(width / 2, height - title_h + 0.15 / unit, LEGEND, ha="center", va="center", fontsize=6,
-            color="#555555", wrap=True)
+    if legend:
+        ax.text(shown / 2, height - title_h + 0.15 / unit, LEGEND, ha="center", va="center", fontsize=6,
+                color="#555555", wrap=True)
     return fig

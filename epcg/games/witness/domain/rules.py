@@ -15,7 +15,8 @@ Symbols and their places:
   ``negative_pieces``); ``rotate`` lets every piece turn;
 - ``start_count`` starts among ``starts`` and ``exit_count`` exits among
   ``exits``: lists of vertices or ``"corner"`` (the lower left one for starts,
-  the upper right one for exits), ``"corners"``, ``"border"``.
+  the upper right one for exits), ``"corners"``, ``"border"``, ``"any"``; a
+  fixed start is never an exit place.
 
 Rank layout, most significant first: start set, exit set, gap set, hexagon set
 (lexicographic combinations), then the cell symbols: the set of cells they take
@@ -189,8 +190,11 @@ class RuleRow:
 
     @cached_property
     def exit_places(self) -> tuple[int, ...]:
+        """The vertices ``exits`` names, less the start when it is fixed (an exit there would end every path at
+        once)."""
         g = self.geometry
-        return named_vertices(g, self.exits, g.goal)
+        fixed = self.start_places if len(self.start_places) == self.start_count else ()
+        return tuple(v for v in named_vertices(g, self.exits, g.goal) if v not in fixed)
 
     @property
     def type_counts(self) -> tuple[int, ...]:
