@@ -76,6 +76,7 @@ ROWS = {
     "hexagons with triangles 3x2": RuleRow(width=3, height=2, hexagons=1, triangles=1, triangle_counts=(1, 3)),
     "squares with stars": RuleRow(width=2, height=2, squares=1, stars=2, colours=2),
     "squares with stars 3x2": RuleRow(width=3, height=2, squares=2, stars=2, colours=2),
+    "stars with tetris": RuleRow(width=3, height=2, stars=2, tetris=1, colours=1, pieces=("#", "##")),
     "tetris with negatives and an elimination": RuleRow(width=2, height=2, tetris=1, negatives=1, eliminations=1,
                                                         pieces=("##",), negative_pieces=("#",)),
     "gaps with a free exit": RuleRow(width=2, height=2, gaps=1, exits="border"),

@@ -8,9 +8,12 @@ mark can erase them, each triangle and each pair of squares of different
 colours. Level ``i`` of ``cur`` is the AND of the first ``i`` atoms; consecutive
 placements share most of their atoms, so only the levels from the first changed
 atom are computed again (with the non-zero word spans of ``kernels._and_level``).
-The last atom's AND is counted with the early exit of ``kernels._count_and``, or,
-when stars, tetris or eliminations need a path's regions, its paths are checked
-one by one (``rule_check.path_ok``), longest first.
+The last atom's AND is counted with the early exit of ``kernels._count_and``;
+stars are checked a word at a time from the pairs' bitsets (``_stars_word``),
+and when tetris pieces or elimination marks need a path's regions, its paths
+are checked one by one (``rule_check.path_ok``), longest first. Consecutive
+ranks usually step a combination to its successor (``_increment_lex``) rather
+than unranking it.
 
 Results go to the accumulator of ``kernels.py`` (``acc = [min, n_at_min,
 solvable, nodes, exact]``, ranks and longest solutions at the minimum, the
@@ -24,10 +27,10 @@ import numpy as np
 from numba import njit
 
 from epcg.combinatorics.binomial import BINOMIAL
-from epcg.combinatorics.bits import ctz
-from epcg.combinatorics.combinations import _unrank_lex
+from epcg.combinatorics.bits import ctz, popcount
+from epcg.combinatorics.combinations import _increment_lex, _unrank_lex
 from epcg.games.witness.domain.kernels import _and_level, _count_and, _keep, _ones, _record
-from epcg.games.witness.domain.rule_check import SQUARE, TRIANGLE, path_ok
+from epcg.games.witness.domain.rule_check import SQUARE, STAR, TRIANGLE, path_ok
 
 # spec fields
 NSP, SC, NXP, XC, EDGES, GK, NPOS, HK, NCELLS, N = range(10)
@@ -37,9 +40,13 @@ VALUES = 16
 CELL_BITSETS = 22
 """1 when triangles and squares are ANDed as bitsets (no elimination mark can erase them)."""
 CHECK = 23
-"""1 when paths are checked one by one (stars, tetris, negatives or eliminations)."""
+"""1 when paths are checked one by one (tetris, negatives or eliminations)."""
 NPIECES = 24
-SPEC_SIZE = 25
+STAR_BITSETS = 25
+"""1 when stars are checked word by word from the pairs' bitsets (no elimination mark can erase them)."""
+SPEC_SIZE = 26
+
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 _ONE = np.uint64(1)
 
@@ -71,6 +78,16 @@ def _arrangement(index, counts, n, out):
             left[t] += 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _next_combination(rank, before, n, k, items):
+    """``items[:k]`` = combination ``rank`` of ``n``: the successor of combination ``before`` when it follows
+    it (ranks are walked in order), else unranked."""
+    if before >= 0 and rank == before + 1:
+        _increment_lex(items, n, k)
+    else:
+        _unrank_lex(rank, n, k, items)
+
+
 @njit(cache=True, nogil=True)
 def _decode(rank, spec, radices, tri_values, digits, sel, cells, types, values):
     """Decode the parts of ``rank`` whose digit differs from ``digits`` (updated); ``sel`` holds the start,
@@ -82,14 +99,14 @@ def _decode(rank, spec, radices, tri_values, digits, sel, cells, types, values):
         rest //= radices[i]
     n = spec[N]
     if new[2] != digits[2] and spec[GK] > 0:
-        _unrank_lex(new[2], spec[EDGES], spec[GK], sel[2:])
+        _next_combination(new[2], digits[2], spec[EDGES], spec[GK], sel[2:])
     if new[3] != digits[3] and spec[HK] > 0:
-        _unrank_lex(new[3], spec[NPOS], spec[HK], sel[2 + spec[GK]:])
+        _next_combination(new[3], digits[3], spec[NPOS], spec[HK], sel[2 + spec[GK]:])
     sel[0] = new[0]
     sel[1] = new[1]
     if n > 0:
         if new[4] != digits[4]:
-            _unrank_lex(new[4], spec[NCELLS], n, cells)
+            _next_combination(new[4], digits[4], spec[NCELLS], n, cells)
         if new[5] != digits[5]:
             _arrangement(new[5], spec[COUNTS:COUNTS + 6], n, types)
         v = new[6]
@@ -128,15 +145,49 @@ def _atoms(spec, offsets, pair_index, sel, cells, types, values, atoms):
     return a
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _stars_word(w, rows, pairs, pair_index, n, cells, types, values):
+    """The paths of word ``w`` on which every star's region holds exactly one other square or star of its colour:
+    for each star, the OR over those symbols ``t`` of "with ``t``, apart from the others" (``pairs``: the first
+    row of the pairs' bitsets)."""
+    x = _ALL
+    for i in range(n):
+        if types[i] != STAR:
+            continue
+        y = np.uint64(0)
+        for j in range(n):
+            if j == i or (types[j] != STAR and types[j] != SQUARE) or values[j] != values[i]:
+                continue
+            z = ~rows[pairs + pair_index[cells[i], cells[j]], w]
+            for k in range(n):
+                if k == i or k == j or (types[k] != STAR and types[k] != SQUARE) or values[k] != values[i]:
+                    continue
+                z &= rows[pairs + pair_index[cells[i], cells[k]], w]
+            y |= z
+        x &= y
+    return x
+
+
 @njit(cache=True, nogil=True)
-def _checked(cur, span, level, spec, regions, touch, cells, types, values, voff, place, vsize, limit, scratch):
-    """``(count, first)`` of the paths of ``cur[level]`` that satisfy the cell symbols, stopping above
-    ``limit``; ``first`` is the lowest (longest) one, -1 if none."""
+def _checked(cur, span, level, rows, spec, offsets, pair_index, regions, touch, cells, types, values, voff, place,
+             vsize, limit, scratch):
+    """``(count, first)`` of the paths of ``cur[level]`` that satisfy the stars (word by word) and the other cell
+    symbols (path by path), stopping above ``limit``; ``first`` is the lowest (longest) one, -1 if none."""
     n = spec[N]
     count = 0
     first = -1
     for w in range(span[level, 0], span[level, 1]):
         x = cur[level, w]
+        if spec[STAR_BITSETS]:
+            x &= _stars_word(w, rows, offsets[5], pair_index, n, cells, types, values)
+        if not spec[CHECK]:
+            if x != 0:
+                if first < 0:
+                    first = w * 64 + ctz(x)
+                count += popcount(x)
+                if count > limit:
+                    return count, first
+            continue
         while x != 0:
             b = ctz(x)
             x &= x - _ONE
@@ -186,10 +237,10 @@ def scan_rules(rows, spec, radices, tri_values, offsets, pair_index, num_paths, 
         exact = max(limit, acc[4])
         if hist is not None:
             exact = max(exact, hist.shape[0] - 1)
-        if spec[CHECK]:
+        if spec[CHECK] or spec[STAR_BITSETS]:
             _and_level(cur, span, m - 1, rows, atoms[m - 1])
-            count, first = _checked(cur, span, m, spec, regions, touch, cells, types, values, voff, place, vsize,
-                                    exact, scratch)
+            count, first = _checked(cur, span, m, rows, spec, offsets, pair_index, regions, touch, cells, types,
+                                    values, voff, place, vsize, exact, scratch)
         else:
             count, first = _count_and(cur, m - 1, rows, atoms[m - 1], np.uint64(span[m - 1, 0]),
                                       np.uint64(span[m - 1, 1]), exact)
@@ -225,6 +276,8 @@ def solve_rank(rank, rows, spec, radices, tri_values, offsets, pair_index, num_p
         x = rows[atoms[0], w]
         for i in range(1, m):
             x &= rows[atoms[i], w]
+        if spec[STAR_BITSETS]:
+            x &= _stars_word(w, rows, offsets[5], pair_index, n, cells, types, values)
         while x != 0:
             p = w * 64 + ctz(x)
             x &= x - _ONE

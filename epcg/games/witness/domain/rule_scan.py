@@ -20,7 +20,8 @@ import numpy as np
 
 from epcg.games.witness.domain.pieces import parse_piece, placement_masks
 from epcg.games.witness.domain.rule_kernel import (
-    CELL_BITSETS, CHECK, COUNTS, EDGES, GK, HK, N, NCELLS, NPIECES, NPOS, NSP, NXP, SC, SPEC_SIZE, VALUES, XC,
+    CELL_BITSETS, CHECK, COUNTS, EDGES, GK, HK, N, NCELLS, NPIECES, NPOS, NSP, NXP, SC, SPEC_SIZE, STAR_BITSETS,
+    VALUES, XC,
     count_rank, scan_rules, solve_rank)
 from epcg.games.witness.domain.rule_tables import Tables, tables_for, universe_for
 from epcg.games.witness.domain.rules import Panel, RuleRow, decode
@@ -59,7 +60,8 @@ def compiled(row: RuleRow) -> Compiled:
     spec[COUNTS:COUNTS + 6] = row.type_counts
     spec[VALUES:VALUES + 6] = row.type_values
     spec[CELL_BITSETS] = row.eliminations == 0
-    spec[CHECK] = bool(row.stars or row.eliminations or row.tetris or row.negatives)
+    spec[CHECK] = bool(row.eliminations or row.tetris or row.negatives)
+    spec[STAR_BITSETS] = row.stars > 0 and row.eliminations == 0
     spec[NPIECES] = len(row.pieces)
     variants = [parse_piece(text) for piece in row.piece_variants for text in piece]
     voff = np.cumsum([0] + [len(piece) for piece in row.piece_variants]).astype(np.int64)
