@@ -1,7 +1,8 @@
 """The scan of a rules row, compiled: every placement of a rank range, its solution count and longest solution.
 
-Ranks are walked in order and decoded incrementally (``rules.py`` gives the
-layout): only the parts of the rank that changed are decoded again. A placement
+Ranks are walked in order (``rules.py`` gives the layout): the first is
+decoded, each next one stepped from it like an odometer (``_step``), so only
+the parts that changed move, a combination to its successor. A placement
 becomes a list of *atoms*, rows of the row's bitset table (``rule_tables.py``):
 its start set, its exit set, each gap, each hexagon and, when no elimination
 mark can erase them, each triangle and each pair of squares of different
@@ -11,9 +12,7 @@ atom are computed again (with the non-zero word spans of ``kernels._and_level``)
 The last atom's AND is counted with the early exit of ``kernels._count_and``;
 stars are checked a word at a time from the pairs' bitsets (``_stars_word``),
 and when tetris pieces or elimination marks need a path's regions, its paths
-are checked one by one (``rule_check.path_ok``), longest first. Consecutive
-ranks usually step a combination to its successor (``_increment_lex``) rather
-than unranking it.
+are checked one by one (``rule_check.path_ok``), longest first.
 
 Results go to the accumulator of ``kernels.py`` (``acc = [min, n_at_min,
 solvable, nodes, exact]``, ranks and longest solutions at the minimum, the
@@ -78,45 +77,87 @@ def _arrangement(index, counts, n, out):
             left[t] += 1
 
 
+@njit(cache=True, nogil=True)
+def _decode(rank, spec, radices, tri_values, digits, sel, cells, types, vidx, values):
+    """Decode ``rank`` whole: its ``digits`` (the parts of the layout), ``sel`` (``[0]``: start set, ``[1]``: exit
+    set, then the gaps, then the hexagons), the cells, types, value indices ``vidx`` and values of its cell
+    symbols."""
+    rest = rank
+    for i in range(6, -1, -1):
+        digits[i] = rest % radices[i]
+        rest //= radices[i]
+    sel[0] = digits[0]
+    sel[1] = digits[1]
+    if spec[GK] > 0:
+        _unrank_lex(digits[2], spec[EDGES], spec[GK], sel[2:])
+    if spec[HK] > 0:
+        _unrank_lex(digits[3], spec[NPOS], spec[HK], sel[2 + spec[GK]:])
+    n = spec[N]
+    if n > 0:
+        _unrank_lex(digits[4], spec[NCELLS], n, cells)
+        _arrangement(digits[5], spec[COUNTS:COUNTS + 6], n, types)
+        v = digits[6]
+        for i in range(n - 1, -1, -1):
+            radix = spec[VALUES + types[i]]
+            vidx[i] = v % radix
+            v //= radix
+    _values(n, types, vidx, tri_values, values)
+
+
 @njit(cache=True, nogil=True, inline="always")
-def _next_combination(rank, before, n, k, items):
-    """``items[:k]`` = combination ``rank`` of ``n``: the successor of combination ``before`` when it follows
-    it (ranks are walked in order), else unranked."""
-    if before >= 0 and rank == before + 1:
-        _increment_lex(items, n, k)
-    else:
-        _unrank_lex(rank, n, k, items)
+def _values(n, types, vidx, tri_values, values):
+    for i in range(n):
+        values[i] = tri_values[vidx[i]] if types[i] == TRIANGLE else vidx[i]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _first(items, k):
+    for j in range(k):
+        items[j] = j
 
 
 @njit(cache=True, nogil=True)
-def _decode(rank, spec, radices, tri_values, digits, sel, cells, types, values):
-    """Decode the parts of ``rank`` whose digit differs from ``digits`` (updated); ``sel`` holds the start,
-    exit, gap and hexagon choices (``[0]``: start set, ``[1]``: exit set, then gaps, then hexagons)."""
-    rest = rank
-    new = np.empty(7, dtype=np.int64)
-    for i in range(6, -1, -1):
-        new[i] = rest % radices[i]
-        rest //= radices[i]
+def _step(spec, radices, tri_values, digits, sel, cells, types, vidx, values):
+    """Advance a decoded rank to the next one without a division: the last digit steps, carrying into the ones
+    before it; a part that steps moves to its successor, the parts after it start again from their first."""
+    d = 6
+    digits[6] += 1
+    while d > 0 and digits[d] == radices[d]:
+        digits[d] = 0
+        d -= 1
+        digits[d] += 1
+    sel[0] = digits[0]
+    sel[1] = digits[1]
     n = spec[N]
-    if new[2] != digits[2] and spec[GK] > 0:
-        _next_combination(new[2], digits[2], spec[EDGES], spec[GK], sel[2:])
-    if new[3] != digits[3] and spec[HK] > 0:
-        _next_combination(new[3], digits[3], spec[NPOS], spec[HK], sel[2 + spec[GK]:])
-    sel[0] = new[0]
-    sel[1] = new[1]
-    if n > 0:
-        if new[4] != digits[4]:
-            _next_combination(new[4], digits[4], spec[NCELLS], n, cells)
-        if new[5] != digits[5]:
-            _arrangement(new[5], spec[COUNTS:COUNTS + 6], n, types)
-        v = new[6]
-        for i in range(n - 1, -1, -1):
-            radix = spec[VALUES + types[i]]
-            values[i] = v % radix
-            v //= radix
-            if types[i] == TRIANGLE:
-                values[i] = tri_values[values[i]]
-    digits[:] = new
+    if d <= 2 and spec[GK] > 0:
+        if d == 2:
+            _increment_lex(sel[2:], spec[EDGES], spec[GK])
+        else:
+            _first(sel[2:], spec[GK])
+    if d <= 3 and spec[HK] > 0:
+        if d == 3:
+            _increment_lex(sel[2 + spec[GK]:], spec[NPOS], spec[HK])
+        else:
+            _first(sel[2 + spec[GK]:], spec[HK])
+    if n == 0:
+        return
+    if d <= 4:
+        if d == 4:
+            _increment_lex(cells, spec[NCELLS], n)
+        else:
+            _first(cells, n)
+    if d <= 5:
+        _arrangement(digits[5], spec[COUNTS:COUNTS + 6], n, types)
+    if d <= 5:
+        vidx[:] = 0
+    else:
+        i = n - 1
+        vidx[i] += 1
+        while i > 0 and vidx[i] == spec[VALUES + types[i]]:
+            vidx[i] = 0
+            i -= 1
+            vidx[i] += 1
+    _values(n, types, vidx, tri_values, values)
 
 
 @njit(cache=True, nogil=True)
@@ -213,10 +254,11 @@ def scan_rules(rows, spec, radices, tri_values, offsets, pair_index, num_paths, 
     span = np.zeros((most + 1, 2), dtype=np.int64)
     _ones(cur[0], num_paths)
     span[0, 1] = W
-    digits = np.full(7, -1, dtype=np.int64)
+    digits = np.zeros(7, dtype=np.int64)
     sel = np.zeros(2 + spec[GK] + spec[HK], dtype=np.int64)
     cells = np.zeros(max(n, 1), dtype=np.int64)
     types = np.zeros(max(n, 1), dtype=np.int64)
+    vidx = np.zeros(max(n, 1), dtype=np.int64)
     values = np.zeros(max(n, 1), dtype=np.int64)
     atoms = np.zeros(most, dtype=np.int64)
     before = np.full(most, -1, dtype=np.int64)
@@ -224,7 +266,10 @@ def scan_rules(rows, spec, radices, tri_values, offsets, pair_index, num_paths, 
     valid = 0  # levels of cur that hold the ANDs of ``before``'s atoms
     solvable = 0
     for r in range(start, stop):
-        _decode(r, spec, radices, tri_values, digits, sel, cells, types, values)
+        if r == start:
+            _decode(r, spec, radices, tri_values, digits, sel, cells, types, vidx, values)
+        else:
+            _step(spec, radices, tri_values, digits, sel, cells, types, vidx, values)
         m = _atoms(spec, offsets, pair_index, sel, cells, types, values, atoms)
         same = 0
         while same < m - 1 and same < valid and atoms[same] == before[same]:
@@ -262,14 +307,15 @@ def solve_rank(rank, rows, spec, radices, tri_values, offsets, pair_index, num_p
     """The paths solving the placement of ``rank`` into ``out`` (ascending, while they fit); returns how many."""
     W = rows.shape[1]
     n = spec[N]
-    digits = np.full(7, -1, dtype=np.int64)
+    digits = np.zeros(7, dtype=np.int64)
     sel = np.zeros(2 + spec[GK] + spec[HK], dtype=np.int64)
     cells = np.zeros(max(n, 1), dtype=np.int64)
     types = np.zeros(max(n, 1), dtype=np.int64)
+    vidx = np.zeros(max(n, 1), dtype=np.int64)
     values = np.zeros(max(n, 1), dtype=np.int64)
     atoms = np.zeros(2 + spec[GK] + spec[HK] + n + n * (n - 1) // 2, dtype=np.int64)
     scratch = np.zeros((3, max(n, 1)), dtype=np.int64)
-    _decode(rank, spec, radices, tri_values, digits, sel, cells, types, values)
+    _decode(rank, spec, radices, tri_values, digits, sel, cells, types, vidx, values)
     m = _atoms(spec, offsets, pair_index, sel, cells, types, values, atoms)
     found = 0
     for w in range(W):
