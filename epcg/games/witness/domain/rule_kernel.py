@@ -186,31 +186,43 @@ def _atoms(spec, offsets, pair_index, sel, cells, types, values, atoms):
     return a
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _stars_word(w, rows, pairs, pair_index, n, cells, types, values):
-    """The paths of word ``w`` on which every star's region holds exactly one other square or star of its colour:
-    for each star, the OR over those symbols ``t`` of "with ``t``, apart from the others" (``pairs``: the first
-    row of the pairs' bitsets)."""
-    x = _ALL
+@njit(cache=True, nogil=True)
+def _star_partners(n, offsets, pair_index, cells, types, values, partners, counts):
+    """For each star ``s`` (numbered in cell order), the bitset rows ``partners[s, :counts[s]]`` of the pairs it
+    forms with the other squares and stars of its colour; returns the number of stars."""
+    ns = 0
     for i in range(n):
         if types[i] != STAR:
             continue
-        y = np.uint64(0)
+        c = 0
         for j in range(n):
-            if j == i or (types[j] != STAR and types[j] != SQUARE) or values[j] != values[i]:
-                continue
-            z = ~rows[pairs + pair_index[cells[i], cells[j]], w]
-            for k in range(n):
-                if k == i or k == j or (types[k] != STAR and types[k] != SQUARE) or values[k] != values[i]:
-                    continue
-                z &= rows[pairs + pair_index[cells[i], cells[k]], w]
-            y |= z
-        x &= y
+            if j != i and (types[j] == STAR or types[j] == SQUARE) and values[j] == values[i]:
+                partners[ns, c] = offsets[5] + pair_index[cells[i], cells[j]]
+                c += 1
+        counts[ns] = c
+        ns += 1
+    return ns
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _stars_word(w, rows, ns, partners, counts):
+    """The paths of word ``w`` on which every star's region holds exactly one of its partners: for each star,
+    ``one`` tracks "exactly one partner so far in its region" and ``none`` "no partner so far" (a partner's row
+    holds the paths that separate it from the star)."""
+    x = _ALL
+    for s in range(ns):
+        none = _ALL
+        one = np.uint64(0)
+        for j in range(counts[s]):
+            apart = rows[partners[s, j], w]
+            one = (one & apart) | (none & ~apart)
+            none &= apart
+        x &= one
     return x
 
 
 @njit(cache=True, nogil=True)
-def _checked(cur, span, level, rows, spec, offsets, pair_index, regions, touch, cells, types, values, voff, place,
+def _checked(cur, span, level, rows, spec, ns, partners, counts, regions, touch, cells, types, values, voff, place,
              vsize, limit, scratch):
     """``(count, first)`` of the paths of ``cur[level]`` that satisfy the stars (word by word) and the other cell
     symbols (path by path), stopping above ``limit``; ``first`` is the lowest (longest) one, -1 if none."""
@@ -219,8 +231,8 @@ def _checked(cur, span, level, rows, spec, offsets, pair_index, regions, touch, 
     first = -1
     for w in range(span[level, 0], span[level, 1]):
         x = cur[level, w]
-        if spec[STAR_BITSETS]:
-            x &= _stars_word(w, rows, offsets[5], pair_index, n, cells, types, values)
+        if ns > 0:
+            x &= _stars_word(w, rows, ns, partners, counts)
         if not spec[CHECK]:
             if x != 0:
                 if first < 0:
@@ -263,6 +275,8 @@ def scan_rules(rows, spec, radices, tri_values, offsets, pair_index, num_paths, 
     atoms = np.zeros(most, dtype=np.int64)
     before = np.full(most, -1, dtype=np.int64)
     scratch = np.zeros((3, max(n, 1)), dtype=np.int64)
+    partners = np.zeros((max(n, 1), max(n, 1)), dtype=np.int64)
+    counts = np.zeros(max(n, 1), dtype=np.int64)
     valid = 0  # levels of cur that hold the ANDs of ``before``'s atoms
     solvable = 0
     for r in range(start, stop):
@@ -283,8 +297,10 @@ def scan_rules(rows, spec, radices, tri_values, offsets, pair_index, num_paths, 
         if hist is not None:
             exact = max(exact, hist.shape[0] - 1)
         if spec[CHECK] or spec[STAR_BITSETS]:
+            ns = _star_partners(n, offsets, pair_index, cells, types, values, partners, counts) \
+                if spec[STAR_BITSETS] else 0
             _and_level(cur, span, m - 1, rows, atoms[m - 1])
-            count, first = _checked(cur, span, m, rows, spec, offsets, pair_index, regions, touch, cells, types,
+            count, first = _checked(cur, span, m, rows, spec, ns, partners, counts, regions, touch, cells, types,
                                     values, voff, place, vsize, exact, scratch)
         else:
             count, first = _count_and(cur, m - 1, rows, atoms[m - 1], np.uint64(span[m - 1, 0]),
@@ -317,13 +333,16 @@ def solve_rank(rank, rows, spec, radices, tri_values, offsets, pair_index, num_p
     scratch = np.zeros((3, max(n, 1)), dtype=np.int64)
     _decode(rank, spec, radices, tri_values, digits, sel, cells, types, vidx, values)
     m = _atoms(spec, offsets, pair_index, sel, cells, types, values, atoms)
+    partners = np.zeros((max(n, 1), max(n, 1)), dtype=np.int64)
+    counts = np.zeros(max(n, 1), dtype=np.int64)
+    ns = _star_partners(n, offsets, pair_index, cells, types, values, partners, counts) if spec[STAR_BITSETS] else 0
     found = 0
     for w in range(W):
         x = rows[atoms[0], w]
         for i in range(1, m):
             x &= rows[atoms[i], w]
-        if spec[STAR_BITSETS]:
-            x &= _stars_word(w, rows, offsets[5], pair_index, n, cells, types, values)
+        if ns > 0:
+            x &= _stars_word(w, rows, ns, partners, counts)
         while x != 0:
             p = w * 64 + ctz(x)
             x &= x - _ONE
