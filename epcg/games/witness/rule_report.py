@@ -61,7 +61,8 @@ def figures(config: Any, results: dict[str, Any], run: RunDir) -> list[Path]:
         for i in order:
             rank = int(ranks[i])
             path, count = solution_path(row, rank)
-            views.append(RulesView(decode(row, rank), path, f"rank {rank:,} · {count} sol. · {int(longest[i])} edges"))
+            caption = f"rank {rank:,} · {count} sol. · {int(longest[i])} edges"
+            views.append(RulesView(decode(row, rank), path, caption))
         title = (f"{row.name}: {result['puzzles_at_min']:,} placements with {result['min_solutions']} solution(s)"
                  + (f", first {len(views)} shown" if result["puzzles_at_min"] > len(views) else ""))
         written += save_figure(rules_gallery(row, views, columns=4, title=title), run.figures_dir / f"rules-{row.name}")

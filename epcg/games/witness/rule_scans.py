@@ -25,7 +25,7 @@ import pydantic
 
 from epcg.games.witness.domain.rule_scan import puzzle_space, solution_path
 from epcg.games.witness.domain.rule_tables import MAX_PATHS, universe_size
-from epcg.games.witness.domain.rules import RuleRow, decode
+from epcg.games.witness.domain.rules import COLOUR_NAMES, RuleRow, decode
 from epcg.games.witness.rows import MAX_PUZZLES
 from epcg.kinds.base import JobConfig, stage_records
 from epcg.kinds.keep import Keeps, store_kept
@@ -212,14 +212,13 @@ def decoded(row: RuleRow, rank: int) -> dict[str, Any]:
     panel = decode(row, rank)
     g = row.geometry
     path, count = solution_path(row, rank)
-    colours = ("black", "white", "red", "blue", "yellow", "green", "orange", "purple")
     symbols = []
     for cell, kind, value in panel.cell_symbols:
         entry: dict[str, Any] = {"cell": list(g.cell_xy(cell)), "symbol": kind}
         if kind == "triangle":
             entry["count"] = value
         elif kind in ("square", "star"):
-            entry["colour"] = colours[value]
+            entry["colour"] = COLOUR_NAMES[value]
         elif kind in ("tetris", "negative"):
             entry["piece"] = (row.pieces if kind == "tetris" else row.negative_pieces)[value]
         symbols.append(entry)

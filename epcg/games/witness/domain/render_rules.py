@@ -34,11 +34,10 @@ from epcg.games.witness.domain.render import (CROSS_COLOUR, GRID_COLOUR, HEX_RAD
 from epcg.games.witness.domain.rules import Panel, RuleRow
 from epcg.report.figures import DPI
 
-__all__ = ["COLOURS", "COLOUR_NAMES", "RulesView", "rules_figure", "rules_gallery"]
+__all__ = ["COLOURS", "RulesView", "rules_figure", "rules_gallery"]
 
 COLOURS = ("#000000", "#ffffff", "#e53935", "#1e88e5", "#fdd835", "#43a047", "#fb8c00", "#8e24aa")
-"""Square and star colours, by colour index."""
-COLOUR_NAMES = ("black", "white", "red", "blue", "yellow", "green", "orange", "purple")
+"""How each of ``rules.COLOUR_NAMES`` is drawn."""
 TRIANGLE_COLOUR = "#ff9800"
 PIECE_COLOUR = "#ffd54f"
 NEGATIVE_COLOUR = "#42a5f5"
@@ -143,8 +142,9 @@ def _symbols(ax: Axes, row: RuleRow, panel: Panel, ox: float, oy: float, gid: st
     g = panel.geometry
     for p in panel.hexagons:
         x, y, vertical = _position_xy(g, p)
-        ax.add_patch(RegularPolygon((ox + x, oy + y), 6, radius=HEX_RADIUS, orientation=0.0 if vertical else math.pi / 6,
-                                    facecolor=CROSS_COLOUR, edgecolor="none", zorder=2, gid=f"{gid}-cross-{p}"))
+        ax.add_patch(RegularPolygon((ox + x, oy + y), 6, radius=HEX_RADIUS,
+                                    orientation=0.0 if vertical else math.pi / 6, facecolor=CROSS_COLOUR,
+                                    edgecolor="none", zorder=2, gid=f"{gid}-cross-{p}"))
     for cell, kind, value in panel.cell_symbols:
         cx, cy = g.cell_xy(cell)
         x, y = ox + cx + 0.5, oy + cy + 0.5

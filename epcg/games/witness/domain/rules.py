@@ -52,7 +52,9 @@ COUNT_KEYS = ("triangles", "squares", "stars", "eliminations", "tetris", "negati
 """The row key holding how many of each cell type (same order as ``CELL_TYPES``)."""
 PLACES = ("corner", "corners", "border", "any")
 """Named vertex sets for ``starts`` and ``exits``."""
-MAX_COLOURS = 8
+COLOUR_NAMES = ("black", "white", "red", "blue", "yellow", "green", "orange", "purple")
+"""Square and star colours, by colour index."""
+MAX_COLOURS = len(COLOUR_NAMES)
 
 
 @dataclass(frozen=True)
@@ -158,8 +160,9 @@ class RuleRow:
         if self.gaps > g.num_edges:
             raise ValueError(f"gaps = {self.gaps}: a {self.width}x{self.height} board has {g.num_edges} edges")
         if self.cell_count > g.num_cells:
-            raise ValueError(f"{self.cell_count} cell symbols ({', '.join(f'{k} = {getattr(self, k)}' for k in COUNT_KEYS if getattr(self, k))}): "
-                             f"a {self.width}x{self.height} board has {g.num_cells} cells")
+            counts = ", ".join(f"{k} = {getattr(self, k)}" for k in COUNT_KEYS if getattr(self, k))
+            raise ValueError(f"{self.cell_count} cell symbols ({counts}): a {self.width}x{self.height} board has "
+                             f"{g.num_cells} cells")
         if not self.triangle_counts or any(c not in (1, 2, 3) for c in self.triangle_counts) \
                 or len(set(self.triangle_counts)) != len(self.triangle_counts):
             raise ValueError(f"triangle_counts = {list(self.triangle_counts)}: a triangle shows 1, 2 or 3 "
