@@ -137,6 +137,42 @@ def plan(config: Config) -> Plan:
     return Plan(tuple(stages))
 
 
+SAMPLE_SLICES = 8
+"""Evenly spaced slices of a row's ranks timed by :func:`estimate`."""
+SAMPLE_WIDTH = 512
+"""Placements per slice (fewer if the row is smaller)."""
+
+
+def estimate(config: Config) -> dict:
+    """Per row: memory for its tables, the CPU seconds of building them (every worker does, once) and of its
+    scan, from a few slices of its ranks timed in this process (CPU seconds of this thread)."""
+    import time
+
+    from epcg.games.witness.domain.rule_scan import compiled
+    from epcg.runtime.estimate import StageCost
+
+    reductions = config.reductions()
+    scan_range(puzzle_space(RuleRow(width=1, height=1, triangles=1)), 0, 1, reductions)  # compile before timing
+    out = {}
+    for row in config.parsed_rows():
+        began = time.thread_time()
+        space = puzzle_space(row)
+        setup = time.thread_time() - began
+        width = max(1, min(SAMPLE_WIDTH, row.max_rank // SAMPLE_SLICES))
+        starts = sorted({row.max_rank * i // SAMPLE_SLICES for i in range(SAMPLE_SLICES)})
+        began = time.thread_time()
+        sampled = 0
+        for a in starts:
+            stop = min(a + width, row.max_rank)
+            scan_range(space, a, stop, reductions)
+            sampled += stop - a
+        per = (time.thread_time() - began) / max(sampled, 1)
+        t = compiled(row).tables
+        memory = t.rows.nbytes + t.regions.nbytes + t.touch.nbytes + t.lengths.nbytes
+        out[row.name] = StageCost(peak_memory=2 * memory, cpu_seconds=per * row.max_rank, setup_seconds=setup)
+    return out
+
+
 def warm_up(config: Config) -> None:
     """Compile the kernels on a tiny row (numba caches them on disk), then build every row's tables."""
     tiny = RuleRow(width=1, height=1, triangles=1)
