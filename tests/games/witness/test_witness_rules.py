@@ -142,3 +142,16 @@ def test_fit_with_negatives() -> None:
     assert not fit(pos, 1, neg, 0, np.uint64(0b1001), voff, place, vsize, 4)      # two cells that do not touch
     assert fit(pos, 0, neg, 0, np.uint64(0b1111), voff, place, vsize, 4)          # no piece: nothing to fill
     assert not fit(pos, 0, neg, 1, np.uint64(0b1111), voff, place, vsize, 4)      # a negative alone
+
+
+@pytest.mark.slow
+def test_four_triangles_leave_one_solution_on_4x4() -> None:
+    """The docs' table: on 4x4, three triangles never leave one solution, four do on 110 panels (two of them
+    recounted by the reference)."""
+    three = RuleRow(width=4, height=4, triangles=3)
+    assert scan_range(puzzle_space(three), 0, three.max_rank, REDUCTIONS).argmin.value == 6
+    row = RuleRow(width=4, height=4, triangles=4)
+    part = scan_range(puzzle_space(row), 0, row.max_rank, REDUCTIONS)
+    assert (part.argmin.value, len(part.argmin.ranks)) == (1, 110)
+    for rank in part.argmin.ranks[[0, -1]].tolist():
+        assert reference.count(decode(row, rank), row) == 1
