@@ -371,6 +371,21 @@ def _union_error(errors: list[dict]) -> str | None:
             f"(got {got if len(got) <= 80 else got[:77] + '...'})")
 
 
+def _model_at(model: Any, loc: tuple) -> Any:
+    """The pydantic model whose keys sit at ``loc`` under ``model`` (a row's table inside ``rows``), or None."""
+    for part in loc:
+        if isinstance(part, int):
+            continue  # an item of a list: the same annotation's argument, below
+        fields = getattr(model, "model_fields", {})
+        if part not in fields:
+            return None
+        model = fields[part].annotation
+        while typing.get_args(model) and not (isinstance(model, type) and issubclass(model, pydantic.BaseModel)):
+            inner = [a for a in typing.get_args(model) if isinstance(a, type) and issubclass(a, pydantic.BaseModel)]
+            model = inner[0] if inner else typing.get_args(model)[0]
+    return model if isinstance(model, type) and issubclass(model, pydantic.BaseModel) else None
+
+
 def describe_error(exc: pydantic.ValidationError, model: type[pydantic.BaseModel]) -> str:
     """One line for the first validation error, naming the key and what is allowed."""
     errors = exc.errors()
@@ -380,7 +395,8 @@ def describe_error(exc: pydantic.ValidationError, model: type[pydantic.BaseModel
         return union
     loc = ".".join(str(part) for part in err["loc"]) or "job"
     if err["type"] == "extra_forbidden":
-        allowed = ", ".join(model.model_fields)
+        allowed = ", ".join(getattr(_model_at(model, tuple(err["loc"][:-1])), "model_fields", None)
+                            or model.model_fields)
         if loc in ("keep", "keep_cap"):
             return (f"unknown key {loc!r}: this kind of job has no score bands to keep (keep is a key of witness "
                     f"must-cross, regions and joint jobs, fling jobs and scan jobs; allowed keys: {allowed})")

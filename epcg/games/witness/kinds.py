@@ -1,10 +1,11 @@
 """The ``witness`` job kind: the scans of :mod:`epcg.games.witness.scans`, the triple panels of
-:mod:`epcg.games.witness.triples` and the unique covers of :mod:`epcg.games.witness.unique_cover`,
-chosen by the job file's ``kind``.
+:mod:`epcg.games.witness.triples`, the unique covers of :mod:`epcg.games.witness.unique_cover` and the
+panels of the game's own symbols of :mod:`epcg.games.witness.rule_scans`, chosen by the job file's ``kind``.
 
 A job file with ``domain = "witness"`` and ``kind = "triple"`` is a triple-panel
 search (paper Algorithm 6), ``kind = "unique-cover"`` a search for the fewest
-must-cross hexagons leaving one solution (branch and bound over paths); any
+must-cross hexagons leaving one solution (branch and bound over paths), ``kind = "rules"``
+a scan of panels with any mix of the game's symbols; any
 other ``kind`` (paths, must-cross, regions, joint) a scan (Algorithm 1). Each
 module keeps its own schema; this one only picks the module, from the job's
 data when validating and from the config's type afterwards.
@@ -21,13 +22,14 @@ from typing import Any, get_args
 
 import pydantic
 
+from epcg.games.witness import rule_scans as witness_rules
 from epcg.games.witness import scans as witness
 from epcg.games.witness import triples as witness_triple
 from epcg.games.witness import unique_cover as witness_cover
 from epcg.runtime.plan import Plan, Task
 from epcg.runtime.store import RunDir
 
-_MODULES: dict[str, ModuleType] = {"triple": witness_triple, "unique-cover": witness_cover}
+_MODULES: dict[str, ModuleType] = {"triple": witness_triple, "unique-cover": witness_cover, "rules": witness_rules}
 """The kinds that are not scans, and their modules."""
 
 
@@ -52,7 +54,7 @@ class Config:
     """The schema of a Witness job: that of the module its ``kind`` names (a scan's for every other kind)."""
 
     model_fields = {**witness.Config.model_fields, **witness_triple.Config.model_fields,
-                    **witness_cover.Config.model_fields}
+                    **witness_cover.Config.model_fields, **witness_rules.Config.model_fields}
     """Every key either schema allows (for error messages)."""
 
     @staticmethod

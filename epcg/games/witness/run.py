@@ -1,7 +1,7 @@
 """A Witness run as a Python object: its puzzles row by row (or a triple run's sets), and its part of report.html.
 
 >>> [t.__name__ for t in WitnessRun.found_types]
-['WitnessPuzzle', 'TripleSet']
+['WitnessPuzzle', 'TripleSet', 'RulesPanel']
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import numpy as np
 
 from epcg.api.probe import Probe
 from epcg.api.runs import Run, check_count, is_int
+from epcg.games.witness import rule_found
 from epcg.games.witness.found import TripleSet, WitnessPuzzle, kept_puzzles, stored
 from epcg.kinds.keep import MAX_KEPT, band_of, band_text, covering, read_kept
 from epcg.report.gallery import Group, Item, plot_axes, share, spread
@@ -30,7 +31,7 @@ TRIPLES_SHOWN = 6
 class WitnessRun(Run):
     """A Witness run: ``puzzles()`` of its rows, their ``solution_counts()``; a triple run's ``triples()``."""
 
-    found_types = (WitnessPuzzle, TripleSet)
+    found_types = (WitnessPuzzle, TripleSet, rule_found.RulesPanel)
     WHERE = {
         "puzzles": {
             "row": ("`4x4:6`, `4x4-k6` or an index", "that row's puzzles (default: every row)"),
@@ -44,8 +45,13 @@ class WitnessRun(Run):
                          "`orbits`: one per symmetry orbit; `boards` (default): every puzzle"),
         },
         "triples": {"variant": ("a variant's name", "that variant's optimal triples (a triple run)")},
+        "panels": {
+            "row": ("a row's name or an index", "that row's panels of a rules run (default: every row)"),
+            "solutions": ("a count", "panels with that many solutions (default: the row's fewest; another count "
+                          "when a band of the job's `keep` holds it)"),
+        },
     }
-    """The filters of ``puzzles`` and ``triples``: values and what each selects (docs/filters.md)."""
+    """The filters of ``puzzles``, ``triples`` and ``panels``: values and what each selects (docs/filters.md)."""
     NOTATION = "\n".join([
         "- A row such as `4x4:5`: 4×4 panels (cells) with k = 5 must-cross hexagons; `3x4:2+4`: 2 hexagons and "
         "4 squares. Job files, `--where row=`, exports and captions write it so; `epcg plan` and `epcg status` "
@@ -88,20 +94,23 @@ class WitnessRun(Run):
     @property
     def domain(self) -> str:
         """witness, or the variant a job's ``kind`` chose: triple (triple panels), unique-cover (panels with one
-        solution, from the paths' side)."""
+        solution, from the paths' side), rules (panels with the game's own symbols)."""
         kind = getattr(self.config, "kind", None)
-        return kind if kind in ("triple", "unique-cover") else "witness"
+        return kind if kind in ("triple", "unique-cover", "rules") else "witness"
 
     @property
     def FOUND(self) -> str | None:  # noqa: N802 - the name every Run class gives it
         """``puzzles`` for the scans, ``triples`` for a triple run (a unique-cover run lists none)."""
-        return {"witness": "puzzles", "triple": "triples"}.get(self.domain)
+        return {"witness": "puzzles", "triple": "triples", "rules": "panels"}.get(self.domain)
 
     @property
     def FILTERS(self) -> tuple[tuple[str, str, str], ...]:  # noqa: N802 - the name every Run class gives it
         """The gallery's filters: board, k, solutions, length; a triple run's variant and score."""
         if self.domain == "triple":
             return (("variant", "variant", "select"), ("score", "score", "select"))
+        if self.domain == "rules":
+            return (("row", "row", "select"), ("solutions", "solutions", "select"),
+                    ("length", "solution length", "select"))
         return (("board", "board", "select"), ("k", "k", "select"), ("solutions", "solutions", "select"),
                 ("length", "solution length", "select"))
 
@@ -209,6 +218,14 @@ class WitnessRun(Run):
             raise UserError(f"run {self.name} did not record the distribution of solution counts of {row_.key}")
         return pd.Series(counts_of(counts), name="puzzles").rename_axis("solutions")
 
+    def panels(self, row: str | int | None = None, *,
+               solutions: int | None = None) -> Iterator[rule_found.RulesPanel]:
+        """A rules run's panels, row by row in rank order: ``row`` a row name or index (all by default),
+        ``solutions`` the solution count (default: each row's minimum; another count if a ``keep`` band holds it)."""
+        self._require("rules")
+        check_count("solutions", solutions)
+        return rule_found.panels(self, row, solutions)
+
     def triples(self, variant: str | None = None) -> Iterator[TripleSet]:
         """The optimal triple-panel sets results.json decodes, per variant."""
         self._require("triple")
@@ -245,6 +262,8 @@ class WitnessRun(Run):
             return [Group(f"{r['variant']}: optimal triples", r["optimal_triples"],
                           [Item(t, r["variant"], {"variant": t.variant, "score": t.score})
                            for t in list(self.triples(r["variant"]))[:n]]) for r in rows]
+        if self.domain == "rules":
+            return rule_found.gallery(self, items)
         if self.domain != "witness" or self.config.kind == "paths":
             return []
         rows = [(row, r) for row, r in zip(self.config.parsed_rows(), self.results["rows"]) if r["puzzles_at_min"]]
@@ -278,7 +297,7 @@ class WitnessRun(Run):
 
     def plots(self, groups: list[Group]) -> list[tuple[str, bytes]]:
         """Solution counts per row, when the run recorded them."""
-        if self.domain != "witness":
+        if self.domain not in ("witness", "rules"):
             return []
         out = []
         for res in self.results["rows"]:
@@ -292,8 +311,7 @@ class WitnessRun(Run):
             ax.set_yscale("log")
             ax.set_xlabel("solutions")
             ax.set_ylabel("puzzles")
-            k = "+".join(map(str, res["k"])) if isinstance(res["k"], list) else res["k"]
-            title = f"solution counts, {res['width']}x{res['height']} k={k}"
+            title = f"solution counts, {_row_label(res)}"
             if res.get("solution_counts_above"):
                 title += (f" ({res['solution_counts_above']:,} puzzles with more than "
                           f"{res['solution_counts_cap']:,} not shown)")
@@ -347,6 +365,14 @@ def _longest_and_spread(data: Vouched, row: str, n: int, pattern: Callable[[int]
             picked[int(ranks[i])] = int(longest[i])
     chosen = sorted(picked.items(), key=lambda kv: (-kv[1], kv[0]))
     return [int(r) for r, _ in chosen], [length for _, length in chosen]
+
+
+def _row_label(res: dict[str, Any]) -> str:
+    """A row of results.json as the plots name it: its name (a rules row), or its board and k."""
+    if "name" in res:
+        return res["name"]
+    k = "+".join(map(str, res["k"])) if isinstance(res["k"], list) else res["k"]
+    return f"{res['width']}x{res['height']} k={k}"
 
 
 def counts_of(value: Any) -> dict[int, int]:

@@ -59,8 +59,9 @@ def _goal_reachable(v, goal, neighbours, visited, queue, seen):
 
 
 @njit(cache=True, nogil=True)
-def _enumerate(neighbours, move_edges, goal, num_vertices, fill, vertices, length, vertex_mask, cross_mask):
-    """DFS over all start-goal paths; returns their number.
+def _enumerate(neighbours, move_edges, goal, num_vertices, fill, vertices, length, vertex_mask, cross_mask,
+               start=0):
+    """DFS over all paths from vertex ``start`` to ``goal``; returns their number.
 
     With ``fill`` it writes path ``i`` (DFS order) to row ``i`` of the outputs:
     padded vertex sequence (-1 after the goal), edge count, vertex bitmask and
@@ -74,7 +75,8 @@ def _enumerate(neighbours, move_edges, goal, num_vertices, fill, vertices, lengt
     seen = np.zeros(num_vertices, dtype=np.bool_)
     count = 0
     depth = 0
-    visited[0] = True
+    seq[0] = start
+    visited[start] = True
     while depth >= 0:
         v = seq[depth]
         if v == goal:

@@ -21,6 +21,7 @@ histogram) for a whole rank range at once.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import partial
 
 import numpy as np
@@ -146,21 +147,29 @@ def render(puzzle: Puzzle):
 
 def _fused(kind: str, width: int, height: int, ks: tuple[int, int], start: int, stop: int,
            reductions: Reductions) -> ScanPartial | None:
-    """The partial of ``[start, stop)`` from the DFS kernels; None for reductions they do not compute (a band
-    holding 0 solutions among them: the walk skips unsolvable puzzles a whole prefix at a time)."""
+    """The partial of ``[start, stop)`` from the DFS kernels (:func:`fused_partial`)."""
+    return fused_partial(bitsets_for(width, height).num_paths, partial(_kernel, kind, width, height, ks, start, stop),
+                         start, stop, reductions)
+
+
+def fused_partial(num_paths: int, kernel: Callable[..., None], start: int, stop: int,
+                  reductions: Reductions) -> ScanPartial | None:
+    """The partial of ``[start, stop)`` from a kernel filling ``kernels.py``'s accumulator,
+    ``kernel(acc, ranks, longs, hist, bands, kept)``, over puzzles with at most ``num_paths`` solutions; None
+    for reductions it does not compute (a band holding 0 solutions among them: the walks skip unsolvable
+    puzzles a whole prefix at a time)."""
     if not (reductions.min and reductions.ignore == 0 and reductions.top == 0):
         return None
     if any(low <= 0 for low, _high in reductions.keep):
         return None
-    bits = bitsets_for(width, height)
     if not reductions.histogram:
         cap = 0
     else:
-        cap = bits.num_paths if reductions.cap is None else min(reductions.cap, bits.num_paths)
+        cap = num_paths if reductions.cap is None else min(reductions.cap, num_paths)
     room = _INITIAL_ROOM
     kept_room = min(_INITIAL_ROOM, reductions.keep_cap)
     while True:
-        acc = np.array([bits.num_paths + 1, 0, 0, 0, max((high for _, high in reductions.keep), default=0)],
+        acc = np.array([num_paths + 1, 0, 0, 0, max((high for _, high in reductions.keep), default=0)],
                        dtype=np.int64)
         ranks = np.zeros(room, dtype=np.int64)
         longs = np.zeros(room, dtype=np.int64)
@@ -169,7 +178,7 @@ def _fused(kind: str, width: int, height: int, ks: tuple[int, int], start: int, 
         kept = np.zeros((len(bands), kept_room, 3), dtype=np.int64)
         if start == stop:
             break
-        _kernel(kind, width, height, ks, start, stop, acc, ranks, longs, hist, bands, kept)
+        kernel(acc, ranks, longs, hist, bands, kept)
         matched = int(bands[:, 2].max(initial=0))
         if acc[1] <= room and (matched <= kept_room or kept_room == reductions.keep_cap):
             break

@@ -1,0 +1,116 @@
+"""What a rules run found: its panels (the stored ones at each row's minimum, or those of a kept band), and
+their part of report.html's gallery.
+
+A panel is decoded and solved again from its rank when it is drawn or
+exported; counts read from the store are passed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from matplotlib.figure import Figure
+
+from epcg.games.witness.domain.rules import Panel, RuleRow, decode
+from epcg.games.witness.found import kept_puzzles, stored
+from epcg.kinds.keep import band_of, band_text, covering, read_kept
+from epcg.report.found import Found
+from epcg.report.gallery import Group, Item, share, spread
+from epcg.runtime.errors import UserError
+
+
+@dataclass(frozen=True, eq=False)
+class RulesPanel(Found):
+    """One panel of a rules row: its symbols, solution count and longest solution."""
+
+    row: RuleRow
+    rank: int
+    solutions: int | None = None
+    length: int | None = None
+    kind: str = field(default="witness-rules-panel", init=False)
+
+    @cached_property
+    def panel(self) -> Panel:
+        return decode(self.row, self.rank)
+
+    @cached_property
+    def _solved(self) -> dict[str, Any]:
+        from epcg.games.witness.rule_scans import decoded
+
+        return decoded(self.row, self.rank)
+
+    @property
+    def solution_count(self) -> int:
+        return self.solutions if self.solutions is not None else self._solved["solutions"]
+
+    @property
+    def longest(self) -> int:
+        solution = self._solved["solution"]
+        return self.length if self.length is not None else (len(solution) - 1 if solution else 0)
+
+    def ident(self) -> str:
+        return f"{self.kind}-{self.row.name}-{self.rank}"
+
+    def caption(self) -> str:
+        return f"{self.row.name} rank {self.rank:,} · {self.solution_count} sol. · {self.longest} edges"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.kind, "row": self.row.name, "width": self.row.width, "height": self.row.height,
+                **self._solved, "longest_solution": self.longest}
+
+    def figure(self) -> Figure:
+        from epcg.games.witness.domain.render_rules import rules_figure
+        from epcg.games.witness.domain.rule_scan import solution_path
+
+        path, _ = solution_path(self.row, self.rank)
+        return rules_figure(self.row, self.panel, path, caption=self.caption())
+
+
+def panels(run: Any, row: str | int | None, solutions: int | None) -> Iterator[RulesPanel]:
+    """The panels of a run's rows (all by default) with ``solutions`` solutions (default: each row's minimum),
+    from the store: at the minimum, or in a band the job kept."""
+    pairs = list(zip(run.config.parsed_rows(), run.results["rows"]))
+    if row is not None:
+        pairs = [pair for i, pair in enumerate(pairs) if row in (i, pair[0].name)]
+        if not pairs:
+            names = ", ".join(r.name for r in run.config.parsed_rows())
+            raise UserError(f"run {run.name} has no row {row!r}; its rows are {names}")
+    for row_, res in pairs:
+        if solutions is None or solutions == res["min_solutions"]:
+            for rank, longest in stored(run.stored, row_):
+                yield RulesPanel(row_, int(rank), res["min_solutions"], int(longest))
+            continue
+        band = covering(res.get("kept"), solutions, solutions)
+        if band is None:
+            raise UserError(f"run {run.name} stored the panels of {row_.name} at its minimum "
+                            f"({res['min_solutions']}) and in its keep bands, not those with {solutions}: run the "
+                            f"job again with keep = [{{solutions = {solutions}}}]")
+        for rank, count, longest in kept_puzzles(run.stored, row_.name, band, solutions):
+            yield RulesPanel(row_, rank, count, longest)
+
+
+def gallery(run: Any, items: int) -> list[Group]:
+    """Per row, panels at its minimum spread over the ranks, and per kept band some of its panels."""
+    rows = [(row, r) for row, r in zip(run.config.parsed_rows(), run.results["rows"]) if r["puzzles_at_min"]]
+    n = share(items, max(len(rows), 1))
+    out = []
+    for row, res in rows:
+        at_min = list(stored(run.stored, row))
+        chosen = [RulesPanel(row, int(at_min[i][0]), res["min_solutions"], int(at_min[i][1]))
+                  for i in sorted(spread(len(at_min), n))]
+        out.append(Group(row.name, res["puzzles_at_min"], [_item(p, row.name) for p in chosen]))
+        for i, band in enumerate(res.get("kept") or []):
+            ranks, scores, longest = read_kept(run.stored, row.name, i)
+            name = f"{row.name}, {band_text(band_of(band['band']), 'solutions')} (kept)"
+            kept = [RulesPanel(row, int(ranks[j]), int(scores[j]), int(longest[j]))
+                    for j in sorted(spread(len(ranks), n))]
+            out.append(Group(name, band["matched"], [_item(p, name) for p in kept]))
+    return out
+
+
+def _item(p: RulesPanel, group: str) -> Item:
+    return Item(p, group, {"row": p.row.name, "board": f"{p.row.width}x{p.row.height}",
+                           "solutions": p.solution_count, "length": p.longest})
