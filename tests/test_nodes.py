@@ -154,8 +154,8 @@ def test_sliced_fling_across_two_worker_nodes(cluster: Cluster, tmp_path: Path) 
 @pytest.mark.timeout(2 * 3600)
 def test_sliced_fling_9_across_two_worker_nodes(cluster: Cluster, tmp_path: Path) -> None:
     """Fling! to 9 pieces with slices keyed by 3 rows across the two worker nodes: the layers of the local
-    whole-layer run, each read group read once, by the node that ran its tasks."""
-    sets = ["--set", "max_pieces=9", *FLING]
+    whole-layer run, each read group read once, by the node that ran its tasks (layers only: no evaluation)."""
+    sets = ["--set", "max_pieces=9", "--set", "distributions=false", *FLING]
     ref = reference(tmp_path, str(JOBS / "fling.toml"), sets, "ref")
     code, _, err = finish(cluster.epcg("run", str(JOBS / "fling.toml"), "--out", f"{SHARED}/f",
                                        "--scheduler", cluster.address, *sets, "--set", "slice_rows=3"), 3600)
