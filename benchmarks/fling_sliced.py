@@ -82,11 +82,11 @@ def report(label: str, directory: Path, wall: float) -> tuple[float, float]:
         reads = row["reads"]
         planned = reads.get("planned")
         plan = f" (plan {planned / reads['source']:.2f}×)" if planned is not None else ""
+        by_worker = layer_by_worker(directory, row["pieces"])
         print(f"  layer {row['pieces']} read {size(reads['bytes'])} of layer {row['pieces'] - 1}, "
               f"{reads['bytes'] / reads['source']:.2f}× that layer{plan}; per worker: "
-              + ", ".join(f"{size(n)}" + (f" (plan {size(planned * share)}, its {share:.0%} of the layer)"
-                                          if planned is not None else "")
-                          for n, share in layer_by_worker(directory, row["pieces"])))
+              + ", ".join(f"{size(n)} ({share:.0%} of the layer)" for n, share in by_worker)
+              + (f", plan {size(planned / len(by_worker))} each" if planned is not None else ""))
     return wall, cpu
 
 

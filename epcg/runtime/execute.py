@@ -105,7 +105,11 @@ def run_tasks_quietly(domain: str, job_json: str, run_path: str, fence: str | No
     run = RunDir(run_path, fence)
     out: list[dict | Failed] = []
     for task in tasks:
-        out.append(run.read_record(task) or run_task_quietly(domain, job_json, run_path, fence, task))
+        try:
+            record = run.read_record(task)
+        except (OSError, UserError):  # the task itself meets the fault, and says it in its one line
+            record = None
+        out.append(record or run_task_quietly(domain, job_json, run_path, fence, task))
         if isinstance(out[-1], Failed):
             break
     return out

@@ -11,7 +11,7 @@ each read group once). ``epcg status`` and a kind's report print these figures.
 >>> records = {"k/00000": {"start": 0, "stop": 3, "read_bytes": 240, "worker": "tcp://10.0.0.1:1"},
 ...            "k/00001": {"start": 3, "stop": 4, "read_bytes": 60, "worker": "tcp://10.0.0.2:1"}}
 >>> print(read_line(stage_reads(stage, records)))
-read 300 B, 3.00× its source (plan 3.00×); by host: 10.0.0.1 240 B (plan 225 B), 10.0.0.2 60 B (plan 75 B)
+read 300 B, 3.00× its source (plan 3.00×); by host: 10.0.0.1 240 B, 10.0.0.2 60 B (plan 150 B each)
 """
 
 from __future__ import annotations
@@ -34,12 +34,11 @@ def host_of(address: str) -> str:
 
 @dataclass(frozen=True)
 class StageReads:
-    """A stage's reads so far: bytes in all and per host, the share of the stage's items each host's tasks covered,
-    and the plan's figures (``Stage.read_bytes``, ``Stage.source_bytes``)."""
+    """A stage's reads so far: bytes in all and per host, and the plan's figures (``Stage.read_bytes``,
+    ``Stage.source_bytes``)."""
 
     read: int
     by_host: dict[str, int]
-    share: dict[str, float]
     planned: int | None
     source: int
 
@@ -48,35 +47,32 @@ class StageReads:
         """Bytes read over the bytes read from (None if the stage reads nothing)."""
         return self.read / self.source if self.source else None
 
-    def planned_for(self, host: str) -> int | None:
-        """What the plan has this host read for the share of the stage it ran (None: not planned)."""
-        return None if self.planned is None else round(self.planned * self.share[host])
+    def per_host(self) -> int | None:
+        """The plan's figure per host: the stage's planned reads shared equally by the hosts that ran its tasks
+        (hosts take the next run of tasks as they free up, so they share the reading as they share the time; a
+        stage of few runs can split unevenly). None: not planned."""
+        return None if self.planned is None or not self.by_host else round(self.planned / len(self.by_host))
 
 
 def stage_reads(stage: Stage, records: dict[str, dict]) -> StageReads:
     """The reads of ``stage``'s finished tasks (``records`` by task id; a record without ``worker`` ran in the client
     process, counted as host ``local``)."""
     read: dict[str, int] = {}
-    items: dict[str, int] = {}
-    total = sum(t.size for t in stage.tasks) or 1
     for task in stage.tasks:
         record = records.get(task.id)
-        if record is None:
-            continue
-        host = host_of(record["worker"]) if record.get("worker") else "local"
-        read[host] = read.get(host, 0) + record.get("read_bytes", 0)
-        items[host] = items.get(host, 0) + task.size
-    return StageReads(sum(read.values()), dict(sorted(read.items())),
-                      {h: n / total for h, n in items.items()}, stage.read_bytes, stage.source_bytes)
+        if record is not None:
+            host = host_of(record["worker"]) if record.get("worker") else "local"
+            read[host] = read.get(host, 0) + record.get("read_bytes", 0)
+    return StageReads(sum(read.values()), dict(sorted(read.items())), stage.read_bytes, stage.source_bytes)
 
 
 def read_line(reads: StageReads) -> str:
-    """One line: bytes read, amplification against the plan's, and per host against its planned share."""
+    """One line: bytes read, amplification against the plan's, and per host against the plan's figure per host."""
     head = f"read {size(reads.read)}"
     if reads.amplification is not None:
         plan = f" (plan {reads.planned / reads.source:.2f}×)" if reads.planned is not None else ""
         head += f", {reads.amplification:.2f}× its source{plan}"
-    hosts = ", ".join(f"{host} {size(n)}" + (f" (plan {size(reads.planned_for(host))})"
-                                             if reads.planned is not None else "")
-                      for host, n in reads.by_host.items())
+    hosts = ", ".join(f"{host} {size(n)}" for host, n in reads.by_host.items())
+    if reads.per_host() is not None:
+        hosts += f" (plan {size(reads.per_host())} each)"
     return f"{head}; by host: {hosts}"

@@ -149,6 +149,7 @@ def test_fling_run_with_slices_on_two_workers(tmp_path: Path) -> None:
         x for x in status.stdout.splitlines() if x.startswith("k06 "))) + 1]
     ratio = reads[-1]["bytes"] / reads[-1]["source"]
     assert f"{ratio:.2f}× its source (plan {ratio:.2f}×)" in line and "by host: 127.0.0.1" in line, status.stdout
+    assert line.endswith("each)"), line
 
 
 @pytest.mark.parametrize("sets, message", [
