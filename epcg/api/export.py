@@ -122,31 +122,45 @@ def export(run: Any, path: Path, *, limit: int | None = LIMIT, pictures: str | N
 @contextlib.contextmanager
 def _only_export(path: Path) -> Iterator[None]:
     """Hold ``path`` for this export: a second export to it at the same moment is refused in one line (exit
-    status 75), not swapped in over the first unseen. The lock is a file beside ``path`` whose flock the kernel
-    drops with its process."""
+    status 75), not swapped in over the first unseen. The lock is an flock on a file beside ``path`` (the kernel
+    drops it with its process), removed by its holder at the end; a lock taken on a file removed meanwhile is
+    taken again on the new one."""
     import fcntl
 
     from epcg.runtime.errors import Conflict
 
     lock = path.parent / f".{path.name}.epcg-export.lock"
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(lock, "a+")
-    except OSError as exc:
-        raise UserError(f"cannot write {exc.filename or lock}: {exc.strerror}") from None
-    with handle:
+    while True:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle = open(lock, "a+")
+        except OSError as exc:
+            raise UserError(f"cannot write {path}: {exc.strerror}") from None
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.seek(0)
             holder = handle.read().strip() or "another process"
+            handle.close()
             raise Conflict(f"--out {path} is being written by another export ({holder}); wait for it to finish "
                            "or export to another directory") from None
+        try:
+            current = os.fstat(handle.fileno()).st_ino == os.stat(lock).st_ino
+        except FileNotFoundError:
+            current = False
+        if current:
+            break
+        handle.close()
+    try:
         handle.seek(0)
         handle.truncate()
         handle.write(f"pid {os.getpid()}\n")
         handle.flush()
         yield
+    finally:
+        with contextlib.suppress(OSError):
+            lock.unlink()  # still held: an export that opened it meanwhile finds it removed and takes a new one
+        handle.close()
 
 
 def _check_destination(path: Path) -> None:

@@ -60,12 +60,19 @@ def state(record: dict[str, Any]) -> State:
 def signal_if_ours(record: dict[str, Any], signum: int) -> State:
     """Send ``signum`` to the recorded process only if :func:`state` proves it alive here; returns the state
     (``alive``: signalled)."""
-    if state(record) != "alive":
-        return state(record)
+    found = state(record)
+    if found != "alive":
+        return found
     try:
         handle = os.pidfd_open(record["pid"])  # pins the process: its pid cannot be reused while this is open
     except ProcessLookupError:
         return "gone"
+    except OSError:  # a kernel without pidfds (before 5.3): the check above is all there is
+        try:
+            os.kill(record["pid"], signum)
+        except ProcessLookupError:
+            return "gone"
+        return "alive"
     try:
         if state(record) != "alive":  # checked again for the process the handle holds
             return "gone"

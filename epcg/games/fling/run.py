@@ -126,7 +126,7 @@ class FlingRun(Run):
             raise InvalidValue(f"unique must be True, False or None, got {unique!r}")
         if min_ratio is not None and (isinstance(min_ratio, (bool, np.bool_)) or not isinstance(min_ratio, numbers.Real)
                                       or not math.isfinite(min_ratio)):
-            raise InvalidValue(f"min_ratio must be a finite number (an expert ratio), got {min_ratio!r}")
+            raise InvalidValue(f"min_ratio must be a number (a finite expert ratio), got {min_ratio!r}")
         if orbits not in (True, False):
             raise InvalidValue(f"orbits must be True or False, got {orbits!r}")
         check_distinct(distinct)
