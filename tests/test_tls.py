@@ -20,7 +20,7 @@ from cryptography.x509.oid import NameOID  # noqa: E402
 
 def _certificates(folder: Path) -> TLS:
     """A throwaway CA and a node certificate for 127.0.0.1, as PEM files."""
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "epcg test CA")])
     ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())

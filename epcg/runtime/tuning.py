@@ -247,7 +247,8 @@ def fit_memory(tuned: Tuned, memory_per_worker: int | None, workers: int) -> Tun
             break
         if now <= usable:
             note = (f"the whole layers need about {size(first)} per worker process, more than the "
-                    f"{size(usable)} at which Dask pauses a worker with the memory limit {size(memory_per_worker)}; using {', '.join(f'{k}={value}' for k in keys)} "
+                    f"{size(usable)} at which Dask pauses a worker with the memory limit {size(memory_per_worker)}; "
+                    f"using {', '.join(f'{k}={value}' for k in keys)} "
                     f"({size(now)}, identical results)")
             return Tuned(scaled, plan_of(scaled), tuned.notes + (note,))
         last, value = now, value * 2

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cache, cached_property
 from typing import Any
 
 import numpy as np
@@ -116,7 +116,7 @@ class FlingBoard(Found):
         return puzzle_figure(self.board, self.moves, title=self.caption())
 
 
-@lru_cache(maxsize=None)
+@cache
 def _maps(width: int, height: int) -> np.ndarray:
     return symmetry_maps(width, height)
 

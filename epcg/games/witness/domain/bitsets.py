@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 import time
-from functools import lru_cache
+from functools import cache
 from typing import NamedTuple
 
 import numpy as np
@@ -98,7 +98,7 @@ def bitsets_for(width: int, height: int) -> Bitsets:
         return _build(paths)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _build(paths: PathSet) -> Bitsets:
     began = time.thread_time()
     g = paths.geometry
