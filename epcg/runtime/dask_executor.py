@@ -83,10 +83,10 @@ class LostHosts:
     def __init__(self, report: Callable[[WorkersLost], None]) -> None:
         self.report = report
         self.lock = threading.Lock()
-        self.pending: dict[str, list] = {}
+        self.pending: dict[str, list[Any]] = {}
         """host -> [time of its last event, workers lost, chunks they were running]"""
 
-    def on_event(self, event: tuple[float, dict]) -> None:
+    def on_event(self, event: tuple[float, dict[str, Any]]) -> None:
         """A scheduler event (called on the client's event loop)."""
         _, msg = event
         if not isinstance(msg, dict) or msg.get("action") != "remove-worker" or msg.get("expected"):
@@ -119,7 +119,7 @@ def crashed(task: Task, failures: int) -> TaskFailed:
         "or the chunk needs more memory than a worker has; finished chunks are kept")
 
 
-def no_workers(seconds: float) -> TaskFailed:
+def no_workers(seconds: float | None) -> TaskFailed:
     """The one line for a cluster with no live worker for ``seconds``."""
     return TaskFailed(
         f"no Dask worker has been alive for {seconds:.0f} s: the workers cannot start or keep dying (a memory limit "
@@ -193,7 +193,7 @@ class DaskExecutor:
             address, why = blinded[0]
             raise blind(address, run_path, why)
 
-    def check(self, run_path: str, records: list[dict], on_checked: Callable[[int], None] = lambda n: None
+    def check(self, run_path: str, records: list[dict[str, Any]], on_checked: Callable[[int], None] = lambda n: None
               ) -> list[bool]:
         """Verify chunks on the workers (they read the store where it lives), in batches of :data:`CHECK_BATCH`
         at most (smaller where that leaves fewer than four batches a thread); ``on_checked`` is told how many
@@ -253,7 +253,7 @@ class DaskExecutor:
                             pure=False,
                             **nearby_worker(task, workers, max(near, default=0) + 1),
                         )
-                        future.epcg_task = task
+                        future.epcg_task = task  # type: ignore[attr-defined]  # the task rides on its future to as_completed
                         futures.add(future)
 
         run_path = call[2]
@@ -308,7 +308,7 @@ class DaskExecutor:
             self.client.unsubscribe_topic("all")
 
 
-def _running(dask_worker) -> int:
+def _running(dask_worker: Any) -> int:
     return len(dask_worker.active_threads)
 
 

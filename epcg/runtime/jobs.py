@@ -301,7 +301,7 @@ _UNION_TAG = re.compile(r"^(int|float|str|bool|none|(literal|dict|list|tuple|set
 """How pydantic names the member of a union a failed attempt was made with."""
 
 
-def _union_error(errors: list[dict]) -> str | None:
+def _union_error(errors: list[dict[str, Any]]) -> str | None:
     """One line for a value that matched no member of a union: what each member would have taken."""
     first = errors[0]
     if not first["loc"]:

@@ -49,7 +49,7 @@ class JobKind:
         """Compute one task, store its large data in ``run``, return a small JSON-able summary."""
         raise NotImplementedError
 
-    def reduce(self, config: Any, plan: Plan, records: dict[str, dict], run: Any) -> dict[str, Any]:
+    def reduce(self, config: Any, plan: Plan, records: dict[str, dict[str, Any]], run: Any) -> dict[str, Any]:
         """Combine every task's record (and stored data) into the results.json object."""
         raise NotImplementedError
 
