@@ -95,7 +95,7 @@ class ModuleKind(JobKind):
     def __init__(self, module: ModuleType | Any, name: str = "") -> None:
         self.module = module
         self.name = name
-        self.Config = module.Config
+        self.Config = module.Config  # type: ignore[misc]  # a module's kind holds its module's Config
         for attribute in REQUIRED[1:] + HOOKS + SETTINGS:
             if hasattr(module, attribute):
                 setattr(self, attribute, getattr(module, attribute))

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -41,6 +41,7 @@ from epcg.runtime.rundir import IO, Location, open_location, write_atomic
 
 if TYPE_CHECKING:
     import zarr
+    from zarr.core.array_spec import ArrayConfigParams
 
     from epcg.runtime.jobs import Job
 
@@ -59,7 +60,7 @@ REPORT = "report.html"
 LOGS = "logs"
 RECORD_READERS = 16
 """Records read at once by :meth:`RunDir.done`."""
-WRITE_CONFIG = {"write_empty_chunks": True}
+WRITE_CONFIG: ArrayConfigParams = {"write_empty_chunks": True}
 """How the run's arrays are written: every chunk stored, all-zero ones too. Zarr would test each chunk against
 the fill value to skip those, a comparison of the whole chunk on its one I/O thread that every task's write waits
 for, and dearer than storing the few bytes an empty chunk compresses to."""
@@ -121,8 +122,8 @@ class RunDir:
     def __init__(self, where: str | os.PathLike[str] | Location, fence: str | None = None) -> None:
         self.location = open_location(where)
         self.fence = fence
-        self.written: dict[str, list] = {}
-        self._arrays: dict[str, zarr.Array] = {}
+        self.written: dict[str, list[Any]] = {}
+        self._arrays: dict[str, zarr.Array[Any]] = {}
 
     @property
     def path(self) -> Path | str:
@@ -219,6 +220,7 @@ class RunDir:
         self.location.write(JOB_FILE, job_toml.encode())  # last: a run directory exists once job.toml does
 
     def _identity(self) -> tuple[dict[str, Any], str | None]:
+        found: tuple[bytes, str | None] | None
         try:
             found = self.location.read_versioned(RUN_FILE)
         except (IsADirectoryError, NotADirectoryError):  # run.json made a directory: damaged like a torn one
@@ -260,7 +262,7 @@ class RunDir:
         """
         ident, version = self._identity()
         epoch, started = int(ident["epoch"]) + 1, round(time.time(), 3)
-        starts = ident.get("starts") if isinstance(ident.get("starts"), dict) else {}
+        starts: dict[str, Any] = ident["starts"] if isinstance(ident.get("starts"), dict) else {}
         ident.update(epoch=epoch, started_at=started, starts={**starts, str(epoch): started})
         body = json.dumps(ident).encode()
         swapped = self.location.create(RUN_FILE, body) if version is None else \
@@ -453,11 +455,11 @@ class RunDir:
             array[:] = data
         self.written[name] = [0, len(data), digest(data)]
 
-    def array(self, name: str) -> zarr.Array:
+    def array(self, name: str) -> zarr.Array[Any]:
         """The run's array ``name``, opened once per RunDir: a task writes, syncs and measures it with one read of
         its metadata (each opening is a request on an object store and a trip through Zarr's event loop)."""
         if name not in self._arrays:
-            self._arrays[name] = self.group[name].with_config(WRITE_CONFIG)
+            self._arrays[name] = cast("zarr.Array[Any]", self.group[name]).with_config(WRITE_CONFIG)
         return self._arrays[name]
 
     def write_slice(self, name: str, start: int, data: np.ndarray) -> None:

@@ -57,7 +57,9 @@ def repair(path: str | os.PathLike[str]) -> list[str]:
     rebuilt = []
     stored = run.stored_digest()
     if stored is None or not re.fullmatch(r"[0-9a-f]{64}", stored):
-        run.write_text(DIGEST_FILE, run.job_file_digest() + "\n")
+        digest = run.job_file_digest()
+        assert digest is not None  # read_job() has just read job.toml
+        run.write_text(DIGEST_FILE, digest + "\n")
         rebuilt.append(f"{DIGEST_FILE} (the digest of job.toml)")
     try:
         run.identity()
