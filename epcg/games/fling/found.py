@@ -151,7 +151,8 @@ def orbits_only(stored: Vouched, pieces: int) -> bool:
     return not stored.has(f"solvable/{pieces}")
 
 
-def _words(stored: Vouched, pieces: int, unique: bool | None, start: int, stop: int) -> Iterator[tuple[int, np.ndarray]]:
+def _words(stored: Vouched, pieces: int, unique: bool | None, start: int, stop: int | None
+           ) -> Iterator[tuple[int, np.ndarray]]:
     """``(first word, words)`` of ``[start, stop)`` of the layer, as the records vouch for them."""
     solvable, only = _layer(stored, pieces, "solvable"), _layer(stored, pieces, "unique")
     if unique:

@@ -114,7 +114,7 @@ def _build(paths: PathSet) -> Bitsets:
     separated = np.zeros((len(pairs), words), dtype=np.uint64)
     _build_separated(paths.regions, pair_cells, separated)
     lengths = paths.length.astype(np.int64)
-    for a in (cross, separated, pair_index, pair_cells, lengths):
-        a.flags.writeable = False
+    for array in (cross, separated, pair_index, pair_cells, lengths):
+        array.flags.writeable = False
     BUILD_SECONDS[g.width, g.height] = time.thread_time() - began
     return Bitsets(len(paths), words, cross, separated, pair_index, pair_cells, lengths)
