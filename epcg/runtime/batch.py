@@ -409,7 +409,7 @@ def history_for_results(run: RunDir, records: dict[str, dict[str, Any]]) -> list
     past = history.load(run)
     history.settle(past, records)
     keep = ("job", "pid", "node", "started_at", "ended_at", "chunks", "why")
-    return [{k: v for k, v in a.items() if k in keep} for a in past.allocations]
+    return [{k: a.get(k) for k in keep if k in a} for a in past.allocations]
 
 
 # -- the driver inside an allocation ---------------------------------------------

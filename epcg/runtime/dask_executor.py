@@ -253,7 +253,8 @@ class DaskExecutor:
                             pure=False,
                             **nearby_worker(task, workers, max(near, default=0) + 1),
                         )
-                        future.epcg_task = task  # type: ignore[attr-defined]  # the task rides on its future to as_completed
+                        # the task rides on its future to as_completed
+                        future.epcg_task = task  # type: ignore[attr-defined]
                         futures.add(future)
 
         run_path = call[2]

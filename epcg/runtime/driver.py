@@ -26,9 +26,9 @@ from epcg.runtime import batch
 from epcg.runtime.cluster import JobqueueSpec
 from epcg.runtime.errors import Drain, TaskFailed, UserError
 from epcg.runtime.history import Allocation, History, decide, load, settle, update
+from epcg.runtime.plan import Task
 from epcg.runtime.readout import FINISHED, outputs_written, state
 from epcg.runtime.stopping import handled
-from epcg.runtime.plan import Task
 from epcg.runtime.store import RunDir
 
 Chunks = Callable[[Path | str | None], None]
@@ -91,7 +91,8 @@ class Driver:
         done = self.run.done(self.tasks)
         finished = state(False, len(done), len(self.tasks), outputs_written(self.run), False) == FINISHED
         limit = None if self.kind is None else self.info["max_requeues"]
-        alloc: Allocation = {"job": self.job_id, "pid": os.getpid(), "node": socket.gethostname(), "started_at": self.began}
+        alloc: Allocation = {"job": self.job_id, "pid": os.getpid(), "node": socket.gethostname(),
+                             "started_at": self.began}
         stop: list[str | None] = [None]
 
         def record(history: History) -> None:

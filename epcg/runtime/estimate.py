@@ -192,7 +192,8 @@ class Limits:
     """Threads per worker process (the processes' memory is shared by their threads)."""
 
 
-def figures(kind: Any, config: Any, plan: Any, workers: int, done: set[str] | frozenset[str] = frozenset()) -> list[StageFigures]:
+def figures(kind: Any, config: Any, plan: Any, workers: int,
+            done: set[str] | frozenset[str] = frozenset()) -> list[StageFigures]:
     """Per stage: tasks, bytes, memory per worker and wall time (stages run one after another)."""
     costs: dict[str, StageCost] = kind.estimate(config) or {}
     out = []

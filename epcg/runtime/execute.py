@@ -80,7 +80,8 @@ class Failed:
         return (cls if isinstance(cls, type) and issubclass(cls, Exception) else UserError)(self.message)
 
 
-def run_task_quietly(domain: str, job_json: str, run_path: str, fence: str | None, task: Task) -> dict[str, Any] | Failed:
+def run_task_quietly(domain: str, job_json: str, run_path: str, fence: str | None,
+                     task: Task) -> dict[str, Any] | Failed:
     """:func:`run_task` for a Dask worker: its one-line errors come back as a :class:`Failed` value, so the
     worker logs no "Compute Failed" traceback for what the client reports in one line."""
     try:

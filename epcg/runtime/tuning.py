@@ -142,7 +142,8 @@ def _bounded(job: Job, keys: tuple[str, ...], max_tasks: int) -> tuple[Job, Plan
     )
 
 
-def _fit_cost(job: Job, plan: Plan, keys: tuple[str, ...]) -> tuple[Job, Plan, list[StageFigures], list[StageFigures]] | None:
+def _fit_cost(job: Job, plan: Plan, keys: tuple[str, ...]
+              ) -> tuple[Job, Plan, list[StageFigures], list[StageFigures]] | None:
     """The job with each chunk key whose stages are too fine together (:func:`~epcg.runtime.estimate.too_fine`)
     scaled until they reach the target task time, with its plan and the figures before and after; None when no
     key's stages are too fine (or none can be coarsened)."""

@@ -267,7 +267,8 @@ def ratio_bands(keep: list[dict[str, Any]]) -> tuple[Band, ...]:
     bands = []
     for entry in keep:
         value = entry.get("min_ratio", entry.get("ratio")) if isinstance(entry, dict) and len(entry) == 1 else None
-        numbers: list[Any] = value if isinstance(value, list) and "ratio" in entry else [value] if "min_ratio" in entry else []
+        numbers: list[Any] = (value if isinstance(value, list) and "ratio" in entry
+                              else [value] if "min_ratio" in entry else [])
         if not numbers or len(numbers) > 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
                                                       and math.isfinite(v) for v in numbers):
             raise ValueError(f"each band is {form} with numbers, got {entry!r}")
