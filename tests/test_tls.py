@@ -72,6 +72,8 @@ def test_cluster_file_errors(tmp_path: Path, small_job: Path) -> None:
     bad = tmp_path / "bad.toml"
     for text, message in [
         ('kind = "kubernetes"\n', "'kind' must be one of"),
+        ('kind = ["local"]\n', "'kind' must be one of"),
+        ('kind = {local = true}\n', "'kind' must be one of"),
         ('kind = "local"\nworkerz = 2\n', "unknown key 'workerz'"),
         ('kind = "scheduler"\n', "exactly one of 'address' and 'scheduler_file'"),
         ('kind = "slurm"\ncores = 2\n', "missing key 'memory'"),
