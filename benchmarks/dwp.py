@@ -73,7 +73,7 @@ def project(experiments: list[int], events: int, cores: int) -> float:
         full = EXPERIMENTS[e]
         short = replace(full, mating_events=events)
         seed = seed_for(e, 0)
-        init = best_cpu(lambda: run_replicate(replace(short, mating_events=0), seed), 2)
+        init = best_cpu(lambda short=short, seed=seed: run_replicate(replace(short, mating_events=0), seed), 2)
         start = time.process_time()
         result = run_replicate(short, seed)
         per_event = (time.process_time() - start - init) / events

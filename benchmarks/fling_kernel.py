@@ -123,7 +123,8 @@ def main() -> None:
             print(f"{k:>2} {boards:>14,} {'(sampled)':>13} {'':>12} {one / 1e6:>10.2f} M {two / 1e6:>10.2f} M"
                   f" {per_cpu / 1e6:>10.2f} M", flush=True)
             break
-        s, u, seconds, cpu = cached_layer(args.cache, k, lambda: build_layer(k, prev, 2, args.chunk_words))
+        s, u, seconds, cpu = cached_layer(args.cache, k,
+                                             lambda k=k, prev=prev: build_layer(k, prev, 2, args.chunk_words))
         counts = (popcount(s), popcount(u))
         check = "" if k not in PUBLISHED else ("  ok" if counts == PUBLISHED[k] else f"  MISMATCH {PUBLISHED[k]}")
         two, per_cpu = boards / seconds, boards / cpu

@@ -43,14 +43,14 @@ def build(kmax: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     full = first_layer(WIDTH, HEIGHT)
     filled = orbits = first_layer_symmetric(WIDTH, HEIGHT)[:2]
     for k in range(2, kmax + 1):
-        parts = on_threads(k, lambda a, b, k=k, prev=(full[0], bit_index(full[1])):
-                           solve_words(WIDTH, HEIGHT, k, *prev, a, b, kernel="fast"))
+        held = (full[0], bit_index(full[1]))
+        parts = on_threads(k, lambda a, b, k=k, prev=held: solve_words(WIDTH, HEIGHT, k, *prev, a, b, kernel="fast"))
         full = tuple(np.concatenate([p[i] for p in parts]) for i in range(2))
-        parts = on_threads(k, lambda a, b, k=k, prev=(filled[0], bit_index(filled[1])):
-                           solve_words_symmetric(WIDTH, HEIGHT, k, *prev, a, b))
+        held = (filled[0], bit_index(filled[1]))
+        parts = on_threads(k, lambda a, b, k=k, prev=held: solve_words_symmetric(WIDTH, HEIGHT, k, *prev, a, b))
         orbits = tuple(np.concatenate([p[i] for p in parts]) for i in range(2))
-        parts = on_threads(k, lambda a, b, k=k, o=(orbits[0], bit_index(orbits[1])):
-                           expand_words(WIDTH, HEIGHT, k, *o, a, b))
+        held = (orbits[0], bit_index(orbits[1]))
+        parts = on_threads(k, lambda a, b, k=k, o=held: expand_words(WIDTH, HEIGHT, k, *o, a, b))
         filled = tuple(np.concatenate([p[i] for p in parts]) for i in range(2))
         assert all((x == y).all() for x, y in zip(full, filled)), k
         print(f"  layer {k} built both ways, filled layer identical", flush=True)

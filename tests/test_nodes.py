@@ -185,7 +185,7 @@ def test_sliced_fling_under_a_memory_limit_below_one_layer(tmp_path: Path) -> No
         rss = max(json.loads(p.read_text())["record"]["max_rss"]
                   for p in (cluster.shared / "f" / "manifest").rglob("0*.json"))
         TIMINGS.append(f"the largest resident memory a worker ended a task with: {rss / 2**20:.0f} MiB "
-                       f"(limit {limit / 2**20:.0f} MiB); " + " ".join(l for l in out.splitlines() if "note" in l))
+                       f"(limit {limit / 2**20:.0f} MiB); " + " ".join(s for s in out.splitlines() if "note" in s))
         restarts = [line for log in (tmp_path / "logs").glob("*workers.log") for line in log.read_text().splitlines()
                     if "memory budget" in line]
         assert rss < limit and not restarts, restarts

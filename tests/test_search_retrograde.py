@@ -42,7 +42,7 @@ def test_word_ranges_and_cache() -> None:
     assert word_ranges(5, 2) == ((0, 2), (2, 4), (4, 5))
     cache, calls = LayerCache(), []
     for key in ("a", "a", "b", "a"):
-        cache.get(key, lambda: calls.append(key))
+        cache.get(key, lambda key=key: calls.append(key))
     assert calls == ["a", "b", "a"] and cache.loads == 3
     cache.drop()
     cache.get("a", lambda: calls.append("again"))

@@ -20,7 +20,7 @@ from cryptography.x509.oid import NameOID  # noqa: E402
 
 def _certificates(folder: Path) -> TLS:
     """A throwaway CA and a node certificate for 127.0.0.1, as PEM files."""
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "epcg test CA")])
     ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
@@ -72,6 +72,8 @@ def test_cluster_file_errors(tmp_path: Path, small_job: Path) -> None:
     bad = tmp_path / "bad.toml"
     for text, message in [
         ('kind = "kubernetes"\n', "'kind' must be one of"),
+        ('kind = ["local"]\n', "'kind' must be one of"),
+        ('kind = {local = true}\n', "'kind' must be one of"),
         ('kind = "local"\nworkerz = 2\n', "unknown key 'workerz'"),
         ('kind = "scheduler"\n', "exactly one of 'address' and 'scheduler_file'"),
         ('kind = "slurm"\ncores = 2\n', "missing key 'memory'"),

@@ -8,7 +8,6 @@ is never signalled, and `status` and `cancel` say it is gone (or out of sight) i
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
 import subprocess

@@ -14,7 +14,8 @@ implements ``check_state``. The kernels follow one calling convention::
 
 from __future__ import annotations
 
-from typing import Callable, ClassVar, NamedTuple
+from collections.abc import Callable
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 

@@ -220,8 +220,8 @@ class BitboardCombinations:
 
     def reverse(self, board: int) -> int:
         """``board`` mirrored, cell ``c`` -> ``n-1-c``; maps lex rank r to colex rank ``max_rank-1-r``."""
-        board = self.check_state(board)
-        return int(reverse_bits(board, self.n)) if self.n else 0
+        bits = self.check_state(board)
+        return int(reverse_bits(bits, self.n)) if self.n else 0
 
     def unrank_range(self, start: int, stop: int) -> np.ndarray:
         """Bitboards of lexicographic ranks ``start .. stop-1`` as a uint64 array."""

@@ -44,7 +44,7 @@ class ScanResults(Results):
     """results.json of a scan."""
 
     space: StrictStr
-    rows: list[ScanRow]
+    rows: list[ScanRow]  # type: ignore[assignment]  # a kind's results narrow the base's rows to its own
 
 
 class Layer(Stored):
@@ -60,4 +60,4 @@ class RetrogradeResults(Results):
 
     space: StrictStr
     bits: Annotated[list[StrictStr], Field(min_length=1)]
-    rows: list[Layer]
+    rows: list[Layer]  # type: ignore[assignment]  # a kind's results narrow the base's rows to its own

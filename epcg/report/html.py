@@ -117,7 +117,8 @@ def gallery_data(groups: list[Group], limit: int = LISTED, page_size: int = PAGE
     each an object's filter values (``a``), caption (``c``) and, for the drawn sample, its picture (``p``) and
     export record (``j``); every object a group keeps (``Group.every``) up to ``limit`` in all, the sample's too.
     ``listed`` and ``drawn`` count the entries and the pictures."""
-    out, left, drawn = [], limit, 0
+    out: list[dict[str, Any]] = []
+    left, drawn = limit, 0
     for g in groups:
         sample = {item.found.ident(): item for item in g.items}
         entries = []

@@ -132,7 +132,7 @@ class Slurm(BatchKind):
     job_id_variable = "SLURM_JOB_ID"
     has_early_signal = True
 
-    def header(self, spec, walltime, run, job_name):
+    def header(self, spec: JobqueueSpec, walltime: int, run: Path, job_name: str) -> list[str]:
         lines = [
             f"--job-name=epcg-{job_name}",
             f"--nodes={spec.nodes}",
@@ -151,14 +151,14 @@ class Slurm(BatchKind):
             lines.append(f"--account={spec.account}")
         return [f"#SBATCH {line}" for line in lines] + list(spec.directives)
 
-    def submit_args(self, script, after):
+    def submit_args(self, script: Path, after: str | None) -> list[str]:
         return ["sbatch", "--parsable", *([f"--dependency=afterany:{after}"] if after else []), str(script)]
 
-    def launcher(self, spec, run):
+    def launcher(self, spec: JobqueueSpec, run: Path) -> list[str]:
         return ["srun", f"--ntasks={spec.nodes * workers_per_node(spec)}", "--cpus-per-task=1",
                 "--kill-on-bad-exit=0", f"--output={run / LOG_DIR}/worker-%j-%t.log"]
 
-    def states(self, ids, env=None):
+    def states(self, ids: list[str], env: dict[str, str] | None = None) -> dict[str, str]:
         if not ids:
             return {}
         out = _quiet(["squeue", "-h", "-o", "%i %T %r", "-j", ",".join(ids)], env)
@@ -170,10 +170,10 @@ class Slurm(BatchKind):
                 states[parts[0]] = parts[1].lower() + (f" ({reason})" if reason else "")
         return states
 
-    def cancel_args(self, job_id, drain):
+    def cancel_args(self, job_id: str, drain: bool) -> list[str]:
         return ["scancel", "--batch", "--signal=USR1", job_id] if drain else ["scancel", job_id]
 
-    def end_time(self, job_id):
+    def end_time(self, job_id: str) -> float | None:
         text = _quiet(["squeue", "-h", "-j", job_id, "-o", "%e"]).strip()
         try:
             return time.mktime(time.strptime(text, "%Y-%m-%dT%H:%M:%S"))
@@ -189,7 +189,7 @@ class Pbs(BatchKind):
     job_id_variable = "PBS_JOBID"
     has_early_signal = False
 
-    def header(self, spec, walltime, run, job_name):
+    def header(self, spec: JobqueueSpec, walltime: int, run: Path, job_name: str) -> list[str]:
         select = (f"select={spec.nodes}:ncpus={spec.cores}:mpiprocs={workers_per_node(spec)}"
                   f":mem={_megabytes(spec.memory)}mb")
         lines = [f"-N epcg-{job_name[:10]}", f"-l {select}", f"-l walltime={_clock(walltime)}",
@@ -200,13 +200,13 @@ class Pbs(BatchKind):
             lines.append(f"-A {spec.account}")
         return [f"#PBS {line}" for line in lines] + list(spec.directives) + [f"cd {shlex.quote(str(run))}"]
 
-    def submit_args(self, script, after):
+    def submit_args(self, script: Path, after: str | None) -> list[str]:
         return ["qsub", *(["-W", f"depend=afterany:{after}"] if after else []), str(script)]
 
-    def launcher(self, spec, run):
+    def launcher(self, spec: JobqueueSpec, run: Path) -> list[str]:
         return ["pbsdsh", "--"]
 
-    def states(self, ids, env=None):
+    def states(self, ids: list[str], env: dict[str, str] | None = None) -> dict[str, str]:
         names = {"Q": "pending", "R": "running", "H": "held", "E": "exiting", "F": "finished", "W": "waiting"}
         states = {}
         for job_id in ids:
@@ -217,7 +217,7 @@ class Pbs(BatchKind):
                     states[job_id] = names.get(value.strip(), value.strip())
         return states
 
-    def cancel_args(self, job_id, drain):
+    def cancel_args(self, job_id: str, drain: bool) -> list[str]:
         return ["qsig", "-s", "USR1", job_id] if drain else ["qdel", job_id]
 
 
@@ -285,7 +285,7 @@ def submit(kind: BatchKind, script_path: Path, after: str | None = None) -> str:
 def write_batch(run: RunDir, info: dict[str, Any], script_text: str | None) -> None:
     """Record how the run was submitted (and its script) in the run directory."""
     if script_text is not None:
-        path = run.path / info["script"]
+        path = folder(run) / info["script"]
         write_atomic(path, script_text)
         path.chmod(0o755)
     run.write_text(BATCH_FILE, json.dumps(info, indent=2) + "\n")
@@ -294,39 +294,47 @@ def write_batch(run: RunDir, info: dict[str, Any], script_text: str | None) -> N
 def read_batch(run: RunDir) -> dict[str, Any] | None:
     """How the run was submitted, or None for a run that was not (``epcg run``)."""
     try:
-        return run.read_json(BATCH_FILE, Batch)
+        info: dict[str, Any] | None = run.read_json(BATCH_FILE, Batch)
+        return info
     except (FileNotFoundError, Malformed):
         return None
 
 
 def write_scheduler_file(run: RunDir, address: str) -> Path:
     """``DIR/scheduler.json`` in Dask's scheduler-file form: what the allocation's workers join through."""
-    path = run.path / SCHEDULER_FILE
+    path = folder(run) / SCHEDULER_FILE
     write_atomic(path, json.dumps({"type": "Scheduler", "address": address}))
     return path
 
 
+def folder(run: RunDir) -> Path:
+    """A submitted run's directory, on a filesystem by construction (``epcg submit`` refuses a URL)."""
+    path = run.path
+    assert isinstance(path, Path), path
+    return path
+
+
 def logs_dir(run: RunDir) -> Path:
-    path = run.path / LOG_DIR
+    path = folder(run) / LOG_DIR
     path.mkdir(parents=True, exist_ok=True)
     return path
 
 
 def driver_log(run: RunDir) -> Path:
-    return run.path / DRIVER_LOG
+    return folder(run) / DRIVER_LOG
 
 
 # -- the history of allocations ---------------------------------------------------
 
 
-def describe(run: RunDir, info: dict[str, Any], records: dict[str, dict], finished: bool,
+def describe(run: RunDir, info: dict[str, Any], records: dict[str, dict[str, Any]], finished: bool,
              env: dict[str, str] | None = None) -> list[str]:
     """Lines for ``epcg status``: the batch kind, each allocation, the pending continuation and its state."""
     past = history.load(run)
     history.settle(past, records)
     allocations = past.allocations
     kind = KINDS.get(info["kind"])
-    ids = [a["job"] for a in allocations if a.get("job")] + ([past.next] if past.next else [])
+    ids = [job for a in allocations if (job := a.get("job"))] + ([past.next] if past.next else [])
     states = kind.states(ids, env) if kind is not None else {}
     limit = info.get("max_requeues")
     requeues = max(0, len(allocations) - 1)
@@ -350,7 +358,7 @@ def describe(run: RunDir, info: dict[str, Any], records: dict[str, dict], finish
                        f"{continue_command(run, info)} continues")
         else:
             span = f"since {began} ({time.time() - alloc['started_at']:.0f} s)"
-            why = states.get(alloc.get("job", ""), "running")
+            why = states.get(alloc.get("job") or "", "running")
         where = f"job {alloc['job']}" if alloc.get("job") else f"pid {alloc.get('pid')}"
         lines.append(f"  allocation {n}: {where} on {alloc.get('node')}, {span}, "
                      f"{alloc.get('chunks', 0)} chunks; {why}")
@@ -385,7 +393,7 @@ def tunnel(dashboard: str, node: str | None) -> str | None:
     return f"{command}   (then open http://localhost:{url.port}/status)"
 
 
-def history_for_results(run: RunDir, records: dict[str, dict]) -> list[dict[str, Any]] | None:
+def history_for_results(run: RunDir, records: dict[str, dict[str, Any]]) -> list[dict[str, Any]] | None:
     """The allocations a submitted run used, chunks counted (for results.json and report.html); None for
     a run that was not submitted."""
     if read_batch(run) is None:
@@ -393,7 +401,7 @@ def history_for_results(run: RunDir, records: dict[str, dict]) -> list[dict[str,
     past = history.load(run)
     history.settle(past, records)
     keep = ("job", "pid", "node", "started_at", "ended_at", "chunks", "why")
-    return [{k: a[k] for k in keep if k in a} for a in past.allocations]
+    return [{k: a.get(k) for k in keep if k in a} for a in past.allocations]
 
 
 # -- the driver inside an allocation ---------------------------------------------
@@ -424,7 +432,7 @@ def allocation_cluster(run: RunDir, spec: JobqueueSpec, kind: BatchKind) -> Iter
                                silence_logs=logging.ERROR)
     logs = logs_dir(run)
     path = write_scheduler_file(run, cluster.scheduler_address)
-    command = [*kind.launcher(spec, run.path), sys.executable, "-m", "distributed.cli.dask_worker",
+    command = [*kind.launcher(spec, folder(run)), sys.executable, "-m", "distributed.cli.dask_worker",
                "--scheduler-file", str(path), "--nthreads", "1", "--nworkers", "1",
                "--memory-limit", str(worker_memory_limit(spec)),
                *(["--local-directory", spec.local_directory] if spec.local_directory else [])]
@@ -450,7 +458,7 @@ WORKER_START = 120
 """Seconds an allocation waits for all its workers before it computes with those that joined."""
 
 
-def _wait_for_workers(cluster: Any, launcher: subprocess.Popen, wanted: int) -> None:
+def _wait_for_workers(cluster: Any, launcher: subprocess.Popen[bytes], wanted: int) -> None:
     """Return once ``wanted`` workers joined (or WORKER_START passed with at least one); UserError if the
     launcher ended with none."""
     deadline = time.monotonic() + WORKER_START
@@ -477,7 +485,7 @@ def spawn_detached(run: RunDir) -> int:
 
     log = driver_log(run).open("a")
     process = subprocess.Popen([sys.executable, "-m", "epcg", "drive", str(run.path)], stdin=subprocess.DEVNULL,
-                               stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=run.path,
+                               stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=folder(run),
                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
     log.close()
     mine = f"pid {process.pid} on {socket.gethostname()}"

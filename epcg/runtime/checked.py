@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from epcg.runtime.errors import TaskFailed, UserError
 
@@ -36,11 +37,11 @@ def enable() -> None:
     """
     from numba.core import config
 
-    config.BOUNDSCHECK = 1
-    config.CACHE_DIR = str(CACHE)
+    config.BOUNDSCHECK = 1  # type: ignore[attr-defined]  # numba's config sets its options at run time
+    config.CACHE_DIR = str(CACHE)  # type: ignore[attr-defined]
 
 
-def names_space(data: dict) -> bool:
+def names_space(data: dict[str, Any]) -> bool:
     """A job's plain data names a user's space (``space = "pkg.mod:NAME"``), so it runs user kernels."""
     return isinstance(data.get("space"), str)
 

@@ -299,12 +299,15 @@ _SPECS: dict[str, type[_Spec]] = {
 def load_cluster(path: Path) -> LocalSpec | SchedulerSpec | JobqueueSpec:
     """Read and validate a cluster file (one clear UserError line on any mistake)."""
     data = read_toml(path, "cluster file")
-    model = _SPECS.get(data.get("kind"))
+    kind = data.get("kind")
+    model = _SPECS.get(kind) if isinstance(kind, str) else None
     if model is None:
         raise UserError(f"cluster file {path}: 'kind' must be one of {', '.join(_SPECS)}, got {data.get('kind')!r}")
     try:
         check_types(data, model)
-        return model.model_validate(data)
+        spec = model.model_validate(data)
+        assert isinstance(spec, LocalSpec | SchedulerSpec | JobqueueSpec)
+        return spec
     except pydantic.ValidationError as exc:
         raise UserError(f"cluster file {path}: {describe_error(exc, model)}") from None
 
@@ -349,7 +352,7 @@ def connect(spec: LocalSpec | SchedulerSpec | JobqueueSpec | None = None) -> Ite
             raise UserError(f"scheduler file {spec.scheduler_file} does not exist (is the scheduler running?)")
         if security is None:
             security = _tls_from_config(spec)
-        check_scheduler(spec.address or _file_address(spec.scheduler_file))
+        check_scheduler(spec.address or _file_address(Path(target)))
         try:
             if spec.address:
                 client = Client(spec.address, timeout="5s", security=security)
@@ -383,6 +386,7 @@ def _tls_from_config(spec: SchedulerSpec) -> Any:
     if address is None:
         import json
 
+        assert spec.scheduler_file is not None  # the spec's validator asks for one of the two
         try:
             address = json.loads(spec.scheduler_file.read_text()).get("address", "")
         except (OSError, ValueError, AttributeError):
@@ -481,7 +485,7 @@ def _start(spec: LocalSpec | JobqueueSpec, security: Any) -> Iterator[Any]:
 def dashboard_url(client: Any, spec: LocalSpec | SchedulerSpec | JobqueueSpec | None) -> str | None:
     """The dashboard's address as the scheduler listens on it: the host of the spec's ``dashboard_address``
     (Dask's own link names the scheduler's host instead) and the port the dashboard really got."""
-    link = client.dashboard_link
+    link: str | None = client.dashboard_link
     port = (client.scheduler_info().get("services") or {}).get("dashboard")
     address = getattr(spec, "dashboard_address", None)
     host = address.rpartition(":")[0].strip("[]") if address and ":" in address else ""

@@ -7,6 +7,7 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from dask.base import tokenize
 from distributed import Client, as_completed
@@ -74,11 +75,11 @@ class LostHosts:
     def __init__(self, report: Callable[[WorkersLost], None]) -> None:
         self.report = report
         self.lock = threading.Lock()
-        self.pending: dict[str, list] = {}
+        self.pending: dict[str, list[Any]] = {}
         """host -> [time of its last event, workers lost, chunks they were running]"""
         self.dropped = False
 
-    def on_event(self, event: tuple[float, dict]) -> None:
+    def on_event(self, event: tuple[float, dict[str, Any]]) -> None:
         """A scheduler event (called on the client's event loop)."""
         _, msg = event
         if not isinstance(msg, dict) or msg.get("action") != "remove-worker" or msg.get("expected"):
@@ -119,7 +120,7 @@ def crashed(task: Task, failures: int) -> TaskFailed:
         "or the chunk needs more memory than a worker has; finished chunks are kept")
 
 
-def no_workers(seconds: float) -> TaskFailed:
+def no_workers(seconds: float | None) -> TaskFailed:
     """The one line for a cluster with no live worker for ``seconds``."""
     return TaskFailed(
         f"no Dask worker has been alive for {seconds:.0f} s: the workers cannot start or keep dying (a memory limit "
@@ -205,7 +206,7 @@ class DaskExecutor:
             address, why = blinded[0]
             raise blind(address, run_path, why)
 
-    def check(self, run_path: str, records: list[dict], on_checked: Callable[[int], None] = lambda n: None
+    def check(self, run_path: str, records: list[dict[str, Any]], on_checked: Callable[[int], None] = lambda n: None
               ) -> list[bool]:
         """Verify chunks on the workers (they read the store where it lives), in batches of :data:`CHECK_BATCH`
         at most (smaller where that leaves fewer than four batches a thread); ``on_checked`` is told how many
@@ -262,7 +263,7 @@ class DaskExecutor:
                             priority=-order[stage.name],
                             pure=False,
                         )
-                        future.epcg_tasks = tasks
+                        future.epcg_tasks = tasks  # type: ignore[attr-defined]
                         futures.add(future)
 
         run_path = call[2]
@@ -320,7 +321,7 @@ class DaskExecutor:
             self.client.unsubscribe_topic("all")
 
 
-def _running(dask_worker) -> int:
+def _running(dask_worker: Any) -> int:
     return len(dask_worker.active_threads)
 
 

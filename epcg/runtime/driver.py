@@ -19,12 +19,13 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from epcg.runtime import batch, processes
 from epcg.runtime.cluster import JobqueueSpec
 from epcg.runtime.errors import Drain, TaskFailed, UserError
-from epcg.runtime.history import History, decide, load, settle, update
+from epcg.runtime.history import Allocation, History, decide, load, settle, update
+from epcg.runtime.plan import Task
 from epcg.runtime.readout import FINISHED, outputs_written, state
 from epcg.runtime.shell import command
 from epcg.runtime.stopping import handled
@@ -47,7 +48,7 @@ class Driver:
     ``cluster`` gives the scheduler file for ``run_chunks`` (default: the allocation's own Dask cluster for a
     batch kind, the submission's scheduler file for ``--detach``)."""
 
-    def __init__(self, run: RunDir, tasks: list, info: dict[str, Any], run_chunks: Chunks,
+    def __init__(self, run: RunDir, tasks: list[Task], info: dict[str, Any], run_chunks: Chunks,
                  say: Callable[[str], None] = print, finished: Callable[[], None] = lambda: None,
                  cluster: Callable[[], AbstractContextManager[Path | str | None]] | None = None) -> None:
         self.run, self.tasks, self.info = run, tasks, info
@@ -59,10 +60,10 @@ class Driver:
         self.job_id = batch.allocation_id(self.kind)
         self.grace = max(1, self.spec.signal_lead - batch.DRAIN_MARGIN) if self.spec else DETACHED_GRACE
         end = None
-        if self.spec is not None:
+        if self.kind is not None and self.spec is not None:
             end = batch.allocation_end(self.kind, self.job_id) or self.began + info["walltime_seconds"]
         self.end = end
-        self.drain_at = end - self.spec.signal_lead if end is not None else None
+        self.drain_at = end - self.spec.signal_lead if end is not None and self.spec is not None else None
         self.caught: dict[str, Any] = {}
         """The drain signal once taken: ``signal``, ``at``, and the ``drain`` exception once it is raised."""
         self.computing = False
@@ -92,17 +93,17 @@ class Driver:
         done = self.run.done(self.tasks)
         finished = state(False, len(done), len(self.tasks), outputs_written(self.run), False) == FINISHED
         limit = None if self.kind is None else self.info["max_requeues"]
-        alloc = {"job": self.job_id, **processes.identity(), "started_at": self.began}
+        alloc = cast(Allocation, {"job": self.job_id, **processes.identity(), "started_at": self.began})
         stop: list[str | None] = [None]
 
         def record(history: History) -> None:
             settle(history, done, starting=self.began)
             stop[0] = "finished: nothing was left to compute" if finished else decide(
                 history, None if limit is None else limit + history.base, len(self.tasks) - len(done))
-            mine = dict(alloc)
+            mine = alloc.copy()
             if stop[0] is not None:
-                mine.update(ended_at=round(time.time(), 3),
-                            why=stop[0] if finished else f"did not compute: {stop[0]}")
+                mine.update({"ended_at": round(time.time(), 3),
+                             "why": stop[0] if finished else f"did not compute: {stop[0]}"})
             history.allocations.append(mine)
             if self.job_id is not None and history.next == self.job_id:
                 history.next = None
@@ -159,7 +160,7 @@ class Driver:
             self.computing = False
 
     def _own_cluster(self) -> AbstractContextManager[Path | str | None]:
-        if self.kind is not None:
+        if self.kind is not None and self.spec is not None:
             return batch.allocation_cluster(self.run, self.spec, self.kind)
         return contextlib.nullcontext((self.info.get("connect") or {}).get("scheduler_file"))
 
@@ -186,7 +187,7 @@ class Driver:
 
         def record(history: History) -> None:
             mine = history.find(os.getpid(), self.began)
-            mine.update(ended_at=round(time.time(), 3), why=why)
+            mine.update({"ended_at": round(time.time(), 3), "why": why})
             if signal_at is not None:
                 mine["signal_at"] = signal_at
 
@@ -252,7 +253,7 @@ class Driver:
     def _early(self, now: float) -> bool:
         """Whether a SIGUSR1 came before ``walltime - signal_lead`` (the batch system checks time limits every so
         often and signals up to a minute early): then it is noted, and the driver's timer stops the allocation."""
-        if self.drain_at is None or now >= self.drain_at - EARLY:
+        if self.drain_at is None or self.end is None or now >= self.drain_at - EARLY:
             return False
         _note(f"SIGUSR1 at {time.strftime('%H:%M:%S')}, {self.end - now:.0f} s before the time limit: stopping at "
               f"{time.strftime('%H:%M:%S', time.localtime(self.drain_at))} (walltime - signal_lead)")
@@ -294,8 +295,8 @@ def cancel(run: RunDir, info: dict[str, Any]) -> tuple[History, list[str], list[
             call(kind.cancel_args(waiting[0], drain=False))
             stopped.append(f"job {waiting[0]} (waiting)")
         for alloc in history.allocations:
-            if alloc.get("job") and not alloc.get("ended_at") and kind.states([alloc["job"]]):
-                call(kind.cancel_args(alloc["job"], drain=True))
+            if (job := alloc.get("job")) and not alloc.get("ended_at") and kind.states([job]):
+                call(kind.cancel_args(job, drain=True))
                 stopped.append(f"job {alloc['job']} (running: stops handing out chunks)")
     else:
         for alloc in history.allocations:

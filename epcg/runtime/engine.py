@@ -45,6 +45,7 @@ from epcg.runtime.readout import length
 from epcg.runtime.registry import job_kind
 from epcg.runtime.runplan import Placement, fitted
 from epcg.runtime.shell import command
+from epcg.runtime.rundir import ObjectLocation
 from epcg.runtime.stopping import caught_signals
 from epcg.runtime.store import DIGEST_FILE, REDUCE, REDUCED_FILE, RESULTS, RunDir, seal
 from epcg.runtime.tuning import plan_job, plan_of_run
@@ -231,7 +232,7 @@ class Engine:
         self.say(f"computed in {duration(results['wall_seconds'])}")
         return Outcome(run, results, report, prepared.notes, target.in_process)
 
-    def _on_dask(self, prepared: Prepared, new: bool, target: Target, options: Options, done: dict, log: Any,
+    def _on_dask(self, prepared: Prepared, new: bool, target: Target, options: Options, done: dict[str, Any], log: Any,
                  callbacks: Sequence[Callback]) -> tuple[Prepared, dict[str, Any]]:
         from epcg.runtime.cluster import JobqueueSpec, LocalSpec, computing, dashboard_url, default_shape
         from epcg.runtime.dask_executor import PATIENCE, DaskExecutor
@@ -261,7 +262,7 @@ class Engine:
                     self._verify_before_resume(prepared, executor, options.verify_all)
                 return prepared, run_plan(prepared, executor, callbacks)
 
-    def fit(self, prepared: Prepared, new: bool, workers: int, memory: int | None, done: dict,
+    def fit(self, prepared: Prepared, new: bool, workers: int, memory: int | None, done: dict[str, Any],
             options: Options, threads: int = 1, parallel: int | None = None) -> Prepared:
         """A new run's plan fitted to ``workers`` with ``memory`` each (:func:`~epcg.runtime.runplan.fitted`);
         refuse (one line) what they cannot take. ``parallel``: tasks computing at once (default: every thread of
@@ -274,7 +275,7 @@ class Engine:
             raise UserError(planned.refusal)
         return Prepared(planned.job, planned.plan, prepared.run, planned.notes, planned.wall_seconds)
 
-    def _announce(self, prepared: Prepared, done: dict, in_process: bool, named: bool) -> None:
+    def _announce(self, prepared: Prepared, done: dict[str, Any], in_process: bool, named: bool) -> None:
         for note in prepared.notes:
             self.say(f"note: {note}")
         plan = prepared.plan
@@ -382,8 +383,8 @@ def small_job(job: Job, plan: Plan) -> float | None:
     figs = figures(job_kind(job.domain), job.config, plan, 1)
     if not figs or any(f.cpu_seconds is None or f.peak_memory is None for f in figs):
         return None
-    seconds = sum(f.cpu_seconds for f in figs)
-    if seconds > SMALL_JOB_SECONDS or max(f.peak_memory for f in figs) > machine_memory() // 4:
+    seconds = sum(f.cpu_seconds or 0.0 for f in figs)
+    if seconds > SMALL_JOB_SECONDS or max(f.peak_memory or 0 for f in figs) > machine_memory() // 4:
         return None
     return seconds
 
@@ -447,7 +448,7 @@ def claimed(prepared: Prepared, new: bool) -> Iterator[None]:
     with contextlib.ExitStack() as held:
         with os_errors_are_input(), created(Path(run.location.where) if new and run.location.is_local else None):
             held.enter_context(run.lock())
-            if not run.location.is_local:
+            if isinstance(run.location, ObjectLocation):
                 run.location.check_conditional()
             if new:
                 if run.exists():
@@ -502,7 +503,7 @@ def recorded_timing(run: RunDir) -> dict[str, Any]:
     return {key: results[key] for key in TIMING_KEYS if key in results}
 
 
-def finish(prepared: Prepared, records: dict[str, dict] | None = None, timing: dict[str, Any] | None = None
+def finish(prepared: Prepared, records: dict[str, dict[str, Any]] | None = None, timing: dict[str, Any] | None = None
            ) -> dict[str, Any]:
     """Reduce the records into results.json and write the summary and figures.
 
@@ -642,7 +643,7 @@ def _typed_options(options: dict[str, Any]) -> None:
         elif value is None:
             continue
         elif flag in ("--workers", "--threads-per-worker"):
-            ok = isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
+            ok = isinstance(value, numbers.Integral) and not isinstance(value, bool) and int(value) >= 1
             what = "a whole number >= 1"
         elif flag == "--scheduler":
             ok, what = isinstance(value, str), "an address like 'tcp://host:8786'"
@@ -715,7 +716,7 @@ def _logs_in_run(spec: Any, run: RunDir) -> Any:
     from epcg.runtime.cluster import JobqueueSpec
 
     if isinstance(spec, JobqueueSpec) and spec.log_directory is None and run.location.is_local:
-        return spec.model_copy(update={"log_directory": str(run.path / "logs")})
+        return spec.model_copy(update={"log_directory": str(Path(run.location.where) / "logs")})
     return spec
 
 

@@ -192,7 +192,8 @@ class Limits:
     """Threads per worker process (the processes' memory is shared by their threads)."""
 
 
-def figures(kind: Any, config: Any, plan: Any, workers: int, done: set[str] = frozenset()) -> list[StageFigures]:
+def figures(kind: Any, config: Any, plan: Any, workers: int,
+            done: set[str] | frozenset[str] = frozenset()) -> list[StageFigures]:
     """Per stage: tasks, bytes, memory per worker and wall time (stages run one after another)."""
     costs: dict[str, StageCost] = kind.estimate(config) or {}
     out = []
@@ -225,7 +226,7 @@ def overhead_share(figs: Sequence[StageFigures]) -> float | None:
     if not known:
         return None
     spent = sum(f.tasks for f in known) * TASK_OVERHEAD
-    return spent / (spent + sum(f.cpu_seconds for f in known))
+    return spent / (spent + sum(f.cpu_seconds or 0.0 for f in known))
 
 
 def too_fine(figs: Sequence[StageFigures]) -> bool:
@@ -269,9 +270,9 @@ def check(figs: Sequence[StageFigures], limits: Limits, force: bool = False) -> 
         return
     known = [f for f in figs if f.peak_memory is not None]
     if known and limits.memory_per_worker:
-        worst = max(known, key=lambda f: f.peak_memory)
+        worst = max(known, key=lambda f: f.peak_memory or 0)
         usable = usable_memory(limits.memory_per_worker)
-        if worst.peak_memory > usable:
+        if (worst.peak_memory or 0) > usable:
             raise UserError(
                 f"stage {worst.name} ({worst.label}) needs about {size(worst.peak_memory)} per worker process, "
                 f"more than the {size(usable)} at which Dask pauses a worker "
@@ -350,7 +351,9 @@ def table(figs: Sequence[StageFigures], limits: Limits) -> str:
         lines.append(f"{f.name:<22} {f.tasks:>9,} {brief(f.task_seconds):>9} {share(f.overhead_share):>9} "
                      f"{size(f.bytes_written):>10} {size(f.disk_bytes):>10} "
                      f"{size(f.peak_memory):>12} {duration(f.wall_seconds):>9}")
-    known = lambda values: None if any(v is None for v in values) else sum(values)  # noqa: E731
+    def known(values: Sequence[float | None]) -> float | None:
+        return None if any(v is None for v in values) else sum(v for v in values if v is not None)
+
     peaks = [f.peak_memory for f in figs if f.peak_memory is not None]
     lines.append(f"{'total':<22} {sum(f.tasks for f in figs):>9,} {'':>9} {share(overhead_share(figs)):>9} "
                  f"{size(known([f.bytes_written for f in figs])):>10} "
@@ -373,6 +376,7 @@ def io_table(figs: Sequence[StageFigures], workers: int) -> str:
     known = [f for f in figs if f.io is not None]
     for f in known:
         io = f.io
+        assert io is not None
         lines.append(f"{f.name:<22} {io.puts:>9,} {io.gets:>9,} {size(io.bytes_written):>10} "
                      f"{size(io.bytes_read):>10} {io.dollars:>11.4f}")
     total = StageIO(*(sum(getattr(f.io, k) or 0 for f in known) for k in ("puts", "gets", "bytes_written",

@@ -88,7 +88,8 @@ class Failed:
         return (cls if isinstance(cls, type) and issubclass(cls, Exception) else UserError)(self.message)
 
 
-def run_task_quietly(domain: str, job_json: str, run_path: str, fence: str | None, task: Task) -> dict | Failed:
+def run_task_quietly(domain: str, job_json: str, run_path: str, fence: str | None,
+                     task: Task) -> dict[str, Any] | Failed:
     """:func:`run_task` for a Dask worker: its one-line errors come back as a :class:`Failed` value, so the
     worker logs no "Compute Failed" traceback for what the client reports in one line."""
     try:
@@ -98,12 +99,12 @@ def run_task_quietly(domain: str, job_json: str, run_path: str, fence: str | Non
 
 
 def run_tasks_quietly(domain: str, job_json: str, run_path: str, fence: str | None,
-                      tasks: Sequence[Task]) -> list[dict | Failed]:
+                      tasks: Sequence[Task]) -> list[dict[str, Any] | Failed]:
     """:func:`run_task_quietly` over tasks that share what they read (one ``Task.group``), one after another in
     this thread, so the worker reads it once; it stops at the first failure. A task that already has its record
     (the call run again after a worker died) is not run again: its record is returned."""
     run = RunDir(run_path, fence)
-    out: list[dict | Failed] = []
+    out: list[dict[str, Any] | Failed] = []
     for task in tasks:
         try:
             record = run.read_record(task)
@@ -154,7 +155,7 @@ def _attempt(domain: str, job_json: str, run_path: str, fence: str | None, task:
         "data": run.written,
     }
     if io_before is not None:
-        record["io"] = {key: value - io_before[key] for key, value in run.io().items()}
+        record["io"] = {key: value - io_before[key] for key, value in (run.io() or {}).items()}
     run.write_record(task, record)
     return record
 
@@ -191,7 +192,8 @@ class SerialExecutor:
     def warm_up(self, domain: str, job_json: str) -> float:
         return warm_up(domain, job_json)
 
-    def run(self, stages, pending, call, on_done) -> None:
+    def run(self, stages: Sequence[Stage], pending: dict[str, list[Task]], call: tuple[str, str, str, str | None],
+            on_done: OnDone) -> None:
         for stage in stages:
             for task in pending.get(stage.name, []):
                 on_done(task, run_task(*call, task))

@@ -15,7 +15,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:
     from epcg.runtime.store import RunDir
@@ -110,12 +110,12 @@ def update(run: RunDir, change: Callable[[History], None]) -> History:
     raise RuntimeError(f"{run.describe(HISTORY_FILE)}: {ATTEMPTS} writers in a row changed it first")
 
 
-def chunks_between(records: dict[str, dict], start: float, end: float | None) -> list[dict]:
+def chunks_between(records: dict[str, dict[str, Any]], start: float, end: float | None) -> list[dict[str, Any]]:
     """The records of chunks finished in ``[start, end)`` (end None: up to now)."""
     return [r for r in records.values() if r.get("ended_at", 0) >= start and (end is None or r["ended_at"] < end)]
 
 
-def settle(history: History, records: dict[str, dict], starting: float | None = None) -> None:
+def settle(history: History, records: dict[str, dict[str, Any]], starting: float | None = None) -> None:
     """Fill in what the allocations could not write themselves: chunks done, and an end for one that was
     killed (it has none, and a later allocation started, or one is ``starting`` now)."""
     allocations = history.allocations

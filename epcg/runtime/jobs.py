@@ -18,12 +18,14 @@ import tomllib
 import types
 import typing
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pydantic
 import tomli_w
+from pydantic_core import ErrorDetails
 
 from epcg.runtime.errors import UserError
 from epcg.runtime.registry import job_kind, kind_of
@@ -64,6 +66,7 @@ def parse_override(text: str) -> tuple[str | tuple[str, ...], Any]:
     >>> parse_override('solution_counts."4x4"=100')
     (('solution_counts', '4x4'), 100)
     """
+    key: str | tuple[str, ...]
     key, sep, value = text.partition("=")
     key = key.strip()
     quoted = _quoted_key(text) if sep and not _KEY.match(key) else None
@@ -182,7 +185,7 @@ def validate(data: dict[str, Any], source: str = "job") -> Job:
     try:
         check_values(data)
         check_types(data, _schema_for(model, data))
-        config = model.model_validate(data)
+        config: Any = model.model_validate(data)  # a kind's own model: every one has name and domain
     except pydantic.ValidationError as exc:
         raise UserError(f"{source}: {describe_error(exc, _schema_for(model, data))}") from None
     except (RecursionError, MemoryError, OverflowError) as exc:
@@ -199,7 +202,7 @@ def _schema_for(model: Any, data: Any) -> Any:
         return model
 
 
-def load_job(path: Path, overrides: list[str] = ()) -> Job:
+def load_job(path: Path, overrides: Sequence[str] = ()) -> Job:
     """Read, override and validate a job file."""
     parsed = [parse_override(text) for text in overrides]
     data = apply_overrides(read_toml(path), parsed)
@@ -228,7 +231,7 @@ def _admitted(annotation: Any) -> set[Any]:
     return {annotation} if annotation in _WORDS else {object}
 
 
-def _type_error(loc: tuple, value: Any, annotation: Any) -> pydantic.ValidationError:
+def _type_error(loc: tuple[int | str, ...], value: Any, annotation: Any) -> pydantic.ValidationError:
     words: list[str] = []
     for member in _members(annotation):
         if typing.get_origin(member) is typing.Literal:
@@ -244,7 +247,7 @@ def _type_error(loc: tuple, value: Any, annotation: Any) -> pydantic.ValidationE
         "ctx": {"error": ValueError(f"expected {expected}, got {shown}")}}])
 
 
-def check_types(data: Any, model: Any, loc: tuple = ()) -> None:
+def check_types(data: Any, model: Any, loc: tuple[int | str, ...] = ()) -> None:
     """Refuse (a ValidationError naming the key) what pydantic's lax mode would coerce by surprise:
     a boolean where a number is expected, text where only numbers or booleans are, a number for a boolean,
     a number with a point (``5.0``) where only whole numbers are.
@@ -265,7 +268,7 @@ def check_types(data: Any, model: Any, loc: tuple = ()) -> None:
             _check_value(value, fields[key].annotation, (*loc, key))
 
 
-def check_values(data: Any, loc: tuple = ()) -> None:
+def check_values(data: Any, loc: tuple[int | str, ...] = ()) -> None:
     """Refuse (a ValidationError naming the key), in any key of any kind, what no key means: an integer beyond
     64 bits (the kernels' and arrays' integers) and a decimal digit other than 0-9 in a text or a table's key
     (``"３x3:3"`` would read as a row of its own, that a filter written ``3x3:3`` never finds).
@@ -306,7 +309,7 @@ def _short(number: int) -> str:
     return text if len(text) <= 30 else f"{text[:12]}...({len(text)} digits)"
 
 
-def _check_value(value: Any, annotation: Any, loc: tuple) -> None:
+def _check_value(value: Any, annotation: Any, loc: tuple[int | str, ...]) -> None:
     admitted = _admitted(annotation)
     if object in admitted or not admitted:
         return
@@ -348,7 +351,7 @@ _UNION_TAG = re.compile(r"^(int|float|str|bool|none|(literal|dict|list|tuple|set
 """How pydantic names the member of a union a failed attempt was made with."""
 
 
-def _union_error(errors: list[dict]) -> str | None:
+def _union_error(errors: list[ErrorDetails]) -> str | None:
     """One line for a value that matched no member of a union: what each member would have taken."""
     first = errors[0]
     if not first["loc"]:
@@ -358,7 +361,7 @@ def _union_error(errors: list[dict]) -> str | None:
                and _UNION_TAG.match(str(e["loc"][-1]))]
     if len(members) < 2 or not _UNION_TAG.match(str(first["loc"][-1])):
         return None
-    words = []
+    words: list[Any] = []  # the allowed values pydantic names (its error context is untyped)
     for e in members:
         tag = str(e["loc"][-1])
         word = (e.get("ctx", {}).get("expected") if tag.startswith("literal") else
@@ -371,7 +374,7 @@ def _union_error(errors: list[dict]) -> str | None:
             f"(got {got if len(got) <= 80 else got[:77] + '...'})")
 
 
-def _model_at(model: Any, loc: tuple) -> Any:
+def _model_at(model: Any, loc: tuple[Any, ...]) -> Any:
     """The pydantic model whose keys sit at ``loc`` under ``model`` (a row's table inside ``rows``), or None."""
     for part in loc:
         if isinstance(part, int):

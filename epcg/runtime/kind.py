@@ -55,7 +55,7 @@ class JobKind:
         """Compute one task, store its large data in ``run``, return a small JSON-able summary."""
         raise NotImplementedError
 
-    def reduce(self, config: Any, plan: Plan, records: dict[str, dict], run: Any) -> dict[str, Any]:
+    def reduce(self, config: Any, plan: Plan, records: dict[str, dict[str, Any]], run: Any) -> dict[str, Any]:
         """Combine every task's record (and stored data) into the results.json object."""
         raise NotImplementedError
 
@@ -101,7 +101,7 @@ class ModuleKind(JobKind):
     def __init__(self, module: ModuleType | Any, name: str = "") -> None:
         self.module = module
         self.name = name
-        self.Config = module.Config
+        self.Config = module.Config  # type: ignore[misc]  # a module's kind holds its module's Config
         for attribute in REQUIRED[1:] + HOOKS + SETTINGS:
             if hasattr(module, attribute):
                 setattr(self, attribute, getattr(module, attribute))

@@ -13,6 +13,7 @@ import os
 import signal
 import socket
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, Literal
 
 State = Literal["alive", "gone", "elsewhere"]
@@ -47,7 +48,7 @@ def identity(pid: int | None = None) -> dict[str, Any]:
     return {"pid": pid, "node": socket.gethostname(), "token": token(pid)}
 
 
-def state(record: dict[str, Any]) -> State:
+def state(record: Mapping[str, Any]) -> State:
     """Whether the process a record names (``pid``, ``node``, ``token``) is alive here, gone, or elsewhere."""
     if record.get("node") != socket.gethostname():
         return "elsewhere"
@@ -57,7 +58,7 @@ def state(record: dict[str, Any]) -> State:
     return "alive" if token(pid) == recorded else "gone"
 
 
-def signal_if_ours(record: dict[str, Any], signum: int) -> State:
+def signal_if_ours(record: Mapping[str, Any], signum: int) -> State:
     """Send ``signum`` to the recorded process only if :func:`state` proves it alive here; returns the state
     (``alive``: signalled)."""
     found = state(record)

@@ -18,7 +18,7 @@ from epcg.runtime.readout import time_left
 from epcg.runtime.text import shown
 
 
-def bar_class() -> type:
+def bar_class() -> Any:
     """tqdm's notebook bar where it can draw (Jupyter with ipywidgets), else its text bar: ``tqdm.auto`` alone
     warns "IProgress not found" in a notebook without ipywidgets, on every run."""
     try:
@@ -116,7 +116,7 @@ class TqdmProgress(Callback):
         self.done = frozenset(done)
         """Ids of the tasks finished before this session (a resumed run's)."""
         self.kwargs = tqdm_kwargs
-        self.bar: tqdm | None = None
+        self.bar: Any = None  # a tqdm bar (tqdm has no type hints)
         self.session: Session | None = None
 
     def on_run_start(self, plan: Plan, pending: int) -> None:

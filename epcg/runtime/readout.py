@@ -35,7 +35,8 @@ def compute_seconds(records: Iterable[Mapping[str, Any]]) -> float:
     """The tasks' compute summed, as reductions and progress report it: each record's CPU seconds on its worker
     thread (its wall seconds in a record written before they were kept). A task's wall time also counts waiting
     for storage, and for a core where a worker runs more threads than cores."""
-    return sum(r.get("cpu_seconds", r["seconds"]) for r in records)
+    seconds: float = sum(r.get("cpu_seconds", r["seconds"]) for r in records)
+    return seconds
 
 
 def time_left(plan: Plan, done_by_stage: Mapping[str, int], session: Iterable[Mapping[str, Any]],

@@ -16,7 +16,9 @@ read 300 B, 3.00× its source (plan 3.00×); by host: 10.0.0.1 240 B, 10.0.0.2 6
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from epcg.runtime.estimate import size
@@ -54,7 +56,7 @@ class StageReads:
         return None if self.planned is None or not self.by_host else round(self.planned / len(self.by_host))
 
 
-def stage_reads(stage: Stage, records: dict[str, dict]) -> StageReads:
+def stage_reads(stage: Stage, records: Mapping[str, Mapping[str, Any]]) -> StageReads:
     """The reads of ``stage``'s finished tasks (``records`` by task id; a record without ``worker`` ran in the client
     process, counted as host ``local``)."""
     read: dict[str, int] = {}

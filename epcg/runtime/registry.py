@@ -97,7 +97,8 @@ def run_type(name: str) -> type | None:
     if entry is None:
         return None
     try:
-        return entry.load()
+        loaded: type = entry.load()
+        return loaded
     except Exception as exc:  # noqa: BLE001 - a broken plugin is the user's to fix, in one line
         raise UserError(f"the run type of job kind {name!r} ({entry.value}) failed to import: {_first_line(exc)}") from None
 
@@ -107,9 +108,11 @@ def kinds_with_run_types() -> list[tuple[str, type]]:
     out = []
     for name in sorted(_run_entry_points()):
         try:
-            out.append((name, run_type(name)))
+            found = run_type(name)
         except UserError:
             continue
+        if found is not None:  # always: the name is a registered one
+            out.append((name, found))
     return out
 
 
@@ -210,9 +213,10 @@ def kind_of(data: dict[str, Any]) -> str:
     if "domain" not in data and "space" not in data:
         raise UserError(f"missing key 'domain' (one of {', '.join(known_kinds())}) or 'space'")
     if "domain" in data:
-        if not isinstance(data["domain"], str):
-            raise UserError(f"'domain' must be one of {', '.join(known_kinds())}, got {data['domain']!r}")
-        return data["domain"]
+        domain = data["domain"]
+        if not isinstance(domain, str):
+            raise UserError(f"'domain' must be one of {', '.join(known_kinds())}, got {domain!r}")
+        return domain
     space = data["space"]
     if not isinstance(space, str):
         raise UserError(f"space must be an import path string 'package.module:NAME', got {space!r}")

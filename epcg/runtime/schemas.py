@@ -208,10 +208,10 @@ def loads(data: str | bytes | None, schema: Any, where: str, context: dict[str, 
     return check(value, schema, where, context)
 
 
-_ADAPTERS: dict[Any, pydantic.TypeAdapter] = {}
+_ADAPTERS: dict[Any, pydantic.TypeAdapter[Any]] = {}
 
 
-def _adapter(schema: Any) -> pydantic.TypeAdapter:
+def _adapter(schema: Any) -> pydantic.TypeAdapter[Any]:
     if schema not in _ADAPTERS:
         _ADAPTERS[schema] = pydantic.TypeAdapter(schema)
     return _ADAPTERS[schema]

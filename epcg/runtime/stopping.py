@@ -73,7 +73,7 @@ def caught_signals() -> Iterator[None]:
 def exit_status(exc: KeyboardInterrupt) -> int:
     """The exit status for work stopped by ``exc`` (Ctrl-C, or :class:`Interrupted` with its signal)."""
     signum = exc.args[0] if isinstance(exc, Interrupted) and exc.args else None
-    return EXIT_STATUS.get(signum, 130)
+    return EXIT_STATUS.get(signum, 130) if signum is not None else 130
 
 
 def _raising(handler: Handler) -> Handler:

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -44,6 +44,7 @@ from epcg.runtime.shell import command
 
 if TYPE_CHECKING:
     import zarr
+    from zarr.core.array_spec import ArrayConfigParams
 
     from epcg.runtime.jobs import Job
 
@@ -62,7 +63,7 @@ REPORT = "report.html"
 LOGS = "logs"
 RECORD_READERS = 16
 """Records read at once by :meth:`RunDir.done`."""
-WRITE_CONFIG = {"write_empty_chunks": True}
+WRITE_CONFIG: ArrayConfigParams = {"write_empty_chunks": True}
 """How the run's arrays are written: every chunk stored, all-zero ones too. Zarr would test each chunk against
 the fill value to skip those, a comparison of the whole chunk on its one I/O thread that every task's write waits
 for, and dearer than storing the few bytes an empty chunk compresses to."""
@@ -126,7 +127,8 @@ def unseal(text: str) -> dict[str, Any] | None:
             body = json.dumps(record, sort_keys=True)
             if hashlib.sha256(body.encode()).hexdigest() != outer["sha256"]:
                 return None
-        return check(record, Record, "record")
+        checked: dict[str, Any] = check(record, Record, "record")
+        return checked
     except (ValueError, KeyError, TypeError, RecursionError, Malformed):
         return None
 
@@ -152,11 +154,11 @@ class RunDir:
     def __init__(self, where: str | os.PathLike[str] | Location, fence: str | None = None) -> None:
         self.location = open_location(where)
         self.fence = fence
-        self.written: dict[str, list] = {}
+        self.written: dict[str, list[Any]] = {}
         self.bytes_read = 0
         """Uncompressed bytes of arrays read through this RunDir (:meth:`read_array`, :meth:`read_slice`): what a
         task read of earlier stages, for its record."""
-        self._arrays: dict[str, zarr.Array] = {}
+        self._arrays: dict[str, zarr.Array[Any]] = {}
 
     @property
     def path(self) -> Path | str:
@@ -276,6 +278,7 @@ class RunDir:
         self.location.write(JOB_FILE, job_toml.encode())  # last: a run directory exists once job.toml does
 
     def _identity(self) -> tuple[dict[str, Any], str | None]:
+        found: tuple[bytes, str | None] | None
         try:
             found = self.location.read_versioned(RUN_FILE)
         except (IsADirectoryError, NotADirectoryError):  # run.json made a directory: damaged like a torn one
@@ -291,7 +294,7 @@ class RunDir:
             ident = loads(found[0], Identity, self.describe(RUN_FILE))
         except Malformed:
             raise UserError(f"{self.describe(RUN_FILE)} is damaged, the run's identity cannot be read: "
-                            f"{command('verify --repair', self.path)} rebuilds it from the records")
+                            f"{command('verify --repair', self.path)} rebuilds it from the records") from None
         return ident, found[1]
 
     def identity(self) -> dict[str, Any]:
@@ -314,7 +317,7 @@ class RunDir:
         """
         ident, version = self._identity()
         epoch, started = int(ident["epoch"]) + 1, round(time.time(), 3)
-        starts = ident.get("starts") if isinstance(ident.get("starts"), dict) else {}
+        starts: dict[str, Any] = ident["starts"] if isinstance(ident.get("starts"), dict) else {}
         ident.update(epoch=epoch, started_at=started, starts={**starts, str(epoch): started})
         body = json.dumps(ident).encode()
         swapped = self.location.create(RUN_FILE, body) if version is None else \
@@ -567,11 +570,11 @@ class RunDir:
             array[:] = data
         self.written[name] = [0, len(data), digest(data)]
 
-    def array(self, name: str) -> zarr.Array:
+    def array(self, name: str) -> zarr.Array[Any]:
         """The run's array ``name``, opened once per RunDir: a task writes, syncs and measures it with one read of
         its metadata (each opening is a request on an object store and a trip through Zarr's event loop)."""
         if name not in self._arrays:
-            self._arrays[name] = self.group[name].with_config(WRITE_CONFIG)
+            self._arrays[name] = cast("zarr.Array[Any]", self.group[name]).with_config(WRITE_CONFIG)
         return self._arrays[name]
 
     def write_slice(self, name: str, start: int, data: np.ndarray) -> None:

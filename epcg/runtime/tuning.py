@@ -15,6 +15,7 @@ from epcg.runtime.estimate import (
     TARGET_TASK_SECONDS,
     TASK_OVERHEAD,
     WORKER_BASE,
+    StageFigures,
     coarsen_factor,
     figures,
     finer_than_target,
@@ -149,9 +150,10 @@ def _bounded(job: Job, keys: tuple[str, ...], max_tasks: int) -> tuple[Job, Plan
             return job, _nonempty(job, plan), first
         if not keys:
             break
-        job = _coarsened(job, keys, coarsen_factor(tasks, max_tasks), max_tasks)
-        if job is None:
+        coarser = _coarsened(job, keys, coarsen_factor(tasks, max_tasks), max_tasks)
+        if coarser is None:
             break
+        job = coarser
     raise UserError(
         f"job {original.name} has {first:,} tasks, more than --max-tasks {max_tasks:,}"
         + (f", even with bigger chunks ({', '.join(keys)})" if keys else "")
@@ -159,7 +161,8 @@ def _bounded(job: Job, keys: tuple[str, ...], max_tasks: int) -> tuple[Job, Plan
     )
 
 
-def _fit_cost(job: Job, plan: Plan, keys: tuple[str, ...]) -> tuple[Job, Plan, list, list] | None:
+def _fit_cost(job: Job, plan: Plan, keys: tuple[str, ...]
+              ) -> tuple[Job, Plan, list[StageFigures], list[StageFigures]] | None:
     """The job with each chunk key whose stages are too fine together (:func:`~epcg.runtime.estimate.too_fine`)
     scaled until they reach the target task time, with its plan and the figures before and after; None when no
     key's stages are too fine (or none can be coarsened)."""
@@ -266,7 +269,8 @@ def fit_memory(tuned: Tuned, memory_per_worker: int | None, workers: int) -> Tun
             break
         if now <= usable:
             note = (f"the whole layers need about {size(first)} per worker process, more than the "
-                    f"{size(usable)} at which Dask pauses a worker with the memory limit {size(memory_per_worker)}; using {', '.join(f'{k}={value}' for k in keys)} "
+                    f"{size(usable)} at which Dask pauses a worker with the memory limit {size(memory_per_worker)}; "
+                    f"using {', '.join(f'{k}={value}' for k in keys)} "
                     f"({size(now)}, identical results)")
             return Tuned(scaled, plan_of(scaled), tuned.notes + (note,))
         last, value = now, value * 2

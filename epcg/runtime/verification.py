@@ -61,7 +61,9 @@ def repair(path: str | os.PathLike[str]) -> list[str]:
         unvouched = run.unvouched(plan.tasks())
         for task_id in unvouched:  # nothing says which job.toml made them: computed again under this one
             run.forget(task_id)
-        run.write_text(DIGEST_FILE, run.job_file_digest() + "\n")
+        digest = run.job_file_digest()
+        assert digest is not None  # read_job() has just read job.toml
+        run.write_text(DIGEST_FILE, digest + "\n")
         rebuilt.append(f"{DIGEST_FILE} (the digest of job.toml)" + (
             f"; {len(unvouched)} chunks recorded by an earlier epcg, whose records do not say which job "
             "parameters made them, were forgotten" if unvouched else ""))

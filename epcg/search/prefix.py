@@ -182,7 +182,7 @@ class PrefixWalk:
     def max_rank(self) -> int:
         return Combinations(self.n, self.k).max_rank
 
-    def functions(self) -> tuple:
+    def functions(self) -> tuple[Any, Any, Any, Any, Any, int, Any]:
         """``(empty, extend, score, score_last, score_upto, leaf, dead)`` as the kernels take them.
 
         Placeholders stand for the unset ones; ``leaf`` says how a leaf is scored (the last of them given).

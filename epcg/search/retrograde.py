@@ -533,8 +533,11 @@ def solve_layers(space: RetrogradeSpace, last: int | None = None, chunk_words: i
     def cut(spans: Spans) -> Words:
         return tuple(np.concatenate([w[a:b] for a, b in spans]) for w in latest)
 
+    def whole() -> Words:
+        return latest
+
     for stage in layer_plan(space, chunk_words, last):
-        parts = [solve_part(space, stage.level, a, b, lambda: latest, key=token, fill=stage.fill,
+        parts = [solve_part(space, stage.level, a, b, whole, key=token, fill=stage.fill,
                             partitions=partitions, load_spans=cut)
                  for a, b in stage.ranges]
         latest = tuple(np.concatenate([p[0][i] for p in parts]) for i in range(len(space.bits)))

@@ -42,11 +42,12 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import numba
 import numpy as np
 from numba import njit
+from numpy.typing import ArrayLike
 
 BLOCK = 1 << 20
 """Ranks evaluated per call of the compiled driver (bounds the scores buffer: 8 MiB)."""
@@ -71,7 +72,7 @@ class ArgMin:
     payload: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @classmethod
-    def empty(cls) -> ArgMin:
+    def empty(cls) -> Self:
         return cls(None, np.zeros(0, dtype=np.uint64))
 
     @staticmethod
@@ -81,7 +82,7 @@ class ArgMin:
         return min(seen) if seen else None
 
     @classmethod
-    def merge(cls, parts: Sequence[ArgMin]) -> ArgMin:
+    def merge(cls, parts: Sequence[ArgMin]) -> Self:
         value = cls.best([p.value for p in parts])
         keep = [p for p in parts if value is not None and p.value == value]
         if not keep:
@@ -131,7 +132,7 @@ class TopK:
     ranks: np.ndarray
 
     @classmethod
-    def of(cls, scores: Sequence[int], ranks: Sequence[int], k: int) -> TopK:
+    def of(cls, scores: ArrayLike, ranks: ArrayLike, k: int) -> TopK:
         scores, ranks = np.asarray(scores), np.asarray(ranks, dtype=np.uint64)
         scores = scores.astype(np.float64 if scores.dtype.kind == "f" else np.int64)
         order = np.lexsort((ranks, -scores))[:k]

@@ -8,7 +8,7 @@ boards is ``itertools.combinations`` order of cell indices ``y * width + x``.
 from __future__ import annotations
 
 import itertools
-from functools import lru_cache
+from functools import cache
 
 STEPS = ((1, 0), (-1, 0), (0, 1), (0, -1))  # R, L, D, U
 
@@ -62,7 +62,7 @@ def moves(cells: frozenset, width: int, height: int) -> list[tuple[tuple[int, in
 def solutions(cells: frozenset, width: int, height: int) -> int:
     """Number of move sequences that leave one piece, not counting the choice of the last move."""
 
-    @lru_cache(maxsize=None)
+    @cache
     def count(b: frozenset) -> int:
         if len(b) == 1:
             return 1

@@ -273,8 +273,8 @@ def ratio_bands(keep: list[dict[str, Any]]) -> tuple[Band, ...]:
     for entry in keep:
         one = isinstance(entry, dict) and len(entry) == 1
         value = entry.get("min_ratio", entry.get("ratio")) if one else None
-        numbers = value if isinstance(value, list) and "ratio" in entry else [value] if one and "min_ratio" in entry \
-            else []
+        numbers: list[Any] = (value if isinstance(value, list) and "ratio" in entry
+                              else [value] if one and "min_ratio" in entry else [])
         if not numbers or len(numbers) > 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
                                                       and math.isfinite(v) for v in numbers):
             raise ValueError(f"each band is {form} with finite numbers, got {entry!r}")
@@ -440,7 +440,7 @@ def top_tie(recs: list[dict]) -> dict[str, Any] | None:
            "orbits": sum(p[2] for p in scored if p[0] == top)}
     keys = [p[3] if len(p) > 3 else None for p in scored if p[0] == top]
     if all(k is not None for k in keys):
-        tie["patterns"] = len(set().union(*keys))
+        tie["patterns"] = len(set().union(*(k for k in keys if k is not None)))
     return tie
 
 

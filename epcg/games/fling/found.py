@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cache, cached_property
 from typing import Any
 
 import numpy as np
@@ -129,7 +129,7 @@ class FlingBoard(Found):
         return puzzle_figure(self.board, self.moves, title=self.caption())
 
 
-@lru_cache(maxsize=None)
+@cache
 def _maps(width: int, height: int) -> np.ndarray:
     return symmetry_maps(width, height)
 
@@ -164,7 +164,8 @@ def orbits_only(stored: Vouched, pieces: int) -> bool:
     return not stored.has(f"solvable/{pieces}")
 
 
-def _words(stored: Vouched, pieces: int, unique: bool | None, start: int, stop: int) -> Iterator[tuple[int, np.ndarray]]:
+def _words(stored: Vouched, pieces: int, unique: bool | None, start: int, stop: int | None
+           ) -> Iterator[tuple[int, np.ndarray]]:
     """``(first word, words)`` of ``[start, stop)`` of the layer, as the records vouch for them."""
     solvable, only = _layer(stored, pieces, "solvable"), _layer(stored, pieces, "unique")
     if unique:

@@ -58,9 +58,10 @@ import os
 import shutil
 import threading
 import weakref
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pydantic
@@ -316,7 +317,8 @@ class Config(JobConfig, Keeps):
 
 EVALUATE = fling_evaluate.EVALUATE
 SHARED = "shared"
-"""Scratch directory of the raw layer files of ``shared_previous`` (in the run on a filesystem, in each machine's temp directory for an object store); cleared by each session's prepare."""
+"""Scratch directory of the raw layer files of ``shared_previous`` (in the run on a filesystem, in each machine's
+temp directory for an object store); cleared by each session's prepare."""
 
 
 def _layer_arrays(config: Config, k: int) -> tuple[str, ...]:
@@ -479,7 +481,7 @@ def sliced_reads(config: Config, k: int) -> tuple[int, int, int]:
 def group_bytes(config: Config, k: int, words: int) -> int:
     """Bytes a process holds of ``words`` words of layer ``k``: ``solvable``'s and ``unique``'s index."""
     boards = min(64 * words, kernels.layer_size(config.width, config.height, k))
-    return 8 * words + sparse.index_bytes(words, -(-round(boards * unique_fraction(k))))
+    return 8 * words + sparse.index_bytes(words, round(boards * unique_fraction(k)))
 
 
 def shared_bytes(config: Config, k: int) -> int:

@@ -78,7 +78,7 @@ class FlingResults(Results):
     """results.json of a Fling! run. An evaluated run (``evaluated``) whose job asked for the best boards
     (``top_puzzles``) has them: without ``puzzles`` the file is damaged, not a run that found none."""
 
-    rows: list[Layer]
+    rows: list[Layer]  # type: ignore[assignment]  # a kind's results narrow the base's rows to its own
     evaluated: Count | None = None
     evaluated_fraction: Number | None = None
     evaluate_seconds: Number | None = None
@@ -91,7 +91,8 @@ class FlingResults(Results):
     @pydantic.model_validator(mode="after")
     def _evaluated(self, info: pydantic.ValidationInfo) -> Any:
         config = (info.context or {}).get("config")
-        if self.evaluated is not None and getattr(config, "top_puzzles", 0) and self.puzzles is None:
+        asked = getattr(config, "top_puzzles", None)
+        if self.evaluated is not None and asked and self.puzzles is None:
             raise ValueError("an evaluated run's best boards ('puzzles') are missing")
         if self.ratio_histograms and any(h.bin_width is None for h in self.ratio_histograms):
             raise ValueError("a ratio histogram has no bin_width")

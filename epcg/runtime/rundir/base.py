@@ -18,6 +18,7 @@ same promises, each with its own primitives:
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
@@ -99,7 +100,7 @@ class Location(ABC):
         """A local directory holding the objects under ``prefix`` (for reading pictures by path)."""
 
     @abstractmethod
-    def publish(self, prefix: str, directory: Path) -> list[str]:
+    def publish(self, prefix: str, directory: Path) -> builtins.list[str]:
         """Store the files of the local ``directory`` under ``prefix``; return their keys."""
 
     @abstractmethod

@@ -28,6 +28,7 @@ The primitives and what they stand on:
 
 from __future__ import annotations
 
+import builtins
 import collections
 import contextlib
 import hashlib
@@ -41,10 +42,15 @@ import time
 from collections.abc import Iterable, Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from epcg.runtime.errors import Conflict, MissingBucket, PermissionDenied, StorageFault, Unreachable, UserError
 from epcg.runtime.rundir.base import LOCK_KEY, PROBE_KEY, Location
+
+if TYPE_CHECKING:
+    from obstore.store import ClientConfig
+    from zarr.abc.store import ByteRequest
+    from zarr.core.buffer import Buffer, BufferPrototype
 
 SCHEMES = ("s3", "gs", "az", "abfs", "abfss")
 """URL schemes that are object stores (``file://`` is a POSIX path)."""
@@ -115,7 +121,7 @@ def _store(url: str) -> Any:
     except ImportError:
         raise UserError(f"{url}: run directories on object stores need obstore: pip install 'epcg[objstore]'") from None
 
-    options: dict[str, Any] = {"timeout": "60s", "connect_timeout": "5s"}
+    options: ClientConfig = {"timeout": "60s", "connect_timeout": "5s"}
     endpoint = os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT") or ""
     kwargs: dict[str, Any] = {}
     if url.startswith("s3://"):
@@ -271,7 +277,7 @@ class ObjectLocation(Location):
                 body = self._lease_body(owner)
                 with contextlib.suppress(Exception):
                     if self.replace(LOCK_KEY, body, state["version"]):
-                        state["version"] = self.read_versioned(LOCK_KEY)[1]
+                        state["version"] = self._lock_version()
                     else:
                         return  # taken over after it expired: the epoch fence stops this client's records
 
@@ -296,16 +302,22 @@ class ObjectLocation(Location):
     def _take_lease(self, owner: str) -> str:
         body = self._lease_body(owner)
         if self.create(LOCK_KEY, body):
-            return self._held(self.read_versioned(LOCK_KEY)[1])
+            return self._held(self._lock_version())
         current = self.read_versioned(LOCK_KEY)
         if current is not None:
             if _held_by_a_live_client(current[0], self.where):
                 raise Conflict(f"run {self.where} is in use by another epcg client {describe_lease(current[0])}")
             if self.replace(LOCK_KEY, body, current[1]):
-                return self._held(self.read_versioned(LOCK_KEY)[1])
+                return self._held(self._lock_version())
         elif self.create(LOCK_KEY, body):
-            return self._held(self.read_versioned(LOCK_KEY)[1])
+            return self._held(self._lock_version())
         raise Conflict(f"run {self.where} is in use by another epcg client (it took the lease just now)")
+
+    def _lock_version(self) -> str:
+        """The version of the lock object this client has just written."""
+        found = self.read_versioned(LOCK_KEY)
+        assert found is not None, "the lock object this client has just written is gone"
+        return found[1]
 
     def _held(self, version: str) -> str:
         with _HELD_LOCK:
@@ -363,7 +375,7 @@ class ObjectLocation(Location):
                 path.write_bytes(data)
         return target
 
-    def publish(self, prefix: str, directory: Path) -> list[str]:
+    def publish(self, prefix: str, directory: Path) -> builtins.list[str]:
         keys = []
         for path in sorted(Path(directory).rglob("*")):
             if path.is_file():
@@ -424,9 +436,10 @@ def _held_by_a_live_client(data: bytes, where: str) -> bool:
 
 
 def _counting_store_class() -> type:
+    from zarr.abc.store import Store
     from zarr.storage import WrapperStore
 
-    class _CountingStore(WrapperStore):
+    class _CountingStore(WrapperStore[Store]):
         """A Zarr store that counts its requests and bytes in :data:`IO` (what plans and benchmarks report), and
         names a failed request for its cause (the StorageFault of :func:`_cause`), as every other request does."""
 
@@ -442,7 +455,8 @@ def _counting_store_class() -> type:
             if key.endswith("zarr.json") and self._where:
                 ObjectLocation(self._where).check()
 
-        async def get(self, key, prototype, byte_range=None):
+        async def get(self, key: str, prototype: BufferPrototype, byte_range: ByteRequest | None = None
+                      ) -> Buffer | None:
             try:
                 buffer = await self._store.get(key, prototype, byte_range)
             except Exception as exc:  # noqa: BLE001 - named for its cause
@@ -452,7 +466,8 @@ def _counting_store_class() -> type:
             IO.add(read=len(buffer) if buffer is not None else 0)
             return buffer
 
-        async def get_partial_values(self, prototype, key_ranges):
+        async def get_partial_values(self, prototype: BufferPrototype,
+                                     key_ranges: Iterable[tuple[str, ByteRequest | None]]) -> list[Buffer | None]:
             key_ranges = list(key_ranges)
             try:
                 out = await self._store.get_partial_values(prototype, key_ranges)
@@ -461,21 +476,21 @@ def _counting_store_class() -> type:
             IO.add(len(key_ranges), read=sum(len(b) for b in out if b is not None))
             return out
 
-        async def set(self, key, value):
+        async def set(self, key: str, value: Buffer) -> None:
             IO.add(written=len(value))
             try:
                 await self._store.set(key, value)
             except Exception as exc:  # noqa: BLE001 - named for its cause
                 raise self._fault(exc) from None
 
-        async def delete(self, key):
+        async def delete(self, key: str) -> None:
             IO.add()
             try:
                 await self._store.delete(key)
             except Exception as exc:  # noqa: BLE001 - named for its cause
                 raise self._fault(exc) from None
 
-        async def exists(self, key):
+        async def exists(self, key: str) -> bool:
             IO.add()
             try:
                 return await self._store.exists(key)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import functools
 import errno
@@ -91,7 +92,8 @@ _FLOCK = "hhqqi4x"  # struct flock on Linux x86-64 and aarch64: type, whence, st
 def _ofd_lock(fd: int, command: int, kind: int) -> int:
     """An open-file-description lock on the whole file; returns the lock type found (F_GETLK)."""
     out = fcntl.fcntl(fd, command, struct.pack(_FLOCK, kind, os.SEEK_SET, 0, 0, 0))
-    return struct.unpack(_FLOCK, out)[0]
+    found: int = struct.unpack(_FLOCK, out)[0]
+    return found
 
 
 def _version(data: bytes) -> str:
@@ -263,7 +265,7 @@ class PosixLocation(Location):
     def local_copy(self, prefix: str) -> Path:
         return self._path(prefix.rstrip("/"))
 
-    def publish(self, prefix: str, directory: Path) -> list[str]:
+    def publish(self, prefix: str, directory: Path) -> builtins.list[str]:
         target = self._path(prefix.rstrip("/"))
         if Path(directory).absolute() != target:
             shutil.copytree(directory, target, dirs_exist_ok=True)

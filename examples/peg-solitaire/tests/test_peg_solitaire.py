@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -19,7 +19,7 @@ def reference_counts(holes: int, jumps: np.ndarray) -> dict[int, set[frozenset[i
     """Solvable positions per peg count, by trying every move recursively (memoised)."""
     moves = [tuple(int(c) for c in m) for m in jumps]
 
-    @lru_cache(maxsize=None)
+    @cache
     def solvable(pegs: frozenset[int]) -> bool:
         if len(pegs) == 1:
             return True

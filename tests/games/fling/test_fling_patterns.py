@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import random
 from collections import defaultdict
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -20,7 +20,7 @@ from tests.reference import fling as ref
 W, H = 7, 8
 
 
-@lru_cache(maxsize=None)
+@cache
 def unique_layer(k: int) -> np.ndarray:
     """The unique words of layer ``k`` of the 7x8 board (solved from layer 1 on)."""
     solvable, unique = first_layer(W, H)

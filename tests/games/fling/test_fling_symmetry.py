@@ -22,7 +22,6 @@ from epcg.games.fling.domain.symmetry import (
     first_layer_symmetric,
     orbit_members,
     orbit_size,
-    _image,
     solve_words_symmetric,
     symmetry_maps,
 )

@@ -43,7 +43,7 @@ o......
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache
 from typing import NamedTuple
 
 import numpy as np
@@ -71,7 +71,7 @@ COUNT_CAP = 1 << 62
 """Solution counts saturate here (no board of up to ~14 pieces on 7×8 comes near it)."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def _move_masks(width: int, height: int) -> np.ndarray:
     """Per move ``4 * cell + d``: the neighbour it needs empty (0 if off the board), and the cells beyond it,
     one of which it needs occupied. A move passing both tests is legal."""
@@ -87,7 +87,7 @@ def _move_masks(width: int, height: int) -> np.ndarray:
     return masks
 
 
-@lru_cache(maxsize=None)
+@cache
 def _inner(width: int, height: int) -> np.ndarray:
     """Per direction: the cells that have a neighbour that way."""
     inner = np.zeros(4, dtype=np.uint64)

@@ -56,7 +56,7 @@ boards per CPU second of the fast one (``benchmarks/fling_symmetry.py``).
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from numba import njit
@@ -148,12 +148,12 @@ def _build_rank_table(n, kc):
     return table
 
 
-@lru_cache(maxsize=None)
+@cache
 def _rank_table(n: int, kc: int) -> np.ndarray:
     return _build_rank_table(n, kc)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _column_tables(width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
     """``cell_t[c]``: bit of cell ``c`` in the transposed board (column ``x`` in bits
     ``x*height .. x*height+height-1``); ``scatter[v]``: column value ``v`` as column 0 cells."""

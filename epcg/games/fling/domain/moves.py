@@ -22,7 +22,7 @@ board. So every legal move removes exactly one piece.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from numba import njit
@@ -148,7 +148,7 @@ class LineTable:
         self.start, self.result, self.frm, self.step = _build_line_table(length)
 
 
-@lru_cache(maxsize=None)
+@cache
 def line_table(length: int) -> LineTable:
     """The (cached) move table for lines of ``length`` cells."""
     return LineTable(length)

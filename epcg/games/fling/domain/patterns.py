@@ -44,6 +44,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import comb
+from typing import cast
 
 import numpy as np
 from numba import njit
@@ -300,7 +301,7 @@ def pattern_map(board: Board) -> tuple[Pattern, dict[int, int], tuple[int, int, 
     for bit in (1, 2, 4):
         if t & bit:
             directions = [_DIRECTION_IMAGE[bit][d] for d in directions]
-    return Pattern(int(pw), int(ph), int(pbits)), cells, tuple(directions)
+    return Pattern(int(pw), int(ph), int(pbits)), cells, cast(tuple[int, int, int, int], tuple(directions))
 
 
 def _free_slots(w: int, h: int, bits: int) -> tuple[int, int]:

@@ -40,7 +40,7 @@ first (both agree below it, and it is the next piece of exactly one of them).
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from numba import njit
@@ -87,7 +87,7 @@ _BYTE = np.uint64(255)
 # --------------------------------------------------------------------------- the group
 
 
-@lru_cache(maxsize=None)
+@cache
 def symmetry_maps(width: int, height: int) -> np.ndarray:
     """Cell images under every symmetry but the identity: ``maps[g, c]`` is the bit of cell ``c``'s image.
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 import time
-from functools import lru_cache
+from functools import cache
 from typing import NamedTuple
 
 import numpy as np
@@ -98,7 +98,7 @@ def bitsets_for(width: int, height: int) -> Bitsets:
         return _build(paths)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _build(paths: PathSet) -> Bitsets:
     began = time.thread_time()
     g = paths.geometry
@@ -114,7 +114,7 @@ def _build(paths: PathSet) -> Bitsets:
     separated = np.zeros((len(pairs), words), dtype=np.uint64)
     _build_separated(paths.regions, pair_cells, separated)
     lengths = paths.length.astype(np.int64)
-    for a in (cross, separated, pair_index, pair_cells, lengths):
-        a.flags.writeable = False
+    for array in (cross, separated, pair_index, pair_cells, lengths):
+        array.flags.writeable = False
     BUILD_SECONDS[g.width, g.height] = time.thread_time() - began
     return Bitsets(len(paths), words, cross, separated, pair_index, pair_cells, lengths)

@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from numba import njit
@@ -238,7 +238,7 @@ def paths_for(width: int, height: int) -> PathSet:
         return _build(int(width), int(height))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _build(width: int, height: int) -> PathSet:
     began = time.thread_time()
     g = Geometry(width, height)

@@ -166,7 +166,7 @@ def _draw_panel(
             facecolor=PANEL_COLOUR, edgecolor="none", gid=f"{gid}-panel",
         )
     )
-    grid = [_segment(ox, oy + y, ox + w, oy + y) for y in range(h + 1)]
+    grid: list[Patch] = [_segment(ox, oy + y, ox + w, oy + y) for y in range(h + 1)]
     grid += [_segment(ox + x, oy, ox + x, oy + h) for x in range(w + 1)]
     grid += [Circle((ox + x, oy + y), LINE / 2) for x, y in ((w, 0), (0, h))]
     grid += _bars([(ox + w, oy + h), (ox + w, oy + h + NUB)])

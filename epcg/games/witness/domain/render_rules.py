@@ -108,7 +108,7 @@ def _triangles(x: float, y: float, n: int, gid: str) -> list[Patch]:
 
 
 def _elimination(x: float, y: float, gid: str) -> list[Patch]:
-    out = []
+    out: list[Patch] = []
     for angle in (90, 210, 330):
         a = math.radians(angle)
         ex, ey = x + 0.16 * math.cos(a), y + 0.16 * math.sin(a)

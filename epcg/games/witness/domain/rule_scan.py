@@ -76,7 +76,7 @@ def solutions(row: RuleRow, rank: int) -> np.ndarray:
     longest first."""
     c = compiled(row)
     out = np.zeros(c.tables.num_paths, dtype=np.int64)
-    n = solve_rank(rank, *c.data(), out)
+    n = solve_rank(rank, *c.data(), out)  # type: ignore[call-arg]  # a numba dispatcher takes the kernel's arguments
     return out[:n]
 
 

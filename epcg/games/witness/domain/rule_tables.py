@@ -21,7 +21,7 @@ pair of cells (paths separating them). ``offsets`` says where each block begins.
 from __future__ import annotations
 
 import threading
-from functools import lru_cache
+from functools import lru_cache, cache
 from typing import NamedTuple
 
 import numpy as np
@@ -77,7 +77,7 @@ def universe_size(width: int, height: int, starts: tuple[int, ...], exits: tuple
     return sum(_count_cached(width, height, s, e) for s in starts for e in exits if s != e)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _count_cached(width: int, height: int, s: int, e: int) -> int:
     return _count(Geometry(width, height), s, e)
 
@@ -123,8 +123,8 @@ def _universe(width: int, height: int, starts: tuple[int, ...], exits: tuple[int
             touch[:, c] += passes[:, V + g.edge_between(g.vertex(*a), g.vertex(*b))]
     out = Universe(g, starts, exits, vertices, length.astype(np.int64), start.astype(np.int64),
                    end.astype(np.int64), passes, regions, touch)
-    for a in out[3:]:
-        a.flags.writeable = False
+    for array in out[3:]:
+        array.flags.writeable = False
     return out
 
 
@@ -186,6 +186,6 @@ def _tables(width: int, height: int, starts: tuple[int, ...], exits: tuple[int, 
     blocks.append(np.stack(separated) if pairs else np.zeros((0, u.num_paths), dtype=bool))
     offsets = np.cumsum([0] + [len(b) for b in blocks]).astype(np.int64)
     rows = bitsets(np.concatenate(blocks))
-    for a in (rows, offsets, pair_index):
-        a.flags.writeable = False
+    for array in (rows, offsets, pair_index):
+        array.flags.writeable = False
     return Tables(u.num_paths, rows, offsets, pair_index, u.length, u.regions, u.touch)
