@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import KERNEL
 from epcg.combinatorics._checks import check_fits, check_range, check_rank, check_size
 from epcg.combinatorics.binomial import BINOMIAL, binomial
 from epcg.combinatorics.bits import WORD_BITS, ctz, low_mask, msb, popcount, reverse_bits
@@ -40,7 +41,7 @@ __all__ = ["BitboardCombinations"]
 _ONE = np.uint64(1)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _unrank_lex_bb(rank, n, k):
     """The bitboard of lexicographic ``rank`` (paper Algorithm 2 setting bits), O(n).
 
@@ -60,7 +61,7 @@ def _unrank_lex_bb(rank, n, k):
     return board
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _rank_lex_bb(board, n, k):
     """Lexicographic rank of a bitboard: ``C(n,k) - 1 - sum_i C(n-1-a_i, k-i)``, O(k).
 
@@ -76,7 +77,7 @@ def _rank_lex_bb(board, n, k):
     return total
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _increment_lex_bb(board, n, k):
     """The bitboard of the next lexicographic rank, or 0 if ``board`` is the last.
 
@@ -98,7 +99,7 @@ def _increment_lex_bb(board, n, k):
     return (rest ^ (_ONE << np.uint64(p))) | (low_mask(run + 1) << np.uint64(p + 1))
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _unrank_colex_bb(rank, n, k):
     """The bitboard of colex ``rank`` (greedy: highest cell first), O(n).
 
@@ -115,7 +116,7 @@ def _unrank_colex_bb(rank, n, k):
     return board
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _rank_colex_bb(board):
     """Colex rank of a bitboard: ``sum_j C(t_j, j)`` over its cells ``t_1 < t_2 < ...``, O(k)."""
     x = np.uint64(board)
@@ -128,7 +129,7 @@ def _rank_colex_bb(board):
     return total
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _increment_colex_bb(board, n, k):
     """The next bitboard with k bits in numeric (colex) order, or 0 if ``board`` is the last.
 
@@ -142,7 +143,7 @@ def _increment_colex_bb(board, n, k):
     return (((ripple ^ x) >> np.uint64(2)) // low) | ripple
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _unrank_range_lex_bb(start, count, n, k, out):
     """``out[i]`` = bitboard of lexicographic rank ``start + i`` for ``i < count``.
 
@@ -157,7 +158,7 @@ def _unrank_range_lex_bb(start, count, n, k, out):
         out[i] = board
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _rank_rows_lex_bb(boards, n, k, out):
     """``out[i] = _rank_lex_bb(boards[i], n, k)``. Unchecked like ``_rank_lex_bb``."""
     for i in range(boards.shape[0]):

@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
+
+from epcg.combinatorics.jit import KERNEL
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
@@ -112,7 +114,7 @@ def _bitreverse64_jit(x):
         return lambda x: np.uint64(_llvm_bitreverse(x))
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def low_mask(m):
     """uint64 with the ``m`` lowest bits set, ``0 <= m <= 64``."""
     if m >= 64:
@@ -120,7 +122,7 @@ def low_mask(m):
     return (np.uint64(1) << np.uint64(m)) - np.uint64(1)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def reverse_bits(x, n):
     """The low ``n`` bits of ``x`` in reverse order: bit ``i`` moves to bit ``n-1-i`` (``1 <= n <= 64``)."""
     return np.uint64(_bitreverse64(x)) >> np.uint64(64 - n)

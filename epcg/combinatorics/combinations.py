@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import KERNEL
 from epcg.combinatorics._base import Kernels, RowGenerator
 from epcg.combinatorics._checks import check_fits, check_size
 from epcg.combinatorics.binomial import BINOMIAL, TABLE_SIZE, binomial
@@ -32,7 +33,7 @@ from epcg.combinatorics.binomial import BINOMIAL, TABLE_SIZE, binomial
 __all__ = ["Combinations"]
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _unrank_lex(rank, n, k, out):
     """Fill ``out[0:k]`` with the ascending combination of lexicographic ``rank``.
 
@@ -53,7 +54,7 @@ def _unrank_lex(rank, n, k, out):
         cell += 1
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _rank_lex(items, n, k):
     """Lexicographic rank of the ascending combination ``items[0:k]`` (Algorithm 4).
 
@@ -66,7 +67,7 @@ def _rank_lex(items, n, k):
     return total
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _increment_lex(items, n, k):
     """Advance ``items[0:k]`` in place to the next combination (Algorithm 3).
 
@@ -86,7 +87,7 @@ def _increment_lex(items, n, k):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _unrank_range_lex(start, count, n, k, out):
     """Fill rows ``out[0:count]`` with the combinations of ranks ``start .. start+count-1``.
 
@@ -100,14 +101,14 @@ def _unrank_range_lex(start, count, n, k, out):
         _increment_lex(out[row], n, k)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _unrank_rows_lex(ranks, n, k, out):
     """``_unrank_lex(ranks[i], n, k, out[i])`` for every i. Unchecked like ``_unrank_lex``."""
     for row in range(ranks.shape[0]):
         _unrank_lex(ranks[row], n, k, out[row])
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _rank_rows_lex(states, n, k, out):
     """``out[i] = _rank_lex(states[i], n, k)`` for every row. Unchecked like ``_rank_lex``."""
     for row in range(states.shape[0]):

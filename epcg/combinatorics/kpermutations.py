@@ -22,6 +22,7 @@ import math
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import KERNEL
 from epcg.combinatorics._base import Kernels, RowGenerator
 from epcg.combinatorics._checks import check_fits, check_size
 from epcg.combinatorics.binomial import INT64_MAX
@@ -51,7 +52,7 @@ FALLING: np.ndarray = _build_falling(MAX_ITEMS + 1)
 """
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _unrank_kperm_lex(rank, n, k, out):
     """Fill ``out[0:k]`` with the k-permutation of lexicographic ``rank``, O(k * n).
 
@@ -70,7 +71,7 @@ def _unrank_kperm_lex(rank, n, k, out):
         free ^= _ONE << np.uint64(item)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _rank_kperm_lex(items, n, k):
     """Lexicographic rank of ``items[0:k]``, O(k). Unchecked: distinct items in ``[0, n)``, n <= 64."""
     used = np.uint64(0)
@@ -83,7 +84,7 @@ def _rank_kperm_lex(items, n, k):
     return total
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _increment_kperm_lex(items, n, k):
     """Advance ``items[0:k]`` in place to the next k-permutation; False (unchanged) after the last.
 
@@ -110,7 +111,7 @@ def _increment_kperm_lex(items, n, k):
     return False
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _unrank_range_kperm_lex(start, count, n, k, out):
     """Rows ``out[0:count]`` = k-permutations of ranks ``start ..``: one unrank, then increments."""
     if count == 0:
@@ -121,14 +122,14 @@ def _unrank_range_kperm_lex(start, count, n, k, out):
         _increment_kperm_lex(out[row], n, k)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _unrank_rows_kperm_lex(ranks, n, k, out):
     """``_unrank_kperm_lex(ranks[i], n, k, out[i])`` for every i."""
     for row in range(ranks.shape[0]):
         _unrank_kperm_lex(ranks[row], n, k, out[row])
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _rank_rows_kperm_lex(states, n, k, out):
     """``out[i] = _rank_kperm_lex(states[i], n, k)`` for every row."""
     for row in range(states.shape[0]):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import KERNEL
 from epcg.combinatorics._base import Kernels, RowGenerator
 from epcg.combinatorics._checks import check_fits, check_size
 from epcg.combinatorics.binomial import BINOMIAL, TABLE_SIZE, binomial
@@ -26,7 +27,7 @@ from epcg.combinatorics.combinations import _unrank_lex
 __all__ = ["Multisets"]
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _unrank_multiset(rank, m, k, out):
     """Fill ``out[0:k]`` with the multiset of lexicographic ``rank`` (via the combination of m+k-1).
 
@@ -37,7 +38,7 @@ def _unrank_multiset(rank, m, k, out):
         out[i] -= i
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _rank_multiset(items, m, k):
     """Lexicographic rank of the non-decreasing ``items[0:k]``: ``_rank_lex`` of ``items[i] + i``, O(k)."""
     if k == 0:
@@ -49,7 +50,7 @@ def _rank_multiset(items, m, k):
     return total
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _increment_multiset(items, m, k):
     """Advance ``items[0:k]`` to the next multiset in place; False (unchanged) after the last.
 
@@ -66,7 +67,7 @@ def _increment_multiset(items, m, k):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _unrank_range_multiset(start, count, m, k, out):
     """Rows ``out[0:count]`` = multisets of ranks ``start ..``: one unrank, then increments."""
     if count == 0:
@@ -77,14 +78,14 @@ def _unrank_range_multiset(start, count, m, k, out):
         _increment_multiset(out[row], m, k)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _unrank_rows_multiset(ranks, m, k, out):
     """``_unrank_multiset(ranks[i], m, k, out[i])`` for every i."""
     for row in range(ranks.shape[0]):
         _unrank_multiset(ranks[row], m, k, out[row])
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _rank_rows_multiset(states, m, k, out):
     """``out[i] = _rank_multiset(states[i], m, k)`` for every row."""
     for row in range(states.shape[0]):

@@ -29,6 +29,7 @@ import math
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import KERNEL
 from epcg.combinatorics._base import Kernels, RowGenerator
 from epcg.combinatorics._checks import check_size
 from epcg.combinatorics.kpermutations import FALLING, KPERM_LEX_KERNELS, check_distinct
@@ -39,7 +40,7 @@ MAX_ITEMS = 20
 """Largest ``n``: 20! < 2**63 <= 21!."""
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _unrank_mr(rank, n, out):
     """Fill ``out[0:n]`` with the permutation of Myrvold-Ruskey ``rank`` (unrank1), O(n).
 
@@ -53,7 +54,7 @@ def _unrank_mr(rank, n, out):
         out[i - 1], out[j] = out[j], out[i - 1]
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _rank_mr(items, n):
     """Myrvold-Ruskey rank (rank1) of the permutation ``items[0:n]``, O(n).
 
@@ -77,7 +78,7 @@ def _rank_mr(items, n):
     return total
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _increment_mr(items, n):
     """Replace ``items`` by the permutation of the next Myrvold-Ruskey rank (rank, then unrank; O(n)).
 
@@ -90,21 +91,21 @@ def _increment_mr(items, n):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _unrank_range_mr(start, count, n, out):
     """Rows ``out[0:count]`` = permutations of Myrvold-Ruskey ranks ``start .. start+count-1``."""
     for row in range(count):
         _unrank_mr(start + row, n, out[row])
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _unrank_rows_mr(ranks, n, out):
     """``_unrank_mr(ranks[i], n, out[i])`` for every i."""
     for row in range(ranks.shape[0]):
         _unrank_mr(ranks[row], n, out[row])
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _rank_rows_mr(states, n, out):
     """``out[i] = _rank_mr(states[i], n)`` for every row."""
     for row in range(states.shape[0]):

@@ -32,6 +32,7 @@ import math
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import KERNEL
 from epcg.combinatorics._base import Kernels, RowGenerator
 from epcg.combinatorics._checks import as_items, check_fits, check_range, check_rank, check_size
 from epcg.combinatorics.combinations import Combinations, _increment_lex, _rank_lex, _unrank_lex
@@ -39,7 +40,7 @@ from epcg.combinatorics.combinations import Combinations, _increment_lex, _rank_
 __all__ = ["Digits", "PiecePlacements", "Product"]
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _power(p, k):
     """``p ** k`` in int64 (unchecked overflow)."""
     result = 1
@@ -48,7 +49,7 @@ def _power(p, k):
     return result
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _unrank_digits(rank, p, k, out):
     """Fill ``out[0:k]`` with the base-``p`` digits of ``rank``, most significant first.
 
@@ -59,7 +60,7 @@ def _unrank_digits(rank, p, k, out):
         rank //= p
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _rank_digits(items, p, k):
     """The number whose base-``p`` digits are ``items[0:k]`` (most significant first)."""
     total = 0
@@ -68,7 +69,7 @@ def _rank_digits(items, p, k):
     return total
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _increment_digits(items, p, k):
     """Add one to the base-``p`` word ``items[0:k]`` in place; False (unchanged) after the last."""
     i = k - 1
@@ -82,7 +83,7 @@ def _increment_digits(items, p, k):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _unrank_range_digits(start, count, p, k, out):
     """Rows ``out[0:count]`` = words of ranks ``start ..``: one unrank, then increments."""
     if count == 0:
@@ -93,14 +94,14 @@ def _unrank_range_digits(start, count, p, k, out):
         _increment_digits(out[row], p, k)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _unrank_rows_digits(ranks, p, k, out):
     """``_unrank_digits(ranks[i], p, k, out[i])`` for every i."""
     for row in range(ranks.shape[0]):
         _unrank_digits(ranks[row], p, k, out[row])
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _rank_rows_digits(states, p, k, out):
     """``out[i] = _rank_digits(states[i], p, k)`` for every row."""
     for row in range(states.shape[0]):
@@ -136,7 +137,7 @@ class Digits(RowGenerator):
         return items
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _unrank_placed(rank, n, k, p, out):
     """Fill ``out[0:2k]`` with the cells then types of placement ``rank`` (cells most significant).
 
@@ -147,13 +148,13 @@ def _unrank_placed(rank, n, k, p, out):
     _unrank_digits(rank % pk, p, k, out[k:])
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _rank_placed(items, n, k, p):
     """Rank of the placement ``items[0:2k]`` = cells' lex rank * p**k + types' base-p value."""
     return _rank_lex(items[:k], n, k) * _power(p, k) + _rank_digits(items[k:], p, k)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _increment_placed(items, n, k, p):
     """Next placement in place: count the types up; on wrap-around, step the cells and reset the types.
 
@@ -167,7 +168,7 @@ def _increment_placed(items, n, k, p):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _unrank_range_placed(start, count, n, k, p, out):
     """Rows ``out[0:count]`` = placements of ranks ``start ..``: one unrank, then increments."""
     if count == 0:
@@ -178,14 +179,14 @@ def _unrank_range_placed(start, count, n, k, p, out):
         _increment_placed(out[row], n, k, p)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _unrank_rows_placed(ranks, n, k, p, out):
     """``_unrank_placed(ranks[i], n, k, p, out[i])`` for every i."""
     for row in range(ranks.shape[0]):
         _unrank_placed(ranks[row], n, k, p, out[row])
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _rank_rows_placed(states, n, k, p, out):
     """``out[i] = _rank_placed(states[i], n, k, p)`` for every row."""
     for row in range(states.shape[0]):

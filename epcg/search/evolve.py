@@ -36,6 +36,8 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import UNCACHED
+
 __all__ = ["Evolution", "evolve", "evolve_jit"]
 
 
@@ -100,7 +102,7 @@ def evolve(
     return Evolution(pop, fit, np.array(events, np.int64), np.array(bests, np.float64))
 
 
-@njit(nogil=True)  # not cached: numba keys function-typed arguments by object address, see evolve_jit
+@njit(**UNCACHED)  # not cached: numba keys function-typed arguments by object address, see evolve_jit
 def _evolve(pop, fit, fitness, vary, context, rng, mating_events, tournament_size):
     """The loop of :func:`evolve` in place on ``pop`` and ``fit``; returns the history arrays.
 
@@ -145,7 +147,7 @@ def _evolve(pop, fit, fitness, vary, context, rng, mating_events, tournament_siz
     return hist_event[:h].copy(), hist_best[:h].copy()
 
 
-@njit(nogil=True)  # not cached, as _evolve
+@njit(**UNCACHED)  # not cached, as _evolve
 def _evaluate(pop, fitness, context):
     """Fitness of every member of ``pop``."""
     fit = np.empty(pop.shape[0], np.float64)

@@ -83,6 +83,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import KERNEL, UNCACHED, UNCACHED_INLINE
 from epcg.combinatorics import Combinations
 from epcg.combinatorics.binomial import BINOMIAL
 from epcg.combinatorics.combinations import _unrank_lex
@@ -104,23 +105,23 @@ _ACC = 11
 _ROOM_MIN, _ROOM_HIST, _ROOM_OTHERS = 1, 2, 3
 
 
-@njit(nogil=True)
+@njit(**UNCACHED)
 def never(state, *data):
     """The default ``dead``: no prefix is ever pruned."""
     return False
 
 
-@njit(nogil=True)
+@njit(**UNCACHED)
 def _unused_score(state, *data):
     return 0
 
 
-@njit(nogil=True)
+@njit(**UNCACHED)
 def _unused_score_last(parent, element, *data):
     return 0
 
 
-@njit(nogil=True)
+@njit(**UNCACHED)
 def _unused_score_upto(parent, element, limit, *data):
     return 0
 
@@ -216,7 +217,7 @@ class PrefixWalk:
         return None if reductions.max or reductions.keep else walk_range(self, start, stop, reductions)
 
 
-@njit(nogil=True)
+@njit(**UNCACHED)
 def _evaluate_rank(rank, n, k, empty, extend, score, score_last, score_upto, leaf, dead, dead_score, state, data):
     """The score of one rank: unrank it, build its state from the empty one, prune as the walk does."""
     items = np.empty(k, dtype=np.int64)
@@ -287,7 +288,7 @@ def _partial(walk: PrefixWalk, start: int, stop: int, r: Reductions, acc: np.nda
     return ScanPartial(stop - start, ignored, argmin, top, histogram, r.top)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _compact_top(top_scores, top_ranks, k, acc):
     """Keep the ``k`` best of the full top buffer (score descending, then rank ascending)."""
     order = np.argsort(-top_scores, kind="mergesort")[:k]
@@ -300,7 +301,7 @@ def _compact_top(top_scores, top_ranks, k, acc):
     acc[_TOP_THRESHOLD] = kept_scores[k - 1]
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _offer_top(s, rank, top, acc, top_scores, top_ranks):
     """Keep ``(s, rank)`` if it may be among the ``top`` best; ranks come in ascending order."""
     if acc[_TOP_FULL] == 0 or s > acc[_TOP_THRESHOLD]:
@@ -315,7 +316,7 @@ def _offer_top(s, rank, top, acc, top_scores, top_ranks):
         acc[_TOP_N] = n + 1
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _take(s, rank, weight, want_min, has_ignore, ignore, top, want_hist, has_cap, cap,
           acc, mins, top_scores, top_ranks, hist, others):
     """Fold ``weight`` ranks from ``rank`` on, all scoring ``s``, into the reductions; False if out of room.
@@ -364,7 +365,7 @@ def _take(s, rank, weight, want_min, has_ignore, ignore, top, want_hist, has_cap
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _take_block(s, lo, hi, want_min, has_ignore, ignore, top, want_hist, has_cap, cap,
                 acc, mins, top_scores, top_ranks, hist, others):
     """Fold the ranks ``[lo, hi)`` of a dead block; returns the first rank not folded (``hi`` when all are)."""
@@ -380,7 +381,7 @@ def _take_block(s, lo, hi, want_min, has_ignore, ignore, top, want_hist, has_cap
     return hi
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _limit(best, want_min, has_ignore, ignore, top, want_hist, has_cap, cap):
     """The largest score the reductions still need exactly (``best``: the minimum so far, or INT64_MAX)."""
     if top > 0 or (want_hist and not has_cap):
@@ -395,7 +396,7 @@ def _limit(best, want_min, has_ignore, ignore, top, want_hist, has_cap, cap):
     return limit
 
 
-@njit(nogil=True, inline="always")
+@njit(**UNCACHED_INLINE)
 def _leaves(n, k, extend, score, score_last, score_upto, leaf, data, states, q0, b0, start, stop,
             want_min, has_ignore, ignore, top, want_hist, has_cap, cap, acc, mins, top_scores, top_ranks, hist, others):
     """Score the leaves below ``states[k-1]``: element ``q`` (``q0 <= q < n``) is rank ``b0 + q - q0``.
@@ -456,7 +457,7 @@ def _leaves(n, k, extend, score, score_last, score_upto, leaf, data, states, q0,
     return out
 
 
-@njit(nogil=True)
+@njit(**UNCACHED)
 def _walk(n, k, empty, extend, score, score_last, score_upto, leaf, dead, dead_score, data, states, items, bases,
           start, stop, want_min, has_ignore, ignore, top, want_hist, has_cap, cap,
           acc, mins, top_scores, top_ranks, hist, others):

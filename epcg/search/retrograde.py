@@ -69,6 +69,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import KERNEL
 from epcg.combinatorics.bits import popcount_words
 
 __all__ = ["Held", "LayerCache", "LayerStage", "Layers", "Line", "RetrogradeSpace", "Spans",
@@ -551,7 +552,7 @@ def solve_layers(space: RetrogradeSpace, last: int | None = None, chunk_words: i
     return Layers(rows, kept, filled)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _mix(x):
     """splitmix64 finaliser: a well-spread 64-bit hash of one word."""
     x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
@@ -559,7 +560,7 @@ def _mix(x):
     return x ^ (x >> np.uint64(31))
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _checksum(words, first_index):
     total = np.uint64(0)
     for i in range(words.shape[0]):

@@ -47,6 +47,8 @@ from typing import Any, ClassVar, Self
 import numba
 import numpy as np
 from numba import njit
+
+from epcg.combinatorics.jit import UNCACHED
 from numpy.typing import ArrayLike
 
 BLOCK = 1 << 20
@@ -413,7 +415,7 @@ def scan_family(function: Callable[..., ScanSpace]) -> Callable[..., ScanSpace]:
     return function
 
 
-@njit(nogil=True)
+@njit(**UNCACHED)
 def _drive(evaluate, data, start, scores, at):
     """``scores[i] = evaluate(start + i, *data)``; ``at[0]`` is the rank being evaluated."""
     for i in range(scores.shape[0]):

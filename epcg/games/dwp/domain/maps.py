@@ -58,6 +58,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import KERNEL
 from epcg.games.dwp.domain.sda import _extend, _start, _tables, check_sda
 
 __all__ = [
@@ -84,7 +85,7 @@ MAX_ROOMS = 1 << 16
 Rect = tuple[int, int, int, int]
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _read(buf, at, k):
     """The ``k``-bit integer ``buf[at:at+k]``, most significant bit first."""
     v = 0
@@ -93,7 +94,7 @@ def _read(buf, at, k):
     return v
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _free(grid, r0, c0, h, w):
     """True if the rectangle lies on the grid and all its cells are empty."""
     if r0 < 0 or c0 < 0 or r0 + h > grid.shape[0] or c0 + w > grid.shape[1]:
@@ -105,7 +106,7 @@ def _free(grid, r0, c0, h, w):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _build(genome, stream, template, starts, max_rooms, room_bits, offset_bits, hack, proposals):
     """Build one map; return ``(grid, rooms, fitness, proposals_read)``.
 

@@ -30,6 +30,8 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import KERNEL
+
 __all__ = [
     "BIT0",
     "BIT1",
@@ -49,7 +51,7 @@ MAX_STATES = 256
 """Largest number of states a genome may have (the paper uses at most 20)."""
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _random_state(genome, s, rng):
     """Give state ``s`` of ``genome`` a uniformly random string (length 1 or 2, random bits)."""
     length = rng.integers(1, 3)
@@ -58,7 +60,7 @@ def _random_state(genome, s, rng):
     genome[s, BIT1] = rng.integers(0, 2) if length == 2 else 0
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _random_population(out, rng):
     """Fill ``out`` (members, states, 5) with random machines: per state a string, then two transitions.
 
@@ -72,7 +74,7 @@ def _random_population(out, rng):
             out[m, s, NEXT1] = rng.integers(0, n)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _tables(genome):
     """Flat tables for the hot loop: ``nxt[2*s + b]`` the next state, ``emit[s]`` = len | bit0 << 2 | bit1 << 3."""
     n = genome.shape[0]
@@ -85,7 +87,7 @@ def _tables(genome):
     return nxt, emit
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _start(emit, buf):
     """Put the initial state's string into ``buf``; return the number of bits written."""
     e = emit[0]
@@ -94,7 +96,7 @@ def _start(emit, buf):
     return e & 3
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _extend(nxt, emit, buf, filled, drive, state, need):
     """Run the machine until ``buf`` holds more than ``need`` bits; return ``(filled, drive, state)``.
 
@@ -112,7 +114,7 @@ def _extend(nxt, emit, buf, filled, drive, state, need):
     return filled, drive, state
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _sda_bits(genome, n):
     """The first ``n`` output bits of ``genome`` as int8. Unchecked: a valid genome, ``n >= 0``."""
     nxt, emit = _tables(genome)

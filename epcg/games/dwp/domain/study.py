@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import KERNEL
 from epcg.games.dwp.domain.maps import MapRules, Rect, _build, build_map
 from epcg.games.dwp.domain.sda import MAX_STATES, random_population
 from epcg.games.dwp.domain.variation import _vary
@@ -125,7 +126,7 @@ class ReplicateResult:
         }
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _fitness(genome, context):
     """Map fitness of one SDA; ``context`` as made by :func:`_context`."""
     template, starts, max_rooms, room_bits, offset_bits, hack, proposals, no_stream, _ = context
@@ -133,7 +134,7 @@ def _fitness(genome, context):
     return value
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _vary_in_context(a, b, rng, context):
     """Crossover and ``1..mnm`` mutations, ``mnm`` the last item of ``context``."""
     return _vary(a, b, rng, context[8])

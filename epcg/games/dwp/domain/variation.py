@@ -23,12 +23,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import KERNEL
 from epcg.games.dwp.domain.sda import NEXT0, _random_state, check_sda
 
 __all__ = ["crossover", "mutate", "vary"]
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _crossover(a, b, rng):
     """Two-point crossover of state lists; returns two new children. Unchecked: equal shapes."""
     n = a.shape[0]
@@ -43,7 +44,7 @@ def _crossover(a, b, rng):
     return c, d
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _mutate(genome, rng, count):
     """Apply ``count`` mutations to ``genome`` in place. Unchecked: a valid genome."""
     n = genome.shape[0]
@@ -55,7 +56,7 @@ def _mutate(genome, rng, count):
             genome[s, NEXT0 + rng.integers(0, 2)] = rng.integers(0, n)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _vary(a, b, rng, mnm):
     """Crossover of ``a`` and ``b``, then ``1..mnm`` mutations on each child. Unchecked: ``mnm >= 1``."""
     c, d = _crossover(a, b, rng)

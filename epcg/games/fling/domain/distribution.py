@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import KERNEL
 from epcg.combinatorics.bitboard import _unrank_lex_bb
 from epcg.combinatorics.bits import ctz
 from epcg.games.fling.domain.evaluate import COUNT_CAP, _count, _tree_size, scratch
@@ -56,7 +57,7 @@ def ratio_bin(brute: int, expert: int) -> int:
 # --------------------------------------------------------------------------- expert ratios
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _trees(width, height, k, words, base, maps, symmetric, out_rank, out_brute, out_expert, out_weight,
            memo, boards, ints, masks, inner):
     """Tree sizes of every board set in ``words`` (words ``base, base+1, ..`` of layer ``k``); returns how many.
@@ -104,7 +105,7 @@ def trees_of_words(width: int, height: int, k: int, words: np.ndarray, word_star
 # --------------------------------------------------------------------------- solution counts
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _counts(width, height, k, ranks, out, memo, boards, ints, masks, inner):
     """``out[i]`` = solution count of the board of rank ``ranks[i]`` in layer ``k``."""
     n = width * height
@@ -112,7 +113,7 @@ def _counts(width, height, k, ranks, out, memo, boards, ints, masks, inner):
         out[i] = _count(_unrank_lex_bb(ranks[i], n, k), width, height, memo, boards, ints, masks, inner)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _ranks_of_words(words, base, maps, n, k, symmetric, out_rank, out_weight):
     """Ranks set in ``words`` (all, or only canonical ones with their orbit sizes); returns how many."""
     held = 0

@@ -49,6 +49,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import INLINE, KERNEL
 from epcg.combinatorics.bitboard import _unrank_lex_bb
 from epcg.combinatorics.bits import ctz, popcount
 from epcg.games.fling.domain.layers import _check_board, layer_words
@@ -110,14 +111,14 @@ def scratch(width: int, height: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
             np.empty((3, _DEPTH), dtype=np.int64), _move_masks(width, height), _inner(width, height))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _may_move(board, move, masks):
     """Whether move ``4 * cell + d`` is legal: a piece on ``cell``, its neighbour that way empty, a piece beyond."""
     near, far = masks[0, move], masks[1, move]
     return ((board >> np.uint64(move >> 2)) & _ONE != 0) & (near != 0) & (board & near == 0) & (board & far != 0)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _play(board, move, masks, width):
     """The board after legal move ``4 * cell + d``, in a few word operations instead of a walk.
 
@@ -140,7 +141,7 @@ def _play(board, move, masks, width):
     return board ^ (_ONE << np.uint64(move >> 2)) ^ last ^ stops
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _movers(board, d, width, height, inner):
     """The pieces of ``board`` with a legal move in direction ``d``, all at once: the neighbour that way is
     empty, and a piece lies further on (found by stepping the pieces back one cell at a time)."""
@@ -155,7 +156,7 @@ def _movers(board, d, width, height, inner):
     return board & inner[d] & ~near & beyond
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _skipped(parent, last, move, child, masks, width):
     """Whether the expert skips ``move`` (to ``child``) after ``last`` took ``parent`` here: it was legal on
     ``parent`` and playing it first, then ``last``, gives the same board.
@@ -169,7 +170,7 @@ def _skipped(parent, last, move, child, masks, width):
             & (_play(earlier, before, masks, width) == child))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _pair_moves(board, width):
     """The legal moves of a two-piece ``board`` as ``4 * cell + d``: two pieces in one line with a gap between
     can each be flung at the other (each move leaves one piece); else neither moves, (-1, -1)."""
@@ -182,7 +183,7 @@ def _pair_moves(board, width):
     return -1, -1
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _pair_size(board, parent, last, expert, masks, width):
     """Nodes of the tree below a two-piece ``board`` that move ``last`` led to from ``parent``."""
     a, b = _pair_moves(board, width)
@@ -192,7 +193,7 @@ def _pair_size(board, parent, last, expert, masks, width):
     return np.int64(1) if a < 0 else np.int64(3) - (skipped if expert else 0)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _slot(key, tag, memo):
     """The memo row holding (``key``, ``tag``), else a free row of its probe run, else the run's first row.
 
@@ -209,7 +210,7 @@ def _slot(key, tag, memo):
     return h & mask
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _remember(memo, key, tag, value):
     """Store ``value`` under (``key``, ``tag``), overwriting its slot's run if full."""
     s = _slot(key, tag, memo)
@@ -218,7 +219,7 @@ def _remember(memo, key, tag, value):
     memo[s, 2] = np.uint64(value)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _recall(memo, key, tag):
     """The value stored under (``key``, ``tag``), or -1."""
     s = _slot(key, tag, memo)
@@ -227,7 +228,7 @@ def _recall(memo, key, tag):
     return np.int64(-1)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _tree_size(board, width, height, expert, memo, boards, ints, masks, inner):
     """Nodes of the brute (``expert`` false) or expert tree below ``board``, itself included.
 
@@ -295,7 +296,7 @@ _COUNTS = 256
 """The memo tag of a solution count (tree sizes use -1 and the moves 0..255)."""
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _count(board, width, height, memo, boards, ints, masks, inner):
     """Solution count of ``board`` (see the module docstring), with the memo, frames and masks of
     :func:`~epcg.games.fling.domain.evaluate.scratch`; a count depends only on the position, so the memo serves
@@ -348,7 +349,7 @@ def _count(board, width, height, memo, boards, ints, masks, inner):
         total[f] = min(total[f] + r, COUNT_CAP)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _top(width, height, k, words, base, limit, out_rank, out_brute, out_expert, memo, boards, ints, masks, inner):
     """Best ``limit`` boards by ratio (then rank) among the set bits of ``words``,
     which are words ``base, base+1, ..`` of layer ``k``.

@@ -61,6 +61,7 @@ from functools import cache
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import INLINE, KERNEL
 from epcg.combinatorics.binomial import BINOMIAL
 from epcg.combinatorics.bitboard import _rank_lex_bb, _unrank_lex_bb
 from epcg.combinatorics.bits import ctz, msb, popcount
@@ -120,7 +121,7 @@ def first_layer(width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
 # --------------------------------------------------------------------------- rank tables
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _build_rank_table(n, kc):
     """``T[t, a, b]``: chunk ``t``'s part of the rank sum of a ``kc``-piece board.
 
@@ -173,7 +174,7 @@ def _column_tables(width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
 # --------------------------------------------------------------------------- kernels
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _increment(board, full, n):
     """Next board in lexicographic order (see ``bitboard._increment_lex_bb``); 0 after the last."""
     empty = ~board & full
@@ -188,12 +189,12 @@ def _increment(board, full, n):
     return (rest ^ (_ONE << np.uint64(p))) | (((_ONE << np.uint64(run + 1)) - _ONE) << np.uint64(p + 1))
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _bit(words, r):
     return (words[r >> 6] >> np.uint64(r & 63)) & _ONE
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _bit_in_part(words, r, part):
     """Bit of rank ``r`` of a layer whose words from ``part`` on are ``words``, and ``r`` within them
     (0 and 0 for a rank outside them): branch-free, so the kernels' lookups still overlap."""
@@ -203,7 +204,7 @@ def _bit_in_part(words, r, part):
     return np.int64(inside) & np.int64((words[q >> 6] >> np.uint64(q & 63)) & _ONE), q
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _flip_images(images, maps, cells):
     """Toggle ``cells`` (a bitboard) in each board image: ``images[g]`` is a board's image under ``maps[g]``
     (``symmetry.symmetry_maps``), kept current by XOR-ing in the images of the cells that changed."""
@@ -215,7 +216,7 @@ def _flip_images(images, maps, cells):
         x &= x - _ONE
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _chunk_sums(board, tc, rank_t, above, c_hi, c_lo, p_hi, lo):
     """Update the chunk sums of ``board`` (see ``_build_rank_table``) from chunk ``tc`` up, the lowest
     that changed, and return the sum over every chunk. ``above[t]``: pieces in higher chunks; ``p_hi[t]``:
@@ -236,7 +237,7 @@ def _chunk_sums(board, tc, rank_t, above, c_hi, c_lo, p_hi, lo):
     return p_hi[nchunks - 1]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _rank_near(child, diff, base, total_hi, p_hi, lo, above, rank_t):
     """Rank of ``child`` (one piece fewer than the board whose chunk sums are given) that differs from that
     board only in the chunks ``diff`` spans: the board's sums outside them, a table lookup per chunk inside."""
@@ -251,7 +252,7 @@ def _rank_near(child, diff, base, total_hi, p_hi, lo, above, rank_t):
     return base - s
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _solve_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                 row_start, row_result, col_start, col_result, rank_t, cell_t, scatter, part):
     """Fill ``out_s``/``out_u`` (word 0 = layer word ``w0``) for ranks ``r0 .. r1-1``.
@@ -329,7 +330,7 @@ def _solve_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
         board = nxt
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _window(words, start, length, part):
     """Bits ``start .. start+length-1`` (``1 <= length <= 64``) of a layer as the low bits of a word;
     ``part`` as in ``_bit_in_part`` (ranks outside the words held read 0). Branch-free, so its inlined copies
@@ -345,7 +346,7 @@ def _window(words, start, length, part):
     return x & (~np.uint64(0) >> np.uint64(64 - length))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _bit_in_slices(words, where, child, r, counts):
     """Bit of rank ``r`` (the board ``child``) of a layer held as slices (``where``, see ``_solve_blocks``), and
     where it lies in ``words``; a slice not held reads 0 and adds 1 to ``counts[2]``."""
@@ -356,7 +357,7 @@ def _bit_in_slices(words, where, child, r, counts):
     return np.int64(inside) & np.int64((words[q >> 6] >> np.uint64(q & 63)) & _ONE), q
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _window_sliced(words, where, child, r, m, length, mask, located, counts):
     """``_window`` of the results ``Q + {c}`` (``c > m``; ``child`` is ``Q + {m + 1}``, of rank ``r``) of a layer
     held as slices, for the boards of ``mask``; returns the bits and where bit 0 lies in ``words``. When ``m + 1``
@@ -381,7 +382,7 @@ def _window_sliced(words, where, child, r, m, length, mask, located, counts):
     return hit, np.int64(-1)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _canonical_in_block(prefix, m, valid, images, maps, fixed):
     """The boards ``prefix + {m + 1 + j}`` of ``valid`` that are canonical (the lowest lex rank of their
     orbit), as bits ``j``; ``fixed[j]``: how many symmetries, the identity included, fix board ``j``.
@@ -406,7 +407,7 @@ def _canonical_in_block(prefix, m, valid, images, maps, fixed):
     return canon
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _decided_lead(prefix, m, images, maps):
     """The shortest leading part of ``prefix`` (its lowest cells, as a bitboard) that makes every board
     beginning with it non-canonical; 0 if not even the whole prefix (highest cell ``m``) does.
@@ -441,7 +442,7 @@ def _decided_lead(prefix, m, images, maps):
     return best
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _look_up(diff, line, anchor, valid, m, length, ones, twos, base, total_hi, p_hi, lo, above, rank_t,
              prev_s, where, part, firsts, located, counts):
     """One move of a block's prefix (``diff``: the cells it flips): its results' bits in ``prev_s`` added to
@@ -464,7 +465,7 @@ def _look_up(diff, line, anchor, valid, m, length, ones, twos, base, total_hi, p
     return ones | hit, twos | (ones & hit)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                   row_start, row_result, row_frm, row_step, col_start, col_result, col_frm, col_step,
                   rank_t, cell_t, scatter, part, where, maps, counts):
@@ -670,7 +671,7 @@ def _solve_blocks(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
     counts[1] += n_u
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _solve_plain(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0, part):
     """Same contract as ``_solve_fast`` for any board: moves by walking cells
     (``moves._fling``), successors ranked from scratch. Unchecked like ``_solve_fast``."""

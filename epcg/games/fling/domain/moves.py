@@ -27,6 +27,8 @@ from functools import cache
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import KERNEL
+
 __all__ = ["DX", "DY", "LINE_TABLE_MAX", "LineTable", "fling", "line_table"]
 
 DX = np.array([1, -1, 0, 0], dtype=np.int64)
@@ -40,7 +42,7 @@ LINE_TABLE_MAX = 16
 _ONE = np.uint64(1)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _fling(board, width, height, cell, d):
     """The board after flinging the piece on ``cell`` in direction ``d``; 0 if illegal.
 
@@ -98,7 +100,7 @@ def fling(board: int, width: int, height: int, cell: int, d: int) -> int:
     return int(_fling(np.uint64(board), width, height, cell, d))
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _build_line_table(length):
     """All legal moves of every line value of ``length`` cells (a 1-row board).
 

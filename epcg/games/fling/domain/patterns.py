@@ -51,6 +51,7 @@ from numba import njit
 from numba import types as nbtypes
 from numba.typed import Dict
 
+from epcg.combinatorics.jit import KERNEL
 from epcg.games.fling.domain.rules import Board
 
 __all__ = ["Pattern", "closed_up", "copies", "pattern", "pattern_map", "patterns_of"]
@@ -85,12 +86,12 @@ class Pattern:
         return Board(self.width, self.height, self.bits)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _has(board, width, x, y):
     return (board >> np.uint64(y * width + x)) & _ONE
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _move(board, width, height, cell, d, lock_x, lock_y):
     """The board after flinging ``cell`` in direction ``d`` (0 if illegal), as ``moves._fling``; every stop of
     a piece against another marks the slot between their two lines in ``lock_x`` / ``lock_y``."""
@@ -124,7 +125,7 @@ def _move(board, width, height, cell, d, lock_x, lock_y):
         board ^= _ONE << np.uint64(y * width + x)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _lines(board, width, height, used_x, used_y, bridge_x, bridge_y, lock_x, lock_y):
     """Record one position: its used columns and rows, each line's consecutive pieces (bridges) and touching
     pieces (locks)."""
@@ -150,7 +151,7 @@ def _lines(board, width, height, used_x, used_y, bridge_x, bridge_y, lock_x, loc
                 last = y
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _game(board, width, height):
     """Walk every position reachable from ``board``: ``(used_x, used_y, bridge_x, bridge_y, lock_x, lock_y)``."""
     used_x = np.zeros(width, dtype=np.bool_)
@@ -179,7 +180,7 @@ def _game(board, width, height):
     return used_x, used_y, bridge_x, bridge_y, lock_x, lock_y
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _keep(used, bridge):
     """Which lines the closed-up board keeps: every used one, and one line of each bridged run between two."""
     n = len(used)
@@ -193,7 +194,7 @@ def _keep(used, bridge):
     return keep
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _transform(bits, w, h, t):
     """``bits`` (a ``w`` x ``h`` box) under symmetry ``t`` (0..7: bit 0 mirrors x, bit 1 mirrors y, bit 2 swaps
     the axes, applied in that order): ``(width, height, bits)``."""
@@ -212,7 +213,7 @@ def _transform(bits, w, h, t):
     return nw, nh, out
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _closed(board, width, height):
     """The closed-up board: ``(w, h, bits, new column of each column (-1: deleted), new row of each row)``."""
     used_x, used_y, bridge_x, bridge_y, _, _ = _game(board, width, height)
@@ -236,7 +237,7 @@ def _closed(board, width, height):
     return w, h, bits, col, row
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _least(w, h, bits):
     """The least ``(width, height, bits)`` over the eight symmetries, and the symmetry giving it."""
     best_w, best_h, best_b, best_t = w, h, bits, 0
@@ -247,7 +248,7 @@ def _least(w, h, bits):
     return best_w, best_h, best_b, best_t
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _patterns(width, height, boards, out_w, out_h, out_bits):
     for i in range(len(boards)):
         w, h, bits, _, _ = _closed(boards[i], width, height)

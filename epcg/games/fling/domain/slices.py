@@ -37,6 +37,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import KERNEL
 from epcg.combinatorics.binomial import BINOMIAL
 from epcg.combinatorics.bits import ctz
 from epcg.games.fling.domain.moves import LINE_TABLE_MAX, line_table
@@ -53,7 +54,7 @@ MAX_LEAD_CELLS = 21
 """Cells of the first rows a slice is keyed by, at most (a ``where`` table of 2^21 entries is 16 MiB)."""
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _first_ranks(keys, n, lead, k):
     """Lex rank of each slice's first board: its pattern, then the next free cells from ``lead`` on."""
     out = np.empty(keys.shape[0], dtype=np.int64)
@@ -72,7 +73,7 @@ def _first_ranks(keys, n, lead, k):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _neighbours(a, width, rows, row_start, row_result, col_start, col_result, out):
     """Patterns a move can leave in the first ``rows`` rows of a board whose pattern is ``a`` (see the module),
     ``a`` itself first; writes them to ``out`` and returns how many (repeats possible)."""
@@ -102,7 +103,7 @@ def _neighbours(a, width, rows, row_start, row_result, col_start, col_result, ou
     return m
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _reads(p0, p1, keys, pos_before, w0_before, w1_before, width, rows, row_start, row_result, col_start,
            col_result):
     """Merged word ranges of the layer before under the neighbours of slices ``p0 .. p1-1`` (as an (m, 2) array):
@@ -130,7 +131,7 @@ def _reads(p0, p1, keys, pos_before, w0_before, w1_before, width, rows, row_star
     return spans[:m].copy()
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _groups(keys, w0, pos_before, w0_before, w1_before, width, rows, row_start, row_result, col_start, col_result,
             slack):
     """First words of the read groups of a layer (its slices ``keys`` from words ``w0``; see :meth:`Slicing.groups`)."""
@@ -178,7 +179,7 @@ def _groups(keys, w0, pos_before, w0_before, w1_before, width, rows, row_start, 
     return bounds[:g + 1].copy()
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _where(spans, w0, w1, keys, size):
     """``Slicing.where`` over a layer's slices (their patterns and word ranges)."""
     table = np.full(size, np.iinfo(np.int64).min, dtype=np.int64)

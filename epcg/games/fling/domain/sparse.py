@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import INLINE, KERNEL
 from epcg.combinatorics.bits import ctz, popcount
 
 __all__ = ["BitIndex", "IndexBuilder", "as_index", "bit_index", "from_ranks"]
@@ -107,7 +108,7 @@ class BitIndex:
 # --------------------------------------------------------------------------- lookups (the kernels')
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _index_bit(index, r):
     """Bit of rank ``r`` (relative to the index's first word) in the index array; 0 outside it."""
     if r < 0 or r >= np.int64(index[1]) << 6:
@@ -126,7 +127,7 @@ def _index_bit(index, r):
 # --------------------------------------------------------------------------- building
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _popcount(words):
     total = 0
     for i in range(words.shape[0]):
@@ -134,7 +135,7 @@ def _popcount(words):
     return total
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _ranks(words, first, out, at):
     """Write the set ranks of ``words`` (word 0 = word ``first``) to ``out`` from ``at``; return the new end."""
     for i in range(words.shape[0]):
@@ -146,7 +147,7 @@ def _ranks(words, first, out, at):
     return at
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _scatter(ranks, first, out):
     """Set the bits of ``ranks`` (relative to word ``first``) in the dense words ``out``."""
     for i in range(ranks.shape[0]):
@@ -154,7 +155,7 @@ def _scatter(ranks, first, out):
         out[r >> 6] |= _ONE << np.uint64(r & 63)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _offsets(ranks, shift, out):
     """``out[b]``: index of the first rank of bucket ``b`` (ranks ``>= b << shift``), for every ``b < len(out)``."""
     j = 0

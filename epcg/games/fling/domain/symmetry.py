@@ -45,6 +45,7 @@ from functools import cache
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import INLINE, KERNEL
 from epcg.combinatorics.binomial import BINOMIAL
 from epcg.combinatorics.bitboard import _rank_lex_bb, _unrank_lex_bb
 from epcg.combinatorics.bits import ctz, msb, popcount, prefetch
@@ -114,7 +115,7 @@ def symmetry_maps(width: int, height: int) -> np.ndarray:
     return maps
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _image(board, maps, g):
     out = np.uint64(0)
     x = np.uint64(board)
@@ -124,14 +125,14 @@ def _image(board, maps, g):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _before(a, b):
     """True when board ``a`` has a lower lex rank than ``b`` (same piece count)."""
     d = a ^ b
     return (a & d & (~d + _ONE)) != 0
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def canonical(board, maps):
     """The member of ``board``'s orbit with the lowest lex rank."""
     best = np.uint64(board)
@@ -142,7 +143,7 @@ def canonical(board, maps):
     return best
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def orbit_size(board, maps):
     """Number of distinct boards in ``board``'s orbit."""
     fixed = 1
@@ -154,7 +155,7 @@ def orbit_size(board, maps):
 # --------------------------------------------------------------------------- kernels
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _canonical_words(n, k, r0, r1, maps, out, w0):
     """Set the bits of canonical ranks ``r0 .. r1-1`` in ``out``; returns the boards they represent.
 
@@ -184,7 +185,7 @@ def _canonical_words(n, k, r0, r1, maps, out, w0):
     return total
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _image_sums(image, n, k, low, high, g):
     """Sums for ranking ``image + {x}`` (``image``: ``k - 1`` pieces) in layer ``k``, by the number ``p``
     of pieces of ``image`` below ``x``: the rank is ``C(n, k) - 1 - low[p] - C(n - 1 - x, k - p) - high[p]``
@@ -207,7 +208,7 @@ _READ_BATCH = 4096  # ranks computed before they are read: 64 KiB of ranks and p
 _READ_AHEAD = 64  # reads in flight: a prefetch this many ranks ahead of the read
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _read_bits(src_s, ranks, where, count, out_s, part):
     """Set bit ``where[i]`` of ``out_s`` to the bit of rank ``ranks[i]`` in ``src_s``, for ``i < count``,
     prefetching ``_READ_AHEAD`` ranks ahead. ``part`` as in ``_expand``."""
@@ -224,7 +225,7 @@ def _read_bits(src_s, ranks, where, count, out_s, part):
         out_s[where[i] >> 6] |= ok << np.uint64(where[i] & 63)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _members(ranks, first, n, k, maps, out):
     """Write the ranks of every member of the orbits of ``ranks`` (relative to word ``first``) to ``out``, each
     rank's own first; returns how many were written (``ranks`` times the group's order)."""
@@ -240,7 +241,7 @@ def _members(ranks, first, n, k, maps, out):
     return at
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _expand(n, k, r0, r1, src_s, out_s, w0, maps, part):
     """``solvable`` bits of the boards of ranks ``r0 .. r1-1`` of the unreduced layer that are not canonical
     (word 0 of ``out_s`` = ``w0``), each read from the symmetric layer's ``src_s`` at the rank of the board's
@@ -311,7 +312,7 @@ def _expand(n, k, r0, r1, src_s, out_s, w0, maps, part):
     _read_bits(src_s, ranks, where, count, out_s, part)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _solve_sym_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
                     row_start, row_result, col_start, col_result, rank_t, cell_t, scatter, maps, counts, part):
     """``retrograde._solve_fast`` for the canonical boards of ranks ``r0 .. r1-1`` only; each solved
@@ -408,7 +409,7 @@ def _solve_sym_fast(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0,
     counts[1] += n_u
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _solve_sym_plain(width, height, k, r0, r1, prev_s, prev_u, out_s, out_u, w0, maps, counts, part):
     """Same contract as ``_solve_sym_fast`` for any board: every board tested with ``canonical``,
     moves by walking cells (``moves._fling``), successors ranked from scratch."""
@@ -607,7 +608,7 @@ def solve_words_symmetric(
     return out_s, out_u, int(counts[0]), int(counts[1])
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _orbit_total(n, k, words, w0, maps):
     total = 0
     for i in range(words.shape[0]):

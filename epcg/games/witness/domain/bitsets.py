@@ -27,13 +27,14 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import KERNEL
 from epcg.games.witness.domain import paths as paths_module
 from epcg.games.witness.domain.paths import PathSet, paths_for
 
 _ONE = np.uint64(1)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _build_cross(cross_mask, num_positions, out):
     """``out[p]`` = paths whose must-cross mask has bit ``p``. Unchecked: ``out`` zeroed, shaped."""
     for s in range(cross_mask.shape[0]):
@@ -44,7 +45,7 @@ def _build_cross(cross_mask, num_positions, out):
                 out[p, word] |= bit
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _build_separated(regions, pair_cells, out):
     """``out[i]`` = paths with different region labels at the two cells of pair ``i``."""
     for s in range(regions.shape[0]):

@@ -44,6 +44,7 @@ from typing import Protocol
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import INLINE, KERNEL
 from epcg.combinatorics.bits import popcount
 from epcg.games.witness.domain.bitsets import bitsets_for
 from epcg.games.witness.domain.geometry import Geometry
@@ -68,17 +69,17 @@ class ScoreBoard(Protocol):
     def offer(self, score: int) -> int: ...
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _pc2(a0, a1):
     return np.int64(popcount(a0) + popcount(a1))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _set(mask, p):
     mask[p >> 6] |= _ONE << np.uint64(p & 63)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _seed_sets(s, vertices, length, neighbours, move_edges, nv, onpath, index, comp, queue, sets, lohi):
     """Interval sets of path ``s`` (see the module doc) into ``sets``/``lohi``; returns ``(count, stabbing number)``.
 
@@ -163,7 +164,7 @@ def _seed_sets(s, vertices, length, neighbours, move_edges, nv, onpath, index, c
     return n, stabs
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _evaluate(sets, nsets, c0, c1, x0, x1):
     """``(status, lower bound, branch word 0, branch word 1)`` of a node.
 
@@ -199,7 +200,7 @@ def _evaluate(sets, nsets, c0, c1, x0, x1):
     return 2, lb, b0, b1
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _verify(s, c0, c1, cross, cross_mask, npos, rows, found, sizes):
     """Other solutions ``Q`` of cover ``c``: the ``len(found)`` smallest sets ``P \\ Q`` go to ``found``.
 
@@ -249,7 +250,7 @@ def _verify(s, c0, c1, cross, cross_mask, npos, rows, found, sizes):
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _cover_kernel(first, stop, kmax, vertices, length, cross_mask, cross, neighbours, move_edges,
                   nv, npos, seen, out_paths, out_masks, stats):
     """Smallest unique covers of paths ``[first, stop)`` no larger than ``kmax``.

@@ -59,6 +59,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import INLINE, KERNEL
 from epcg.games.witness.domain.geometry import Geometry
 
 __all__ = ["FREE", "DONE", "S", "T", "MAX_SLOTS", "GridGraph", "FrontierRun", "count_paths", "frontier_run"]
@@ -177,18 +178,18 @@ def _schedule(g: GridGraph, required: set[int]) -> _Schedule:
     return _Schedule(**{k: np.array(v, dtype=np.int64) for k, v in cols.items()})
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _get(key: np.uint64, k: int) -> int:
     return np.int64((key >> np.uint64(4 * k)) & _NIBBLE)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _put(key: np.uint64, k: int, value: int) -> np.uint64:
     shift = np.uint64(4 * k)
     return (key & ~(_NIBBLE << shift)) | (np.uint64(value) << shift)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _leave(key: np.uint64, k: int, allow: int) -> tuple[bool, np.uint64]:
     """Remove slot ``k``, shifting the slots above it down; False if its value is not in ``allow``."""
     if (allow >> _get(key, k)) & 1 == 0:
@@ -198,7 +199,7 @@ def _leave(key: np.uint64, k: int, allow: int) -> tuple[bool, np.uint64]:
     return True, low | (((key >> shift) >> np.uint64(4)) << shift)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _canonical(key: np.uint64, n: int) -> np.uint64:
     """Renumber the labels ``>= 4`` of the ``n`` slots in order of first appearance."""
     names = np.uint64(0)  # nibble x: the new name of label x (0: none yet)
@@ -217,7 +218,7 @@ def _canonical(key: np.uint64, n: int) -> np.uint64:
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _use(key: np.uint64, n: int, i: int, j: int) -> tuple[bool, np.uint64]:
     """The state after using the edge between slots ``i`` and ``j`` (labels not yet renumbered); False if illegal."""
     a, b = _get(key, i), _get(key, j)
@@ -245,7 +246,7 @@ def _use(key: np.uint64, n: int, i: int, j: int) -> tuple[bool, np.uint64]:
     return True, key
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _add(table: np.ndarray, slot: int, states: np.ndarray, row: int) -> bool:
     """``table[slot]``'s count ``+= states[row]``'s, limb by limb with carries; True if the top limb carried out."""
     carry = np.uint64(0)
@@ -260,7 +261,7 @@ def _add(table: np.ndarray, slot: int, states: np.ndarray, row: int) -> bool:
     return carry != 0
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _bucket(key: np.uint64, bucket_bits: int) -> int:
     """Which of ``2^bucket_bits`` buckets a key's hash falls in (its top bits)."""
     if bucket_bits == 0:
@@ -268,7 +269,7 @@ def _bucket(key: np.uint64, bucket_bits: int) -> int:
     return np.int64((key * _GOLDEN) >> np.uint64(64 - bucket_bits))
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _successors(states, enter, i, j, must_use, leave1, allow1, leave2, allow2, slots):
     """Every state's successors after the edge: ``(keys, source rows, how many)``."""
     keys = np.empty(2 * len(states), dtype=np.uint64)
@@ -297,7 +298,7 @@ def _successors(states, enter, i, j, must_use, leave1, allow1, leave2, allow2, s
     return keys, src, m
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _step(states, enter, i, j, must_use, leave1, allow1, leave2, allow2, slots):
     """One edge: every state skips and uses it, vertices leave, equal states merge.
 

@@ -43,6 +43,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import INLINE, KERNEL
 from epcg.combinatorics.binomial import BINOMIAL
 from epcg.combinatorics.bits import ctz as _ctz
 from epcg.combinatorics.bits import popcount
@@ -52,7 +53,7 @@ _ONE = np.uint64(1)
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _record(count, longest, rank, acc, ranks, longs):
     """Fold a puzzle with ``0 < count <= acc[0]`` solutions into the accumulator (not ``acc[2]``)."""
     if count < acc[0]:
@@ -65,7 +66,7 @@ def _record(count, longest, rank, acc, ranks, longs):
     acc[1] = n + 1
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _keep(count, longest, rank, bands, kept):
     """Fold a puzzle with ``count`` exact solutions into every band that holds the count."""
     for b in range(bands.shape[0]):
@@ -78,7 +79,7 @@ def _keep(count, longest, rank, bands, kept):
             bands[b, 2] = n + 1
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _kept_count(count, bands):
     """Whether a band holds ``count``."""
     for b in range(bands.shape[0]):
@@ -87,7 +88,7 @@ def _kept_count(count, bands):
     return False
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _ones(out, m):
     """``out`` = the first ``m`` bits set (``ceil(m/64)`` words)."""
     full = m >> 6
@@ -97,7 +98,7 @@ def _ones(out, m):
         out[full] = (_ONE << np.uint64(m & 63)) - _ONE
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _and_level(cur, span, i, table, q):
     """``cur[i+1] = cur[i] & table[q]`` over the words ``span[i]``; returns its size.
 
@@ -131,7 +132,7 @@ _SMALL = 64
 few words; blocks pay off when counting on)."""
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _count_and(cur, i, table, q, lo, hi, limit):
     """``(count, first)`` of ``cur[i] & table[q]`` over words ``[lo, hi)``, stopping once count exceeds ``limit``.
 
@@ -161,7 +162,7 @@ def _count_and(cur, i, table, q, lo, hi, limit):
     return count, first
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _cross_leaves(cur, span, i, table, q0, n, lo0, start, stop, lengths, acc, ranks, longs, hist, bands, kept):
     """Last must-cross level: puzzle ``cur[i] & table[q]`` has rank ``lo0 + q - q0``, ``q0 <= q < n``.
 
@@ -213,7 +214,7 @@ def _cross_leaves(cur, span, i, table, q0, n, lo0, start, stop, lengths, acc, ra
     return not done
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _buf_and(buf, i0, j0, table, row, i1, j1, lo, hi):
     """``buf[i1, j1] = buf[i0, j0] & table[row]`` over words ``[lo, hi)``; returns its size."""
     total = 0
@@ -227,7 +228,7 @@ def _buf_and(buf, i0, j0, table, row, i1, j1, lo, hi):
     return total
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _buf_rows_upto(buf, i0, j0, table, rows, nrows, lo, hi, limit):
     """``(count, first)`` of ``buf[i0, j0] & table[rows[0]] & ..`` over words ``[lo, hi)``.
 
@@ -251,7 +252,7 @@ def _buf_rows_upto(buf, i0, j0, table, rows, nrows, lo, hi, limit):
     return count, first
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _regions_dfs(base, m, lo_word, hi_word, sep, pair_index, lengths, ncells, kr,
                  rank_base, start, stop, buf, cnt, acc, ranks, longs, hist, bands, kept):
     """Scan all regions puzzles over the path subset ``base`` (``m`` paths in words ``[lo_word, hi_word)``).
@@ -356,7 +357,7 @@ def _regions_dfs(base, m, lo_word, hi_word, sep, pair_index, lengths, ncells, kr
     return not done
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _scan_cross(cross, sep, pair_index, lengths, num_paths, n, kc, ncells, kr,
                 start, stop, acc, ranks, longs, hist, bands, kept):
     """Must-cross (``kr == 0``) or joint scan of ``[start, stop)``.
@@ -423,7 +424,7 @@ def _scan_cross(cross, sep, pair_index, lengths, num_paths, n, kc, ncells, kr,
     acc[3] += nodes
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _scan_regions(sep, pair_index, lengths, num_paths, ncells, kr, start, stop, acc, ranks, longs, hist, bands,
                   kept):
     """Regions scan of ``[start, stop)`` over all paths."""
@@ -436,7 +437,7 @@ def _scan_regions(sep, pair_index, lengths, num_paths, ncells, kr, start, stop, 
                  0, start, stop, buf, cnt, acc, ranks, longs, hist, bands, kept)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _count_puzzle(rank, cross, sep, pair_index, num_paths, npos, kc, ncells, kr):
     """Solutions of the puzzle of one rank (the layout of ``puzzles.py``): decode it, AND its sets.
 

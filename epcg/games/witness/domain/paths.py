@@ -28,6 +28,7 @@ from functools import cache
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import KERNEL
 from epcg.games.witness.domain.geometry import DIRECTIONS, MOVE_LETTERS, Geometry
 
 CROSS_WORDS = 2
@@ -36,7 +37,7 @@ CROSS_WORDS = 2
 _ONE = np.uint64(1)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _goal_reachable(v, goal, neighbours, visited, queue, seen):
     """True when ``goal`` can be reached from ``v`` through unvisited vertices."""
     seen[:] = False
@@ -58,7 +59,7 @@ def _goal_reachable(v, goal, neighbours, visited, queue, seen):
     return False
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _enumerate(neighbours, move_edges, goal, num_vertices, fill, vertices, length, vertex_mask, cross_mask,
                start=0):
     """DFS over all paths from vertex ``start`` to ``goal``; returns their number.
@@ -116,7 +117,7 @@ def _enumerate(neighbours, move_edges, goal, num_vertices, fill, vertices, lengt
     return count
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _label_regions(cross_mask, num_vertices, cell_adjacent, out):
     """``out[s, c]``: region of cell ``c`` under path ``s``, numbered by lowest cell.
 

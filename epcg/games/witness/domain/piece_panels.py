@@ -45,6 +45,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import KERNEL
 from epcg.combinatorics import Combinations, PiecePlacements
 from epcg.combinatorics.bits import popcount
 from epcg.games.witness.domain.geometry import Geometry
@@ -225,7 +226,7 @@ def _build_tables(width: int, height: int, k: int, library: tuple[str, ...]) -> 
     return _Tables(P, words, np.ascontiguousarray(paths.regions), region_id, tup_start, tup_stop, tup_data)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _location_sets(cells, p, regions, region_id, tup_start, tup_stop, tup_data,
                    block, sep_block, touched, is_touched):
     """Solution bits of every type word on one cell set; returns the number of words touched.
@@ -332,7 +333,7 @@ class SolutionSets(NamedTuple):
         return out
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _row_counts(bits):
     out = np.zeros(bits.shape[0], dtype=np.int64)
     for i in range(bits.shape[0]):
@@ -341,7 +342,7 @@ def _row_counts(bits):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _range_sets(cell_rows, first_loc, p, regions, region_id, tup_start, tup_stop, tup_data,
                 block, sep_block, touched, is_touched, fill, ranks, bits, sep_index, sep_bits):
     """``_location_sets`` for each cell set in ``cell_rows``; returns ``(panels, separable panels)``.

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import KERNEL
 from epcg.combinatorics.bits import popcount
 
 TRIANGLE, SQUARE, STAR, ELIMINATION, TETRIS, NEGATIVE = range(6)
@@ -34,7 +35,7 @@ MAX_VARIANTS = 4
 _ONE = np.uint64(1)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def fit(pos, npos, neg, nneg, region, voff, place, vsize, ncells):
     """Whether pieces ``pos[:npos]`` and negatives ``neg[:nneg]`` (piece ids) fill the cell mask ``region``.
 
@@ -132,7 +133,7 @@ def fit(pos, npos, neg, nneg, region, voff, place, vsize, ncells):
     return False
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _broken(s, kept, idx, k, cells, types, values, touch, npieces, region, voff, place, vsize, ncells, pos, neg):
     """Whether symbol ``idx[s]`` is wrong among the region's symbols ``idx[j]`` for bits ``j`` of ``kept``."""
     me = idx[s]
@@ -168,7 +169,7 @@ def _broken(s, kept, idx, k, cells, types, values, touch, npieces, region, voff,
     return False
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _region_right(kept, idx, k, cells, types, values, touch, npieces, region, voff, place, vsize, ncells, pos,
                   neg):
     """Whether every symbol of ``kept`` is right (a tiling is checked once for all pieces)."""
@@ -187,7 +188,7 @@ def _region_right(kept, idx, k, cells, types, values, touch, npieces, region, vo
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def path_ok(regions, touch, n, cells, types, values, npieces, voff, place, vsize, idx, pos, neg):
     """Whether a path (``regions``, ``touch``: its cells' region labels and edges on it) satisfies every
     cell symbol ``0..n-1``. ``idx``, ``pos`` and ``neg`` are scratch of length ``n``."""

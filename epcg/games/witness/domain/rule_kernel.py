@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import INLINE, KERNEL
 from epcg.combinatorics.binomial import BINOMIAL
 from epcg.combinatorics.bits import ctz, popcount
 from epcg.combinatorics.combinations import _increment_lex, _unrank_lex
@@ -50,7 +51,7 @@ _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 _ONE = np.uint64(1)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _multinomial(left, ntypes):
     total = 0
     out = np.int64(1)
@@ -60,7 +61,7 @@ def _multinomial(left, ntypes):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _arrangement(index, counts, n, out):
     """``out[:n]`` = the ``index``-th arrangement of the type multiset ``counts`` (``rules.arrangement``)."""
     left = counts.copy()
@@ -77,7 +78,7 @@ def _arrangement(index, counts, n, out):
             left[t] += 1
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _decode(rank, spec, radices, tri_values, digits, sel, cells, types, vidx, values):
     """Decode ``rank`` whole: its ``digits`` (the parts of the layout), ``sel`` (``[0]``: start set, ``[1]``: exit
     set, then the gaps, then the hexagons), the cells, types, value indices ``vidx`` and values of its cell
@@ -104,19 +105,19 @@ def _decode(rank, spec, radices, tri_values, digits, sel, cells, types, vidx, va
     _values(n, types, vidx, tri_values, values)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _values(n, types, vidx, tri_values, values):
     for i in range(n):
         values[i] = tri_values[vidx[i]] if types[i] == TRIANGLE else vidx[i]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _first(items, k):
     for j in range(k):
         items[j] = j
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _step(spec, radices, tri_values, digits, sel, cells, types, vidx, values):
     """Advance a decoded rank to the next one without a division: the last digit steps, carrying into the ones
     before it; a part that steps moves to its successor, the parts after it start again from their first."""
@@ -160,7 +161,7 @@ def _step(spec, radices, tri_values, digits, sel, cells, types, vidx, values):
     _values(n, types, vidx, tri_values, values)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _atoms(spec, offsets, pair_index, sel, cells, types, values, atoms):
     """Fill ``atoms`` with the table rows of the decoded placement; returns how many."""
     a = 0
@@ -186,7 +187,7 @@ def _atoms(spec, offsets, pair_index, sel, cells, types, values, atoms):
     return a
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _star_partners(n, offsets, pair_index, cells, types, values, partners, counts):
     """For each star ``s`` (numbered in cell order), the bitset rows ``partners[s, :counts[s]]`` of the pairs it
     forms with the other squares and stars of its colour; returns the number of stars."""
@@ -204,7 +205,7 @@ def _star_partners(n, offsets, pair_index, cells, types, values, partners, count
     return ns
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _stars_word(w, rows, ns, partners, counts):
     """The paths of word ``w`` on which every star's region holds exactly one of its partners: for each star,
     ``one`` tracks "exactly one partner so far in its region" and ``none`` "no partner so far" (a partner's row
@@ -221,7 +222,7 @@ def _stars_word(w, rows, ns, partners, counts):
     return x
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _checked(cur, span, level, rows, spec, ns, partners, counts, regions, touch, cells, types, values, voff, place,
              vsize, limit, scratch):
     """``(count, first)`` of the paths of ``cur[level]`` that satisfy the stars (word by word) and the other cell
@@ -255,7 +256,7 @@ def _checked(cur, span, level, rows, spec, ns, partners, counts, regions, touch,
     return count, first
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def scan_rules(rows, spec, radices, tri_values, offsets, pair_index, num_paths, lengths, regions, touch, voff,
                place, vsize, start, stop, acc, ranks, longs, hist, bands, kept):
     """Every placement of ``[start, stop)`` into the accumulator (``kernels.py``'s conventions)."""
@@ -317,7 +318,7 @@ def scan_rules(rows, spec, radices, tri_values, offsets, pair_index, num_paths, 
     acc[3] += stop - start
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def solve_rank(rank, rows, spec, radices, tri_values, offsets, pair_index, num_paths, regions, touch, voff, place,
                vsize, out):
     """The paths solving the placement of ``rank`` into ``out`` (ascending, while they fit); returns how many."""
@@ -355,7 +356,7 @@ def solve_rank(rank, rows, spec, radices, tri_values, offsets, pair_index, num_p
     return found
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def count_rank(rank, rows, spec, radices, tri_values, offsets, pair_index, num_paths, regions, touch, voff, place,
                vsize):
     """Solutions of the placement of one rank: the plain per-rank evaluator the range scan must agree with."""

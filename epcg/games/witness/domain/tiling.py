@@ -30,6 +30,7 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import KERNEL
 from epcg.combinatorics.bits import ctz, popcount
 from epcg.games.witness.domain.geometry import Geometry
 from epcg.games.witness.domain.pieces import Piece, placement_masks
@@ -39,7 +40,7 @@ __all__ = ["can_tile", "region_tilings", "tiling_multisets", "tiling_placements"
 _ONE = np.uint64(1)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _can_tile(region, counts, place):
     """True when the multiset ``counts[t]`` (pieces of type t) tiles ``region`` exactly.
 
@@ -82,7 +83,7 @@ def _can_tile(region, counts, place):
     return False
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _region_tilings(region, m, place, out):
     """Every tiling of ``region`` by exactly ``m`` pieces, as the types in placement order.
 

@@ -65,6 +65,7 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import KERNEL
 from epcg.combinatorics.bits import ctz, popcount, popcount_words
 from epcg.games.witness.domain.paths import paths_for
 from epcg.games.witness.domain.pieces import LIBRARY
@@ -80,7 +81,7 @@ _ONE = np.uint64(1)
 # ---------------------------------------------------------------- the search
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _lower_bound(data, lo, hi, value):
     """First index in ``data[lo:hi]`` (ascending) holding ``>= value``, or ``hi``."""
     while lo < hi:
@@ -115,7 +116,7 @@ class _Scratch(NamedTuple):
     lst: np.ndarray
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _search_first(i, prob, work, best, shared, first_mode, out, stats):
     """Branch and bound below first class ``i``; returns ``(best, n_out)``.
 

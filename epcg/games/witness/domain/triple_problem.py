@@ -30,6 +30,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 from numba import njit
 
+from epcg.combinatorics.jit import KERNEL
 from epcg.combinatorics import Combinations
 from epcg.combinatorics.bits import ctz
 from epcg.games.witness.domain.paths import paths_for
@@ -48,7 +49,7 @@ __all__ = ["TripleProblem", "build_problem", "problem_for"]
 _ONE = np.uint64(1)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _row_hashes(bits):
     """A 64-bit hash of each row (multiply-xorshift over its words)."""
     out = np.zeros(bits.shape[0], dtype=np.uint64)
@@ -62,7 +63,7 @@ def _row_hashes(bits):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _group_rows(bits, hashes, order):
     """``(class of each row, number of classes, first row of each class)``: equal rows share a class.
 
@@ -100,7 +101,7 @@ def _group_rows(bits, hashes, order):
     return cls, classes, reps[:classes]
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _inverted(bits, num_paths):
     """CSR index ``(start, data)``: the classes holding path ``p`` are ``data[start[p]:start[p+1]]``, ascending."""
     start = np.zeros(num_paths + 1, dtype=np.int64)
