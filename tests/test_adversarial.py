@@ -226,7 +226,7 @@ def test_messages_name_what_is_wrong(job: Path, finished: Path, tmp_path: Path) 
     for result in (missing, invalid):
         assert result.returncode == 2 and "cluster file" in one_line(result) and "job file" not in one_line(result)
     assert "workers: expected an integer, got '2'" in one_line(invalid)
-    assert kind.returncode == 2 and "'triple' or 'unique-cover'" in one_line(kind)
+    assert kind.returncode == 2 and "'unique-cover' or 'rules'" in one_line(kind)
     assert directory.returncode == 2 and f"a run directory: 'epcg resume {finished}'" in one_line(directory)
     assert proc.returncode == 2 and "holds no files" in one_line(proc) and "free" not in one_line(proc)
     assert caps.returncode == 2 and "solution_counts: expected an integer, 'all' or a table" in one_line(caps)

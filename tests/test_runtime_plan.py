@@ -19,7 +19,7 @@ def measured(run: Path) -> dict[str, dict]:
     """Per stage: tasks, bytes written and the largest resident memory any task ended with."""
     out: dict[str, dict] = {}
     for path in (run / "manifest").rglob("*.json"):
-        if path.name == "verified.json":
+        if path.name in ("verified.json", "plan.json"):  # the run's own files, not a chunk's record
             continue
         record = json.loads(path.read_text())["record"]
         stage = out.setdefault(record["task"].rsplit("/", 1)[0], {"tasks": 0, "bytes": 0, "rss": 0})
