@@ -11,11 +11,14 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import epcg
 from epcg.report.dashboard import snapshot
 from epcg.runtime.estimate import duration
+from epcg.runtime.readout import time_left
+from epcg.runtime.status import run_status
 
 from .conftest import epcg as epcg_command
 
@@ -43,12 +46,23 @@ def _status(out: Path) -> tuple[float, str]:
     return (began + time.time()) / 2, result.stdout
 
 
-def _between(view: str, seen: float, before: float, after: float, left: float) -> None:
-    """A view's predicted end (reading time + time left) lies between the progress page's read just before and
-    just after it, within what rounding to a printed duration can move it. (The end itself moves while a run
-    runs: reading a view costs the workers CPU too.)"""
-    slack = 3 + 0.05 * left
-    assert min(before, after) - slack <= seen <= max(before, after) + slack, (view, seen, before, after)
+def _replayed(out: Path) -> Callable[[int, float], float]:
+    """The time left as :func:`~epcg.runtime.readout.time_left` gives it from a finished run's records: with the
+    first ``done`` chunks (in the order they ended) finished, at ``now``."""
+    status = run_status(out)
+    plan = status.prepared.plan
+    stage_of = {t.id: t.stage for t in plan.tasks()}
+    records = sorted(({**r, "stage": stage_of[i]} for i, r in status.done.items()), key=lambda r: r["ended_at"])
+
+    def left(done: int, now: float) -> float:
+        counts: dict[str, int] = {}
+        for r in records[:done]:
+            counts[r["stage"]] = counts.get(r["stage"], 0) + 1
+        found = time_left(plan, counts, records[:done], now)
+        assert found is not None
+        return found
+
+    return left
 
 
 def test_views_agree_while_a_run_runs_and_after(tmp_path: Path) -> None:
@@ -72,34 +86,27 @@ def test_views_agree_while_a_run_runs_and_after(tmp_path: Path) -> None:
             time.sleep(0.5)
         assert page is not None and proc.poll() is None, "the run ended before it could be read while running"
 
-        def from_page() -> tuple[float, dict]:
-            data = json.loads(urllib.request.urlopen(page, timeout=30).read())
-            return data["at"] + data["seconds_left"], data
-
-        def terminal_after(moment: float) -> float:
-            while True:
-                lines = [line for line in stderr.read_text().splitlines() if _left(line) is not None]
-                printed = time.strptime(lines[-1].split()[0], "%H:%M:%S")
-                at = time.mktime(time.localtime()[:3] + printed[3:6] + time.localtime()[6:])
-                if at >= moment - 1:
-                    return at + 0.5 + _left(lines[-1])
-                time.sleep(0.2)
-
-        def api() -> float:
-            readout = epcg.open(out).readout()
-            return readout.at + readout.seconds_left
-
-        def status() -> float:
-            at, text = _status(out)
-            return at + _left(text)
-
-        for view in (terminal_after, api, status):
-            before, data = from_page()
-            seen = view(data["at"]) if view is terminal_after else view()
-            after, _ = from_page()
-            _between(view.__name__, seen, before, after, data["seconds_left"])
+        seen: list[tuple[str, int, float, float, float, float]] = []
+        """Each view's reading: its chunks done, when it read (at the earliest, at the latest), the time left it
+        showed and how far printing may round it."""
+        lines = [line for line in stderr.read_text().splitlines() if _left(line) is not None]
+        for line in lines[-3:]:
+            clock = time.strptime(line.split()[0], "%H:%M:%S")
+            at = time.mktime(time.localtime()[:3] + clock[3:6] + time.localtime()[6:])
+            done = int(re.search(r"progress: ([\d,]+) of", line).group(1).replace(",", ""))
+            shown = _left(line)
+            seen.append(("terminal", done, at, at + 1, shown, 0.5 if shown < 120 else 3.0))
+        data = json.loads(urllib.request.urlopen(page, timeout=30).read())
+        seen.append(("page", data["done"], data["at"], data["at"], data["seconds_left"], 0.05))
         readout = epcg.open(out).readout()
-        data = from_page()[1]
+        seen.append(("api", readout.done, readout.at, readout.at, readout.seconds_left, 0.05))
+        began = time.time()
+        at, text = _status(out)
+        done = int(next(line for line in text.splitlines() if line.startswith("total")).split()[1].split("/")[0])
+        shown = _left(text)
+        seen.append(("status", done, began, time.time(), shown, 0.5 if shown < 120 else 3.0))
+        data = json.loads(urllib.request.urlopen(page, timeout=30).read())  # read in this order: CPU only grows
+        readout = epcg.open(out).readout()
         at, text = _status(out)
         assert "running" in text.splitlines()[0] and readout.state == data["state"] == "running"
         total_cpu = float(next(line for line in text.splitlines() if line.startswith("total")).split()[-1])
@@ -109,6 +116,11 @@ def test_views_agree_while_a_run_runs_and_after(tmp_path: Path) -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
+
+    left = _replayed(out)
+    for view, done, earliest, latest, shown, rounding in seen:
+        low, high = left(done, earliest), left(done, latest)
+        assert low - rounding - 0.02 * low <= shown <= high + rounding + 0.02 * high, (view, done, shown, low, high)
 
     results = json.loads((out / "results.json").read_text())
     at, text = _status(out)
