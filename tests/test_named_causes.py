@@ -109,6 +109,29 @@ def test_a_lease_of_a_dead_process_of_this_machine_is_taken_over_at_once(s3_serv
         assert open_location(url).is_locked()  # held here: the same process does not take it over from itself
 
 
+def test_a_lease_whose_pid_another_process_took_is_taken_over(s3_server, s3_env, tmp_path: Path) -> None:
+    """The killed client's pid given to an unrelated live process (a ``sleep``): the lease's start time tells
+    them apart, so the lease is free; a lease of this host without a start time holds until it expires."""
+    from epcg.runtime.rundir import open_location
+
+    url = f"s3://{s3_server.create_bucket()}/reused"
+    _killed_holding_a_lease(url, None)
+    location = open_location(url)
+    lease = json.loads(location.read(".lock"))
+    assert isinstance(lease["token"], str)
+    stranger = subprocess.Popen(["sleep", "60"])
+    try:
+        for body, locked in (({**lease, "pid": stranger.pid}, False), ({**lease, "pid": stranger.pid, "token": None},
+                                                                       True)):
+            location.delete(".lock")
+            assert location.create(".lock", json.dumps(body).encode())
+            assert location.is_locked() is locked, body
+        assert stranger.poll() is None  # judged, never signalled
+    finally:
+        stranger.kill()
+        stranger.wait()
+
+
 def test_an_unreachable_store_is_named_so_by_every_command(s3_server, s3_env, tmp_path: Path) -> None:
     from tests.s3server import free_port
 

@@ -107,9 +107,8 @@ def test_run_on_s3_matches_local_with_every_command(jobs, bucket, tmp_path, monk
 
 @pytest.mark.slow
 def test_sigkill_then_resume_against_the_bucket(jobs, bucket):
-    """The killed client's lease holds the run until it expires (one line naming when), then resume finishes it."""
-    from epcg.runtime.errors import UserError
-
+    """The killed client was of this machine, so its lease is free at once (another machine's holds until it
+    expires: test_named_causes), and resume finishes the run with the chunks the client had written."""
     url = f"{bucket}/killed"
     env = {**os.environ, "EPCG_LEASE_SECONDS": "6", "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "epcg", "run", str(jobs["many"]), "--out", url, "--serial"],
@@ -122,11 +121,7 @@ def test_sigkill_then_resume_against_the_bucket(jobs, bucket):
     proc.wait()
     done = len(records(url))
     assert 20 <= done < 147
-    with pytest.raises(UserError, match=r"in use by another epcg client .* its lease expires in \d+ s"):
-        with open_location(url).lock("another client"):
-            pass
-    while open_location(url).is_locked():
-        time.sleep(0.2)
+    assert open_location(url).is_locked() is False
     resumed = epcg("resume", url, "--serial", env=env)
     assert resumed.returncode == 0, resumed.stderr
     assert f"{147 - done} of 147 chunks to do" in resumed.stdout

@@ -175,21 +175,12 @@ def _check_destination(path: Path) -> None:
 
 
 def _clear_leftovers(path: Path) -> None:
-    """Remove staging and replaced directories of earlier exports to ``path`` whose process is gone (SIGKILL)."""
-    for left in path.parent.glob(f".{path.name}.epcg-*-*"):
-        pid = left.name.rpartition("-")[2]
-        if pid.isdigit() and not _alive(int(pid)):
-            shutil.rmtree(left, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    """Remove staging and replaced directories of earlier exports to ``path``: called under the export's lock,
+    which every export to ``path`` holds while it has such a directory, so any found is a killed export's."""
+    for prefix in ("export", "old"):
+        for left in path.parent.glob(f".{path.name}.epcg-{prefix}-*"):
+            if left.is_dir():
+                shutil.rmtree(left, ignore_errors=True)
 
 
 def _swap(staging: Path, path: Path) -> None:

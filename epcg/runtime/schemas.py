@@ -161,6 +161,7 @@ class Lease(Stored):
     expires: Seconds = 0
     host: StrictStr | None = None
     pid: StrictInt | None = None
+    token: StrictStr | None = None
 
 
 class PlanStage(Stored):

@@ -19,8 +19,9 @@ The primitives and what they stand on:
   its life by a thread of the client (``EPCG_LEASE_SECONDS``, default 30). A
   client killed with SIGKILL cannot release it: the next client waits until it
   expires (the message says when), unless the lease names a process of the
-  next client's own machine that is gone (or the next client's own process,
-  whose release failed), which is taken over at once. Expiry is judged by
+  next client's own machine that is gone (its pid free or another process's
+  now, told apart by the start time the lease records), or the next client's
+  own process whose release failed: those are taken over at once. Expiry is judged by
   wall clocks, so clients whose clocks disagree by more than a lease could
   both believe they hold it; the epoch fence still keeps a stale client's
   tasks from writing records.
@@ -44,6 +45,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from epcg.runtime import processes
 from epcg.runtime.errors import Conflict, MissingBucket, PermissionDenied, StorageFault, Unreachable, UserError
 from epcg.runtime.rundir.base import LOCK_KEY, PROBE_KEY, Location
 
@@ -296,8 +298,9 @@ class ObjectLocation(Location):
                     self.delete(LOCK_KEY)
 
     def _lease_body(self, owner: str) -> bytes:
+        me = processes.identity()
         return json.dumps({"owner": owner, "expires": round(time.time() + LEASE_SECONDS, 3),
-                           "host": socket.gethostname(), "pid": os.getpid()}).encode()
+                           "host": me["node"], "pid": me["pid"], "token": me["token"]}).encode()
 
     def _take_lease(self, owner: str) -> str:
         body = self._lease_body(owner)
@@ -406,7 +409,7 @@ def _parse_lease(data: bytes) -> dict[str, Any]:
     except Malformed:
         lease = {}
     return {"owner": lease.get("owner", "unknown"), "expires": float(lease.get("expires", 0)),
-            "host": lease.get("host"), "pid": lease.get("pid")}
+            "host": lease.get("host"), "pid": lease.get("pid"), "token": lease.get("token")}
 
 
 _HELD: collections.Counter[str] = collections.Counter()
@@ -416,23 +419,18 @@ _HELD_LOCK = threading.Lock()
 
 
 def _held_by_a_live_client(data: bytes, where: str) -> bool:
-    """A lease that has not expired, unless it names a process of this machine that is gone, or this process
-    while it does not hold the lease (both can only have failed to release it)."""
+    """A lease that has not expired, unless it names a process of this machine that is gone (its pid free or
+    given to another process: :func:`epcg.runtime.processes.state`), or this process while it does not hold the
+    lease (both can only have failed to release it)."""
     lease = _parse_lease(data)
     if lease["expires"] <= time.time():
         return False
-    if lease["host"] != socket.gethostname() or not isinstance(lease["pid"], int):
-        return True  # another machine's process: only its expiry tells
+    if lease["host"] != socket.gethostname() or not isinstance(lease["token"], str):
+        return True  # another machine's process, or a lease that cannot prove which process: only expiry tells
     if lease["pid"] == os.getpid():
         with _HELD_LOCK:
             return _HELD[where] > 0
-    try:
-        os.kill(lease["pid"], 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
+    return processes.state({"node": lease["host"], "pid": lease["pid"], "token": lease["token"]}) == "alive"
 
 
 def _counting_store_class() -> type:

@@ -245,6 +245,7 @@ def test_region_rule_variants_on_table_3(rule: str) -> None:
     printed table only at 4x4 k=5 (47, printed 74); the other rules differ in several rows."""
     from epcg.games.witness.domain.bitsets import _build_separated
     from epcg.games.witness.domain.kernels import _scan_regions
+    from epcg.games.witness.domain.scan import _no_bands
 
     printed = {(3, 3, 3): 14, (3, 3, 5): 1, (4, 3, 3): 87, (4, 3, 4): 20, (4, 3, 5): 2,
                (4, 4, 3): 820, (4, 4, 4): 218, (4, 4, 5): 74, (4, 4, 6): 2}
@@ -261,7 +262,7 @@ def test_region_rule_variants_on_table_3(rule: str) -> None:
         room = np.zeros(1 << 16, dtype=np.int64)
         lengths = np.array([len(p) - 1 for p in paths], dtype=np.int64)
         _scan_regions(sep, pair_index, lengths, len(paths), w * h, k, 0, max_rank("regions", w, h, k),
-                      acc, room, room.copy(), np.zeros(1, dtype=np.int64))
+                      acc, room, room.copy(), np.zeros(1, dtype=np.int64), *_no_bands())
         found[(w, h, k)] = int(acc[0])
     differs = {key for key in printed if found[key] != printed[key]}
     assert found[(4, 4, 5)] != 74
