@@ -251,7 +251,11 @@ class Run:
         """results.json's rows as a pandas DataFrame, one row per table row."""
         import pandas as pd
 
-        return pd.DataFrame(self.results["rows"])
+        return pd.DataFrame(self._table_rows())
+
+    def _table_rows(self) -> list[dict[str, Any]]:
+        """The rows :meth:`table` shows (a kind whose results.json names them otherwise says so)."""
+        return list(self.results["rows"])
 
     def _repr_html_(self) -> str:
         return f"<p><b>{self.name}</b> ({self.domain}) at <code>{self.path}</code></p>" + self.table()._repr_html_()

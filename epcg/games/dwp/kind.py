@@ -16,6 +16,7 @@ import numpy as np
 import pydantic
 
 from epcg.games.dwp.domain.study import ExperimentParams, run_replicate, seed_for
+from epcg.games.dwp.results import DwpResults
 from epcg.kinds.base import JobConfig, stage_records
 from epcg.runtime.readout import compute_seconds
 from epcg.runtime.plan import Plan, Stage, Task
@@ -158,6 +159,10 @@ def table(job_file: Path) -> dict[int, ExperimentParams]:
 
 def stage_name(row: ExperimentRow) -> str:
     return f"exp{row.id:02d}"
+
+
+Results = DwpResults
+"""The shape of results.json."""
 
 
 def plan(config: Config) -> Plan:

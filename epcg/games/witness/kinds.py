@@ -26,6 +26,7 @@ from epcg.games.witness import rule_scans as witness_rules
 from epcg.games.witness import scans as witness
 from epcg.games.witness import triples as witness_triple
 from epcg.games.witness import unique_cover as witness_cover
+from epcg.games.witness.results import WitnessResults
 from epcg.runtime.plan import Plan, Task
 from epcg.runtime.store import RunDir
 
@@ -64,6 +65,9 @@ class Config:
     schema_for = staticmethod(_schema)
     """The schema a job's data is validated with (its error messages list that schema's keys)."""
 
+
+Results = WitnessResults
+"""The shape of results.json, for whichever kind the job names."""
 
 COARSEN = witness.COARSEN
 """Chunk keys the runtime may scale (the scans'; triple and unique-cover jobs have none of them)."""

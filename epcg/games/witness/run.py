@@ -243,6 +243,12 @@ class WitnessRun(Run):
 
     # -- report.html ------------------------------------------------------------
 
+    def _table_rows(self) -> list[dict[str, Any]]:
+        """A unique-cover run's table is its boards, each named (``4x4``); every other kind's, its rows."""
+        if self.config.kind == "unique-cover":
+            return [{"board": f"{b['width']}x{b['height']}", **b} for b in self.results["boards"]]
+        return super()._table_rows()
+
     def probe(self, puzzle: str) -> Probe:
         """What the run knows of one panel, written as docs/notation.md names its parts: ``"3x3: vertex (1,0), edge
         (0,1)-(1,1), cell (2,2) white"`` (hexagons, squares; the size may be left out when every row has one):
