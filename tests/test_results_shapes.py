@@ -25,6 +25,7 @@ from .test_json_mutations import mutated, one_line
 
 JOBS: dict[str, dict[str, Any]] = {
     "must-cross": {"domain": "witness", "kind": "must-cross", "rows": ["3x3:2", "3x3:3"], "figures_per_row": 2},
+    "joint": {"domain": "witness", "kind": "joint", "rows": ["3x3:1+2"], "figures_per_row": 2},
     "regions": {"domain": "witness", "kind": "regions", "rows": ["3x3:3"], "figures_per_row": 2},
     "paths": {"domain": "witness", "kind": "paths", "rows": ["2x2", "3x3"]},
     "rules": {"domain": "witness", "kind": "rules", "figures_per_row": 2, "keep": [{"solutions": 4}],

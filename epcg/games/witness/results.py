@@ -49,9 +49,9 @@ class PanelRow(Stored):
 
 
 class ScanRow(PanelRow):
-    """A row of must-cross, regions or joint: its symbol count and positions."""
+    """A row of must-cross, regions or joint: its symbol count (a joint row's hexagons and squares) and positions."""
 
-    k: Count
+    k: Count | tuple[Count, Count]
     positions: Count
 
 
