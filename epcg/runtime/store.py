@@ -110,6 +110,8 @@ def seal(record: dict[str, Any]) -> str:
     {'a': 1, 'task': 't'}
     >>> unseal(seal({"task": "t", "a": 1}).replace('"a": 1', '"a": 2')) is None
     True
+    >>> unseal('{"task": "t", "a": 1}') is None  # a record without its seal is recomputed, never trusted
+    True
     """
     body = json.dumps(record, sort_keys=True)
     return json.dumps({"record": record, "sha256": hashlib.sha256(body.encode()).hexdigest()}, sort_keys=True)
@@ -120,13 +122,10 @@ def unseal(text: str) -> dict[str, Any] | None:
     (:class:`~epcg.runtime.schemas.Record`)."""
     try:
         outer = json.loads(text)
-        if isinstance(outer, dict) and "sha256" not in outer and "task" in outer:
-            record = outer  # written before records were sealed: JSON that parses whole is complete
-        else:
-            record = outer["record"]
-            body = json.dumps(record, sort_keys=True)
-            if hashlib.sha256(body.encode()).hexdigest() != outer["sha256"]:
-                return None
+        record = outer["record"]
+        body = json.dumps(record, sort_keys=True)
+        if hashlib.sha256(body.encode()).hexdigest() != outer["sha256"]:
+            return None
         checked: dict[str, Any] = check(record, Record, "record")
         return checked
     except (ValueError, KeyError, TypeError, RecursionError, Malformed):
