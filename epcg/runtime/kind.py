@@ -73,7 +73,8 @@ class JobKind:
         return self.Config
 
     def validate(self, data: Any) -> Any:
-        """``data`` validated by the schema :meth:`schema_for` picks: the config every other hook is given."""
+        """``data`` validated by the schema :meth:`schema_for` picks: the config every other hook is given (not a
+        hook: a kind with several schemas overrides :meth:`schema_for`)."""
         return self.schema_for(data).model_validate(data)
 
     def warm_up(self, config: Any) -> None:
