@@ -90,7 +90,8 @@ def planned(job: Path, sets: list[str], out: str, workers: int) -> dict[str, tup
     from epcg.runtime.registry import job_kind
     from epcg.runtime.tuning import plan_job
 
-    loaded, plan, _ = plan_job(load_job(job, sets))
+    tuned = plan_job(load_job(job, sets))
+    loaded, plan = tuned.job, tuned.plan
     return {f.name: (f.io.puts + f.io.gets, f.io.bytes_written, f.io.bytes_read)
             for f in figures(job_kind(loaded.domain), loaded.config, plan, workers) if f.io is not None}
 

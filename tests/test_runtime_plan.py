@@ -43,7 +43,8 @@ def test_plan_matches_a_measured_run(tmp_path: Path, job_text: str, workers: int
     out = tmp_path / "run"
     result = epcg("run", str(job_file), "--out", str(out), "--workers", str(workers))
     assert result.returncode == 0, result.stderr
-    job, plan, _notes = plan_job(load_job(job_file))
+    tuned = plan_job(load_job(job_file))
+    job, plan = tuned.job, tuned.plan
     seen = measured(out)
     base = seen["k01"]["rss"]
     assert abs(base - WORKER_BASE) <= 0.25 * WORKER_BASE, base

@@ -104,7 +104,7 @@ JOB_FILES = sorted(JOBS.glob("*.toml"))
 
 def _keys(job: Path) -> list[str]:
     data = read_toml(job)
-    return sorted(_schema_for(job_kind(data["domain"]).Config, data).model_fields)
+    return sorted(_schema_for(job_kind(data["domain"]), data).model_fields)
 
 
 @st.composite

@@ -5,8 +5,9 @@ A game package (``witness``, ``fling``, ``dwp``) holds
 - ``domain/``: its rules as small values, numba kernels and pictures. It imports
   only ``epcg.combinatorics``, ``epcg.search``, ``epcg.report.figures``, numpy,
   numba and matplotlib: never Dask, Zarr, the runtime, the kinds or another game;
-- its job kind (``kind.py``; the Witness: ``kinds.py`` and its variants), registered
-  under ``epcg.jobs`` in ``pyproject.toml``, and its summary.md and figures (``report.py``);
+- its job kind (``kind.py``; the Witness: ``kinds.py`` and its variants), a
+  :class:`~epcg.runtime.kind.JobKind` subclass registered under ``epcg.jobs`` in
+  ``pyproject.toml``, and its summary.md and figures (``report.py``);
 - what its runs found (``found.py``) and the :class:`~epcg.api.Run` class its runs open
   as (``run.py``: its methods, its report.html gallery and plots), registered under
   ``epcg.runs``.

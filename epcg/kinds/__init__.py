@@ -1,7 +1,8 @@
 """The generic job kinds and what every job kind builds on.
 
 - ``scan`` (:mod:`.scan`) walks any :class:`~epcg.search.ScanSpace` a job names by import path,
-  ``retrograde`` (:mod:`.retrograde`) any :class:`~epcg.search.RetrogradeSpace`; both are registered
+  ``retrograde`` (:mod:`.retrograde`) any :class:`~epcg.search.RetrogradeSpace`; both are
+  :class:`~epcg.runtime.kind.JobKind` subclasses (``ScanKind``, ``RetrogradeKind``) registered
   in ``pyproject.toml`` under ``epcg.jobs`` exactly as a third-party kind would be, and their runs
   open as :mod:`.runs`' classes (``epcg.runs``), their found objects in :mod:`.designs`.
 - Their helpers are public for every kind, built-in game or plugin: :class:`.base.JobConfig`

@@ -28,6 +28,7 @@ import pydantic
 from epcg.kinds.base import JobConfig, named_space, stage_records
 from epcg.kinds.results import RetrogradeResults
 from epcg.runtime.errors import UserError
+from epcg.runtime.kind import JobKind
 from epcg.runtime.readout import compute_seconds
 from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.registry import load_object, may_import
@@ -490,3 +491,19 @@ def _layers_figure(name: str, bits: list[str], rows: list[dict[str, Any]], run: 
     ax.set_title(figure_text(f"{name}: states per layer"), fontsize=10)
     stem = run.figures_dir / (f"{row}-layers" if row else "layers")
     return next(p for p in save_figure(fig, stem) if p.suffix == ".png")
+
+
+class RetrogradeKind(JobKind):
+    """The ``retrograde`` job kind, which solves a user's retrograde space layer by layer: the
+    functions above as its hooks."""
+
+    Config = Config
+    Results = Results
+    plan = staticmethod(plan)
+    run_task = staticmethod(run_task)
+    reduce = staticmethod(reduce)
+    report = staticmethod(report)
+    prepare = staticmethod(prepare)
+    estimate = staticmethod(estimate)
+    estimate_basis = staticmethod(estimate_basis)
+    check_slice = staticmethod(check_slice)

@@ -37,6 +37,7 @@ from epcg.kinds.keep import Keeps, kept_lines, kept_of_record, kept_record, stor
 from epcg.kinds.results import ScanResults
 from epcg.report.figures import save_figure
 from epcg.runtime.errors import UserError
+from epcg.runtime.kind import JobKind
 from epcg.runtime.readout import compute_seconds
 from epcg.runtime.plan import Plan, Stage, Task, split_range
 from epcg.runtime.registry import Untrusted
@@ -504,3 +505,18 @@ def _figures(config: Config, results: dict[str, Any], run: RunDir) -> list[Path]
             else:
                 written += save_figure(picture, stem)
     return written
+
+
+class ScanKind(JobKind):
+    """The ``scan`` job kind, which walks a user's scan space: the functions above as its hooks."""
+
+    Config = Config
+    Results = Results
+    plan = staticmethod(plan)
+    run_task = staticmethod(run_task)
+    reduce = staticmethod(reduce)
+    report = staticmethod(report)
+    warm_up = staticmethod(warm_up)
+    estimate = staticmethod(estimate)
+    estimate_basis = staticmethod(estimate_basis)
+    check_slice = staticmethod(check_slice)

@@ -62,7 +62,7 @@ def _main(domain: str, job_json: str) -> int:
     kind = job_kind(domain)
     try:
         with vetted():  # the client that started this process checked the job's space
-            kind.check_slice(kind.Config.model_validate(json.loads(job_json)))
+            kind.check_slice(kind.validate(json.loads(job_json)))
     except (UserError, TaskFailed) as exc:
         print(" ".join(str(exc).split()), file=sys.stderr)
         return 1

@@ -24,6 +24,7 @@ import pydantic
 
 from epcg.runtime.errors import TaskFailed, UserError
 from epcg.runtime.jobs import check_types, describe_error, read_toml
+from epcg.runtime.kind import JobKind
 from epcg.runtime.probe import check_scheduler
 
 
@@ -323,12 +324,12 @@ read (``default_shape``): while a task stores its chunk and record (compression 
 its core would wait idle, and the spare thread's task computes on it meanwhile."""
 
 
-def default_shape(kind: Any) -> tuple[int, int]:
+def default_shape(kind: JobKind) -> tuple[int, int]:
     """Worker processes and threads per process of the embedded cluster when nobody chose them: one
     single-threaded process per core, or, for a job kind whose tasks share what they read within a process and
     whose kernels release the GIL (``THREADS_SHARE_READS``: Fling!'s layers), one process with a thread per core
     and ``SPARE_THREADS`` more, which holds that once per machine."""
-    if getattr(kind, "THREADS_SHARE_READS", False):
+    if kind.THREADS_SHARE_READS:
         return 1, default_workers() + SPARE_THREADS
     return default_workers(), 1
 

@@ -1,7 +1,7 @@
 """Execute a plan: run the unfinished tasks, stage after stage, on an executor.
 
-Executors are small classes with a name and ``run()``; the Dask one is imported
-only when chosen. Resume needs no log: the manifest says which tasks are done,
+Executors are small classes with a name, ``warm_up()``, ``run()`` and ``check()``
+(:class:`Executor`); the Dask one is imported only when chosen. Resume needs no log: the manifest says which tasks are done,
 and only the others run.
 """
 
@@ -23,7 +23,7 @@ from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.registry import job_kind, vetted
 from epcg.runtime.progress import Callback, TaskEndEvent
 from epcg.runtime.shell import command
-from epcg.runtime.store import RunDir, vouch
+from epcg.runtime.store import CHECK_BATCH, RunDir, check_chunks, vouch
 
 OnDone = Callable[[Task, dict[str, Any]], None]
 
@@ -31,7 +31,7 @@ OnDone = Callable[[Task, dict[str, Any]], None]
 @lru_cache(maxsize=8)
 def _config(domain: str, job_json: str) -> Any:
     """The validated config on a worker, parsed once per process and job."""
-    return job_kind(domain).Config.model_validate(json.loads(job_json))
+    return job_kind(domain).validate(json.loads(job_json))
 
 
 @lru_cache(maxsize=8)
@@ -169,10 +169,16 @@ def warm_up(domain: str, job_json: str) -> float:
 
 
 class Executor(Protocol):
+    """Where tasks run: a name, a warm-up of every worker, the tasks of a plan, and the checks of stored chunks."""
+
     name: str
 
     def warm_up(self, domain: str, job_json: str) -> float:
         """Prepare every worker; return the slowest worker's seconds."""
+
+    def check(self, run_path: str, records: list[dict[str, Any]], on_checked: Callable[[int], None]) -> list[bool]:
+        """Whether each record's chunk is stored intact (``store.check_chunks``), read where the tasks run;
+        ``on_checked`` is told how many chunks each batch held as it ends."""
 
     def run(
         self,
@@ -191,6 +197,14 @@ class SerialExecutor:
 
     def warm_up(self, domain: str, job_json: str) -> float:
         return warm_up(domain, job_json)
+
+    def check(self, run_path: str, records: list[dict[str, Any]], on_checked: Callable[[int], None]) -> list[bool]:
+        intact: list[bool] = []
+        for at in range(0, len(records), CHECK_BATCH):
+            batch = records[at:at + CHECK_BATCH]
+            intact += check_chunks(run_path, batch)
+            on_checked(len(batch))
+        return intact
 
     def run(self, stages: Sequence[Stage], pending: dict[str, list[Task]], call: tuple[str, str, str, str | None],
             on_done: OnDone) -> None:

@@ -28,6 +28,7 @@ import tomli_w
 from pydantic_core import ErrorDetails
 
 from epcg.runtime.errors import UserError
+from epcg.runtime.kind import JobKind
 from epcg.runtime.registry import job_kind, kind_of
 from epcg.runtime.shell import command
 
@@ -179,27 +180,27 @@ def validate(data: dict[str, Any], source: str = "job") -> Job:
     """Validate plain job data against the schema of its job kind (its ``domain`` or ``space``)."""
     try:
         domain = kind_of(data)
-        model = job_kind(domain).Config
+        kind = job_kind(domain)
     except UserError as exc:
         raise UserError(f"{source}: {exc}") from None
     try:
         check_values(data)
-        check_types(data, _schema_for(model, data))
-        config: Any = model.model_validate(data)  # a kind's own model: every one has name and domain
+        check_types(data, _schema_for(kind, data))
+        config: Any = kind.validate(data)  # a kind's own model: every one has name and domain
     except pydantic.ValidationError as exc:
-        raise UserError(f"{source}: {describe_error(exc, _schema_for(model, data))}") from None
+        raise UserError(f"{source}: {describe_error(exc, _schema_for(kind, data))}") from None
     except (RecursionError, MemoryError, OverflowError) as exc:
         raise UserError(f"{source}: a value is too large or too deeply nested to validate ({type(exc).__name__})") from None
     return Job(name=config.name, domain=config.domain, config=config)
 
 
-def _schema_for(model: Any, data: Any) -> Any:
-    """The model that validated ``data``: a kind whose Config picks a schema by the job's keys names it with
-    ``schema_for(data)`` (so an error lists that schema's keys only)."""
+def _schema_for(kind: JobKind, data: Any) -> type[pydantic.BaseModel]:
+    """The schema that validates ``data`` (so an error lists that schema's keys only); the kind's ``Config`` when
+    the data names no schema it has."""
     try:
-        return getattr(model, "schema_for", lambda _data: model)(data)
+        return kind.schema_for(data)
     except (pydantic.ValidationError, ValueError):
-        return model
+        return kind.Config
 
 
 def load_job(path: Path, overrides: Sequence[str] = ()) -> Job:

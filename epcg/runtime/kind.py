@@ -1,10 +1,11 @@
-"""What a job kind is: a base class whose optional hooks do nothing, and the adapter for a kind written as a module.
+"""What a job kind is: a base class declaring every hook the runtime calls, each optional one with a default, and
+the one adapter for a kind written as a module.
 
-The runtime calls every hook on every kind; a kind overrides the ones it needs (as xarray's
-``BackendEntrypoint``), so nothing in the runtime asks whether a kind has a hook. A kind
-registered under ``epcg.jobs`` may be a :class:`JobKind` subclass (or an instance of one), or a
-module with the same names at module level (``epcg.kinds.scan``): :func:`as_job_kind` wraps such
-a module in :class:`ModuleKind`.
+Every built-in kind subclasses :class:`JobKind` and overrides the hooks it needs (as xarray's
+``BackendEntrypoint``); the runtime calls each hook directly and never asks whether a kind has one. A plugin
+registered under ``epcg.jobs`` may name a subclass (or an instance of one), or a module defining the same names
+at module level: :func:`as_job_kind` wraps such a module in :class:`ModuleKind`, the only place that reads a
+module's names.
 """
 
 from __future__ import annotations
@@ -22,16 +23,16 @@ from epcg.runtime.plan import Plan, Task
 
 REQUIRED = ("Config", "plan", "run_task", "reduce", "report")
 """What a job kind must define: its schema, its plan, a task, the reduction and the report."""
-HOOKS = ("warm_up", "prepare", "cleanup", "notes", "estimate", "estimate_basis", "plan_notes", "check_slice")
-"""The optional methods, each a no-op on :class:`JobKind` (but ``check_slice``, which says there is none)."""
-SETTINGS = ("COARSEN", "SPLIT_FOR_MEMORY", "Results")
-"""The optional lists of job keys the runtime may set (empty on :class:`JobKind`), and the schema of results.json
-(:class:`epcg.runtime.schemas.Results` on :class:`JobKind`)."""
+HOOKS = ("warm_up", "prepare", "cleanup", "notes", "estimate", "estimate_basis", "plan_notes", "check_slice",
+         "schema_for")
+"""The optional methods, each with a default on :class:`JobKind`."""
+SETTINGS = ("COARSEN", "SPLIT_FOR_MEMORY", "THREADS_SHARE_READS", "Results")
+"""The optional class attributes, each with a default on :class:`JobKind`."""
 
 
 class JobKind:
-    """A job kind: ``Config``, ``plan``, ``run_task``, ``reduce`` and ``report`` are its own; the rest are
-    optional hooks that do nothing here."""
+    """A job kind: ``Config``, ``plan``, ``run_task``, ``reduce`` and ``report`` are its own; every other hook has
+    a default here (most do nothing), so the runtime calls each on every kind."""
 
     Config: ClassVar[type[pydantic.BaseModel]]
     """The job file's schema (extra keys forbidden); its ``name`` names the run."""
@@ -39,6 +40,9 @@ class JobKind:
     """Keys the runtime may scale up (chunk sizes) so tasks are not too small; results do not change."""
     SPLIT_FOR_MEMORY: ClassVar[tuple[str, ...]] = ()
     """Keys the runtime sets, when a job leaves them unset, so every stage fits the workers' memory."""
+    THREADS_SHARE_READS: ClassVar[bool] = False
+    """True when tasks share what they read within a process and their kernels release the GIL: the embedded
+    cluster then runs one process with a thread per core (:func:`epcg.runtime.cluster.default_shape`)."""
 
     Results: ClassVar[type[pydantic.BaseModel]] = schemas.Results
     """The shape of its results.json, checked whenever a run's results are read back (a subclass of
@@ -62,6 +66,16 @@ class JobKind:
     def report(self, config: Any, results: dict[str, Any], run: Any) -> tuple[str, list[Path]]:
         """The summary.md text and the figures written for ``results``."""
         raise NotImplementedError
+
+    def schema_for(self, data: Any) -> type[pydantic.BaseModel]:
+        """The schema that validates a job's plain ``data`` (``Config``; a kind whose variants have schemas of
+        their own picks one by the job's keys): :meth:`validate` uses it, and a refusal lists its keys only."""
+        return self.Config
+
+    def validate(self, data: Any) -> Any:
+        """``data`` validated by the schema :meth:`schema_for` picks: the config every other hook is given (not a
+        hook: a kind with several schemas overrides :meth:`schema_for`)."""
+        return self.schema_for(data).model_validate(data)
 
     def warm_up(self, config: Any) -> None:
         """Compile kernels once per worker process."""
@@ -93,39 +107,50 @@ class JobKind:
         mode says so."""
         raise UserError(f"job kind {self.name!r} has no checked mode (check_slice)")
 
+    def __repr__(self) -> str:
+        return f"<job kind {self.name!r} ({type(self).__module__}.{type(self).__qualname__})>"
+
 
 class ModuleKind(JobKind):
-    """A job kind written as a module: its functions stand in for the hooks it defines, the base's for the rest;
-    any other name is the module's."""
+    """A plugin's job kind written as a module: its functions and settings stand in for the hooks it defines, the
+    base's defaults for the rest. Only the names :data:`REQUIRED`, :data:`HOOKS` and :data:`SETTINGS` list are
+    read from the module."""
 
-    def __init__(self, module: ModuleType | Any, name: str = "") -> None:
+    def __init__(self, module: ModuleType, name: str = "") -> None:
         self.module = module
         self.name = name
-        self.Config = module.Config  # type: ignore[misc]  # a module's kind holds its module's Config
-        for attribute in REQUIRED[1:] + HOOKS + SETTINGS:
-            if hasattr(module, attribute):
-                setattr(self, attribute, getattr(module, attribute))
-
-    def __getattr__(self, attribute: str) -> Any:
-        return getattr(self.__dict__["module"], attribute)
+        names = vars(module)
+        for attribute in REQUIRED + HOOKS + SETTINGS:
+            if attribute in names:
+                setattr(self, attribute, names[attribute])
 
     def __repr__(self) -> str:
-        return f"<job kind {self.name!r} ({getattr(self.module, '__name__', self.module)})>"
+        return f"<job kind {self.name!r} ({self.module.__name__})>"
 
 
 def as_job_kind(obj: Any, name: str) -> JobKind:
-    """``obj`` (a JobKind subclass, an instance, or a module of the same names) as a :class:`JobKind`."""
-    if isinstance(obj, type) and issubclass(obj, JobKind):
-        obj = obj()
-    if isinstance(obj, JobKind):
-        obj.name = obj.name or name
-        return obj
-    return ModuleKind(obj, name)
+    """``obj`` (a JobKind subclass, an instance of one, or a module of the same names) as a :class:`JobKind`; a
+    ValueError saying why it is none."""
+    absent = missing(obj)
+    if absent:
+        raise ValueError(f"it has no {', '.join(absent)}")
+    if isinstance(obj, ModuleType):
+        return ModuleKind(obj, name)
+    kind: JobKind = obj() if isinstance(obj, type) else obj
+    kind.name = kind.name or name
+    return kind
 
 
 def missing(obj: Any) -> list[str]:
-    """The required names ``obj`` does not define (a JobKind subclass must override the four methods)."""
-    if isinstance(obj, type) and issubclass(obj, JobKind) or isinstance(obj, JobKind):
-        cls = obj if isinstance(obj, type) else type(obj)
-        return [a for a in REQUIRED if not hasattr(cls, a) or getattr(cls, a) is getattr(JobKind, a, None)]
-    return [a for a in REQUIRED if not hasattr(obj, a)]
+    """The required names ``obj`` does not define itself (a JobKind subclass must set ``Config`` and override the
+    four methods); a ValueError if it is neither a JobKind subclass or instance nor a module."""
+    if isinstance(obj, ModuleType):
+        return [a for a in REQUIRED if a not in vars(obj)]
+    cls = obj if isinstance(obj, type) else type(obj)
+    if not issubclass(cls, JobKind):
+        raise ValueError(f"it is a {'class' if isinstance(obj, type) else type(obj).__name__} not subclassing "
+                         "epcg.runtime.kind.JobKind, and not a module")
+    own = set(vars(obj)) if isinstance(obj, JobKind) else set()
+    for base in cls.__mro__[:cls.__mro__.index(JobKind)]:
+        own |= set(vars(base))
+    return [a for a in REQUIRED if a not in own]

@@ -4,16 +4,16 @@ The runtime never imports a job kind by name. A package (epcg itself included)
 registers its job kinds in its ``pyproject.toml``::
 
     [project.entry-points."epcg.jobs"]
-    witness = "epcg.games.witness.scans"
+    witness = "epcg.games.witness.kinds:WitnessKind"
 
 and a job file names one with ``domain = "witness"``. A job file may instead
 name a content space by import path (``space = "mypkg.puzzles:SPACE"``); the
 space says which algorithm walks it (its ``algorithm``, e.g. ``"scan"``), and
 the job kind registered under that name runs it.
 
-A job kind is a :class:`~epcg.runtime.kind.JobKind` subclass, or a module with the
-same names (wrapped in :class:`~epcg.runtime.kind.ModuleKind`): :func:`job_kind` gives
-one object whose optional hooks all exist.
+A job kind is a :class:`~epcg.runtime.kind.JobKind` subclass (``"mygame.kind:MyGame"``; every built-in
+kind is one), or a plugin's module with the same names (``"mygame.kind"``, wrapped in
+:class:`~epcg.runtime.kind.ModuleKind`): :func:`job_kind` gives one object on which every hook exists.
 
 A space named in a run directory's job.toml is data, not code to run: while
 :func:`reading` (every reader of a run: status, verify, report, export,
@@ -46,7 +46,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from epcg.runtime.errors import UserError
-from epcg.runtime.kind import JobKind, as_job_kind, missing
+from epcg.runtime.kind import JobKind, as_job_kind
 
 GROUP = "epcg.jobs"
 RUNS_GROUP = "epcg.runs"
@@ -75,10 +75,10 @@ def job_kind(name: str) -> JobKind:
         kind = entry.load()
     except Exception as exc:  # noqa: BLE001 - a broken plugin is the user's to fix, in one line
         raise UserError(f"job kind {name!r} ({entry.value}) failed to import: {_first_line(exc)}") from None
-    absent = missing(kind)
-    if absent:
-        raise UserError(f"job kind {name!r} ({entry.value}) is not an epcg job kind: it has no {', '.join(absent)}")
-    return as_job_kind(kind, name)
+    try:
+        return as_job_kind(kind, name)
+    except ValueError as exc:
+        raise UserError(f"job kind {name!r} ({entry.value}) is not an epcg job kind: {exc}") from None
 
 
 @cache

@@ -5,9 +5,8 @@ too many nor too small (``COARSEN``), memory-splitting keys set so every stage f
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from epcg.runtime.errors import UserError
 from epcg.runtime.estimate import (
@@ -47,9 +46,6 @@ class Tuned:
     job: Job
     plan: Plan
     notes: tuple[str, ...] = ()
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter((self.job, self.plan, self.notes))
 
 
 def plan_of(job: Job) -> Plan:

@@ -13,11 +13,10 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from epcg.runtime.errors import UserError
-from epcg.runtime.execute import Executor
+from epcg.runtime.execute import Executor, SerialExecutor
 from epcg.runtime.plan import Plan
 from epcg.runtime.schemas import Malformed, Verified
 from epcg.runtime.store import (
-    CHECK_BATCH,
     DIGEST_FILE,
     JOB_FILE,
     REDUCE,
@@ -25,7 +24,6 @@ from epcg.runtime.store import (
     RESULTS,
     RUN_FILE,
     RunDir,
-    check_chunks,
     unseal,
 )
 from epcg.runtime.tuning import plan_of_run
@@ -112,16 +110,8 @@ def verify(plan: Plan, run: RunDir, executor: Executor | None = None, everything
     verified = _verified(run)
     todo = _to_read(records, verified, everything)
     ids = sorted(todo)
-    checker = getattr(executor, "check", None)
     with progress(len(ids)) as on_checked:
-        if checker is not None:
-            intact = checker(run.location.where, [todo[t] for t in ids], on_checked)
-        else:
-            intact = []
-            for at in range(0, len(ids), CHECK_BATCH):
-                batch = [todo[t] for t in ids[at:at + CHECK_BATCH]]
-                intact += check_chunks(run.location.where, batch)
-                on_checked(len(batch))
+        intact = (executor or SerialExecutor()).check(run.location.where, [todo[t] for t in ids], on_checked)
     torn = run.torn(plan.tasks())
     if not ids and not torn:
         return 0, []

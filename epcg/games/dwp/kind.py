@@ -18,6 +18,7 @@ import pydantic
 from epcg.games.dwp.domain.study import ExperimentParams, run_replicate, seed_for
 from epcg.games.dwp.results import DwpResults
 from epcg.kinds.base import JobConfig, stage_records
+from epcg.runtime.kind import JobKind
 from epcg.runtime.readout import compute_seconds
 from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.store import RunDir
@@ -273,3 +274,16 @@ def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, l
     from epcg.games.dwp.report import figures, summary
 
     return summary(config, results), figures(config, results, run)
+
+
+class DwpKind(JobKind):
+    """The ``dwp`` job kind: the functions above as its hooks."""
+
+    Config = Config
+    Results = Results
+    plan = staticmethod(plan)
+    run_task = staticmethod(run_task)
+    reduce = staticmethod(reduce)
+    report = staticmethod(report)
+    warm_up = staticmethod(warm_up)
+    estimate = staticmethod(estimate)

@@ -80,6 +80,7 @@ from epcg.games.fling.results import FlingResults
 from epcg.kinds import retrograde
 from epcg.kinds.base import JobConfig, stage_records
 from epcg.kinds.keep import Keeps
+from epcg.runtime.kind import JobKind
 from epcg.runtime.readout import compute_seconds
 from epcg.runtime.plan import Plan, Task
 from epcg.runtime.reads import stage_reads
@@ -793,3 +794,21 @@ def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, l
     from epcg.games.fling.report import figures, summary
 
     return summary(config, results), figures(config, results, run)
+
+
+class FlingKind(JobKind):
+    """The ``fling`` job kind: the functions and settings above as its hooks."""
+
+    Config = Config
+    COARSEN = COARSEN
+    SPLIT_FOR_MEMORY = SPLIT_FOR_MEMORY
+    THREADS_SHARE_READS = THREADS_SHARE_READS
+    Results = Results
+    plan = staticmethod(plan)
+    run_task = staticmethod(run_task)
+    reduce = staticmethod(reduce)
+    report = staticmethod(report)
+    warm_up = staticmethod(warm_up)
+    prepare = staticmethod(prepare)
+    estimate = staticmethod(estimate)
+    plan_notes = staticmethod(plan_notes)

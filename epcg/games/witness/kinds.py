@@ -7,105 +7,94 @@ search (paper Algorithm 6), ``kind = "unique-cover"`` a search for the fewest
 must-cross hexagons leaving one solution (branch and bound over paths), ``kind = "rules"``
 a scan of panels with any mix of the game's symbols; any
 other ``kind`` (paths, must-cross, regions, joint) a scan (Algorithm 1). Each
-module keeps its own schema; this one only picks the module, from the job's
-data when validating and from the config's type afterwards.
+module is a job kind of its own, with its own schema; :class:`WitnessKind` only picks
+one, from the job's data when validating and from the config's type afterwards.
 
->>> Config.model_validate({"name": "t", "domain": "witness", "kind": "unique-cover", "boards": ["3x3"]}).tasks
+>>> WitnessKind().validate({"name": "t", "domain": "witness", "kind": "unique-cover", "boards": ["3x3"]}).tasks
 32
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import Any, get_args
 
 import pydantic
 
-from epcg.games.witness import rule_scans as witness_rules
-from epcg.games.witness import scans as witness
-from epcg.games.witness import triples as witness_triple
-from epcg.games.witness import unique_cover as witness_cover
 from epcg.games.witness.results import WitnessResults
+from epcg.games.witness.rule_scans import RulesKind
+from epcg.games.witness.scans import COARSEN, Kind, ScansKind
+from epcg.games.witness.triples import TriplesKind
+from epcg.games.witness.unique_cover import UniqueCoverKind
+from epcg.runtime.kind import JobKind
 from epcg.runtime.plan import Plan, Task
 from epcg.runtime.store import RunDir
 
-_MODULES: dict[str, ModuleType] = {"triple": witness_triple, "unique-cover": witness_cover, "rules": witness_rules}
-"""The kinds that are not scans, and their modules."""
+SCANS = ScansKind()
+"""The scans: every ``kind`` but those of :data:`VARIANTS`."""
+VARIANTS: dict[str, JobKind] = {"triple": TriplesKind(), "unique-cover": UniqueCoverKind(), "rules": RulesKind()}
+"""The kinds that are not scans, by the job's ``kind``."""
 
-
-KINDS = (*get_args(witness.Kind), *_MODULES)
+KINDS = (*get_args(Kind), *VARIANTS)
 """Every ``kind`` a Witness job may name."""
 
 
-def _schema(data: Any) -> type[pydantic.BaseModel]:
-    kind = data.get("kind") if isinstance(data, dict) else None
-    if isinstance(kind, str) and kind not in KINDS:
-        raise pydantic.ValidationError.from_exception_data("witness", [{
-            "type": "literal_error", "loc": ("kind",), "input": kind,
-            "ctx": {"expected": ", ".join(repr(k) for k in KINDS[:-1]) + f" or {KINDS[-1]!r}"}}])
-    return _MODULES.get(kind, witness).Config if isinstance(kind, str) else witness.Config
+def _chosen(config: Any) -> JobKind:
+    """The variant that validated ``config``."""
+    return next((k for k in VARIANTS.values() if isinstance(config, k.Config)), SCANS)
 
 
-def _module(config: pydantic.BaseModel) -> ModuleType:
-    return next((m for m in _MODULES.values() if isinstance(config, m.Config)), witness)
+class WitnessKind(JobKind):
+    """The ``witness`` job kind: each hook is that of the variant the job's ``kind`` names."""
 
+    Config = SCANS.Config
+    """The scans' schema (:meth:`schema_for` picks the variant's)."""
+    Results = WitnessResults
+    """The shape of results.json, for whichever variant the job names."""
+    COARSEN = COARSEN
+    """Chunk keys the runtime may scale (the scans' and rules'; triple and unique-cover jobs have none of them)."""
 
-class Config:
-    """The schema of a Witness job: that of the module its ``kind`` names (a scan's for every other kind)."""
+    def schema_for(self, data: Any) -> type[pydantic.BaseModel]:
+        kind = data.get("kind") if isinstance(data, dict) else None
+        if isinstance(kind, str) and kind not in KINDS:
+            raise pydantic.ValidationError.from_exception_data("witness", [{
+                "type": "literal_error", "loc": ("kind",), "input": kind,
+                "ctx": {"expected": ", ".join(repr(k) for k in KINDS[:-1]) + f" or {KINDS[-1]!r}"}}])
+        return VARIANTS.get(kind, SCANS).Config if isinstance(kind, str) else SCANS.Config
 
-    model_fields = {**witness.Config.model_fields, **witness_triple.Config.model_fields,
-                    **witness_cover.Config.model_fields, **witness_rules.Config.model_fields}
-    """Every key either schema allows (for error messages)."""
+    def plan(self, config: Any) -> Plan:
+        return _chosen(config).plan(config)
 
-    @staticmethod
-    def model_validate(data: Any) -> pydantic.BaseModel:
-        return _schema(data).model_validate(data)
+    def run_task(self, config: Any, task: Task, run: RunDir) -> dict[str, Any]:
+        return _chosen(config).run_task(config, task, run)
 
-    schema_for = staticmethod(_schema)
-    """The schema a job's data is validated with (its error messages list that schema's keys)."""
+    def reduce(self, config: Any, plan: Plan, records: dict[str, dict[str, Any]], run: RunDir) -> dict[str, Any]:
+        return _chosen(config).reduce(config, plan, records, run)
 
+    def report(self, config: Any, results: dict[str, Any], run: RunDir) -> tuple[str, list[Path]]:
+        return _chosen(config).report(config, results, run)
 
-Results = WitnessResults
-"""The shape of results.json, for whichever kind the job names."""
+    def warm_up(self, config: Any) -> None:
+        _chosen(config).warm_up(config)
 
-COARSEN = witness.COARSEN
-"""Chunk keys the runtime may scale (the scans'; triple and unique-cover jobs have none of them)."""
+    def prepare(self, config: Any, run: RunDir) -> None:
+        _chosen(config).prepare(config, run)
 
+    def cleanup(self, config: Any, run: RunDir) -> None:
+        _chosen(config).cleanup(config, run)
 
-def estimate(config: Any) -> dict:
-    known = getattr(_module(config), "estimate", None)
-    return {} if known is None else known(config)
+    def notes(self, config: Any) -> Sequence[str]:
+        return _chosen(config).notes(config)
 
+    def estimate(self, config: Any) -> dict[str, Any] | None:
+        return _chosen(config).estimate(config)
 
-def cleanup(config: Any, run: RunDir) -> None:
-    done = getattr(_module(config), "cleanup", None)
-    if done is not None:
-        done(config, run)
+    def estimate_basis(self, config: Any) -> str | None:
+        return _chosen(config).estimate_basis(config)
 
+    def plan_notes(self, config: Any) -> Sequence[str]:
+        return _chosen(config).plan_notes(config)
 
-def notes(config: Any) -> list[str]:
-    known = getattr(_module(config), "notes", None)
-    return [] if known is None else known(config)
-
-
-def plan(config: Any) -> Plan:
-    return _module(config).plan(config)
-
-
-def warm_up(config: Any) -> None:
-    warm = getattr(_module(config), "warm_up", None)
-    if warm is not None:
-        warm(config)
-
-
-def run_task(config: Any, task: Task, run: RunDir) -> dict[str, Any]:
-    return _module(config).run_task(config, task, run)
-
-
-def reduce(config: Any, plan: Plan, records: dict[str, dict], run: RunDir) -> dict[str, Any]:
-    return _module(config).reduce(config, plan, records, run)
-
-
-def report(config: Any, results: dict[str, Any], run: RunDir) -> tuple[str, list[Path]]:
-    return _module(config).report(config, results, run)
+    def check_slice(self, config: Any) -> None:
+        _chosen(config).check_slice(config)

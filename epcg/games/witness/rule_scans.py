@@ -30,6 +30,7 @@ from epcg.games.witness.rows import MAX_PUZZLES
 from epcg.kinds.base import JobConfig, stage_records
 from epcg.kinds.keep import Keeps, store_kept
 from epcg.kinds.scan import histogram_json, merge_stage, store_partial
+from epcg.runtime.kind import JobKind
 from epcg.runtime.readout import compute_seconds
 from epcg.runtime.plan import Plan, Stage, Task, split_range
 from epcg.runtime.store import RunDir
@@ -275,3 +276,16 @@ def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, l
 
     return summary(config, results), figures(config, results, run)
 
+
+class RulesKind(JobKind):
+    """The ``witness`` kind's scans of the game's own symbols (``kind = "rules"``): the functions and settings
+    above as its hooks."""
+
+    Config = Config
+    COARSEN = COARSEN
+    plan = staticmethod(plan)
+    run_task = staticmethod(run_task)
+    reduce = staticmethod(reduce)
+    report = staticmethod(report)
+    warm_up = staticmethod(warm_up)
+    estimate = staticmethod(estimate)

@@ -29,6 +29,7 @@ from epcg.games.witness.rows import Row, parse_row
 from epcg.kinds.base import JobConfig, stage_records
 from epcg.kinds.keep import Keeps, store_kept
 from epcg.kinds.scan import histogram_json, merge_stage, store_partial
+from epcg.runtime.kind import JobKind
 from epcg.runtime.readout import compute_seconds
 from epcg.runtime.plan import Plan, Stage, Task, split_range
 from epcg.runtime.store import RunDir
@@ -373,3 +374,18 @@ def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, l
 
     written = [] if config.kind == "paths" else figures(config, results, run)
     return summary(config, results), written
+
+
+class ScansKind(JobKind):
+    """The ``witness`` kind's scans (``kind`` paths, must-cross, regions, joint): the functions and settings above
+    as its hooks."""
+
+    Config = Config
+    COARSEN = COARSEN
+    plan = staticmethod(plan)
+    run_task = staticmethod(run_task)
+    reduce = staticmethod(reduce)
+    report = staticmethod(report)
+    warm_up = staticmethod(warm_up)
+    notes = staticmethod(notes)
+    estimate = staticmethod(estimate)

@@ -26,6 +26,7 @@ from epcg.games.witness.domain.pieces import LIBRARY
 from epcg.games.witness.domain.triple import search_range, triple_info
 from epcg.games.witness.domain.triple_problem import problem_for
 from epcg.kinds.base import JobConfig, stage_records
+from epcg.runtime.kind import JobKind
 from epcg.runtime.readout import compute_seconds
 from epcg.runtime.incumbent import incumbent_name, release, shared_incumbent
 from epcg.runtime.plan import Plan, Stage, Task
@@ -237,3 +238,16 @@ def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, l
         "Node counts depend on the split and on when tasks see each other's improvements; the optimum does not.",
     ]
     return "\n".join(out) + "\n", written
+
+
+class TriplesKind(JobKind):
+    """The ``witness`` kind's triple-panel search (``kind = "triple"``): the functions above as its hooks."""
+
+    Config = Config
+    plan = staticmethod(plan)
+    run_task = staticmethod(run_task)
+    reduce = staticmethod(reduce)
+    report = staticmethod(report)
+    warm_up = staticmethod(warm_up)
+    cleanup = staticmethod(cleanup)
+    estimate = staticmethod(estimate)

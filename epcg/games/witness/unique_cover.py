@@ -30,6 +30,7 @@ from epcg.games.witness.domain.geometry import MAX_SIDE, Geometry
 from epcg.games.witness.domain.paths import paths_for
 from epcg.games.witness.domain.symmetry import orbit_key, position_maps
 from epcg.kinds.base import JobConfig, stage_records
+from epcg.runtime.kind import JobKind
 from epcg.runtime.readout import compute_seconds
 from epcg.runtime.incumbent import incumbent_name, release, shared_incumbent
 from epcg.runtime.plan import Plan, Stage, Task
@@ -258,3 +259,16 @@ def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, l
            "were sought: k '–' means none exists."),
     ]
     return "\n".join(out) + "\n", written
+
+
+class UniqueCoverKind(JobKind):
+    """The ``witness`` kind's unique-cover search (``kind = "unique-cover"``): the functions above as its
+    hooks."""
+
+    Config = Config
+    plan = staticmethod(plan)
+    run_task = staticmethod(run_task)
+    reduce = staticmethod(reduce)
+    report = staticmethod(report)
+    warm_up = staticmethod(warm_up)
+    cleanup = staticmethod(cleanup)

@@ -8,11 +8,11 @@ from pathlib import Path
 import pydantic
 import pytest
 
-from epcg.games.witness import kinds as witness_kinds
 from epcg.games.witness import unique_cover as witness_cover
 from epcg.games.witness.unique_cover import Config, plan
 from epcg.runtime.errors import UserError
 from epcg.runtime.jobs import validate
+from epcg.runtime.registry import job_kind
 
 from tests.conftest import JOBS, epcg
 
@@ -38,8 +38,9 @@ def test_plan_covers_every_path_once() -> None:
 def test_witness_kind_dispatches_unique_cover() -> None:
     job = validate({"name": "t", "domain": "witness", "kind": "unique-cover", "boards": ["3x3"], "tasks": 2})
     assert isinstance(job.config, witness_cover.Config)
-    assert [t.stop for t in witness_kinds.plan(job.config).tasks()][-1] == 184
-    assert witness_kinds.estimate(job.config) == {}
+    witness = job_kind("witness")
+    assert [t.stop for t in witness.plan(job.config).tasks()][-1] == 184
+    assert witness.estimate(job.config) is None  # the variant estimates nothing: the base's default
 
 
 def test_the_old_domain_name_is_one_line() -> None:
