@@ -24,8 +24,8 @@ from epcg.games.fling.found import (
     orbits_only,
     ratio_frame,
     sample_ranks,
-    solvable_ranks,
     set_ranks,
+    solvable_ranks,
     solution_count_frame,
 )
 from epcg.kinds.keep import MAX_KEPT, band_of, band_text, covering, read_kept
