@@ -430,8 +430,9 @@ def probe(run_dir: str, puzzle: str, out: Path | None, as_json: bool, trust_spac
     """What a run knows of one puzzle you give: solvable?, solutions, score, rank, kept?, its solutions drawn.
 
     PUZZLE is written as the run prints it (docs/notation.md): a Fling! board's cells (\"a1 f2 c3\") or its
-    picture (rows of o and . by newlines or /), a Witness panel, a user space's rank (its space runs only with
-    --trust-space); - reads it from stdin."""
+    picture (rows of o and . by newlines or /), a Witness panel, a user scan space's rank, a user retrograde
+    space's state as "LAYER RANK" or in the space's own notation (a user's space runs only with --trust-space);
+    - reads it from stdin."""
     import json
 
     import epcg

@@ -111,3 +111,80 @@ def test_summary_lists_every_layer_and_says_none(on_path, tmp_path: Path) -> Non
 
     assert headers(summary) == {"layer", "states", "solvable", "checksum", "tasks", "seconds"}
     assert all(f"`{c}`" in RetrogradeRun.NOTATION for c in headers(summary))
+
+
+def _recursive_solvable(holes: int) -> dict[str, bool]:
+    """Every position of a line of ``holes`` holes (as ``describe`` writes it, ``o`` a peg) and whether it can be
+    played down to one peg, by trying every jump recursively."""
+    import itertools
+    from functools import cache
+
+    @cache
+    def solvable(pegs: str) -> bool:
+        if pegs.count("o") == 1:
+            return True
+        for i in range(holes):
+            for d in (1, -1):
+                j, k = i + d, i + 2 * d
+                if 0 <= k < holes and pegs[i] == pegs[j] == "o" and pegs[k] == ".":
+                    after = list(pegs)
+                    after[i], after[j], after[k] = ".", ".", "o"
+                    if solvable("".join(after)):
+                        return True
+        return False
+
+    return {"".join("o" if c in on else "." for c in range(holes)): solvable(
+        "".join("o" if c in on else "." for c in range(holes)))
+        for n in range(1, holes) for on in itertools.combinations(range(holes), n)}
+
+
+@pytest.fixture(scope="module")
+def line_run(tmp_path_factory):
+    """examples/peg-solitaire's line of 11 holes, run once for the module (the example on the path while it lasts)."""
+    import epcg
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PYTHONPATH", os.pathsep.join([str(EXAMPLE), os.environ.get("PYTHONPATH", "")]))
+        mp.syspath_prepend(str(EXAMPLE))
+        sys.modules.pop("peg_solitaire", None)
+        out = tmp_path_factory.mktemp("line") / "line"
+        epcg.run(EXAMPLE / "jobs" / "line11.toml", out, progress=False, serial=True, report=False)
+        yield out
+
+
+def test_probe_of_every_state_of_the_line_agrees_with_the_recursive_solver(line_run: Path) -> None:
+    """A user's retrograde space probes by the state as describe writes it (the space's encode) and by 'LAYER
+    RANK': every state of every layer, its solvable bit read from the run as a recursive solver has it."""
+    import epcg
+
+    run = epcg.open(line_run, trust_space=True)
+    expected = _recursive_solvable(11)
+    for i, (text, solvable) in enumerate(expected.items()):
+        facts = run.probe(text).to_dict()
+        assert facts["solvable"] is solvable and facts["kept"] and facts["text"] == text, (text, facts)
+        if i % 16 == 0:
+            assert run.probe(f"{facts['layer']} {facts['rank']}").to_dict() == facts
+    assert len(expected) == 2 ** 11 - 2 and any(expected.values()) and not all(expected.values())
+    assert "solvable: yes" in str(run.probe("oo.........")) and "solvable: no" in str(run.probe("o.o........"))
+
+
+@pytest.mark.parametrize("state, says", [
+    ("", "the state is empty"),
+    ("0 0", "layer 0 is not a layer of peg solitaire, a line of 11 holes: its layers run 1 to 10"),
+    ("11 0", "layer 11 is not a layer"),
+    ("ooooooooooo", "layer 11 is not a layer"),
+    ("3 165", "rank 165 is past layer 3: its ranks run 0 to 164"),
+    ("3 -1", "cannot read '3 -1'"),
+    ("oo.x.......", "cannot read 'oo.x.......': a position is 11 holes written o (a peg) or . (empty)"),
+    ("oo.o", "cannot read 'oo.o'"),
+    ("...........", "a position has at least one peg"),
+    ("5", "cannot read '5'"),
+])
+def test_a_malformed_state_is_one_line_and_exit_2(line_run: Path, state: str, says: str) -> None:
+    from click.testing import CliRunner
+
+    from epcg.cli import main
+
+    done = CliRunner().invoke(main, ["probe", str(line_run), "--trust-space", "--", state])
+    assert done.exit_code == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and says in done.stderr, done.stderr

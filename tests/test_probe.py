@@ -14,6 +14,8 @@ import epcg
 from epcg.cli import main
 from epcg.games.fling.domain.rules import Board
 from epcg.runtime.errors import InvalidValue
+from epcg.runtime.registry import Untrusted
+from epcg.search.retrograde import Line, solve_layers
 from epcg.search.scan import ScanSpace
 from tests.conftest import JOBS, epcg as cli
 from tests.reference import fling as ref
@@ -177,7 +179,7 @@ def space_run(tmp_path_factory) -> Path:
 
 
 def test_a_design_probes_by_rank_and_by_its_object(space_run):
-    run = epcg.open(space_run)
+    run = epcg.open(space_run, trust_space=True)
     by_rank = run.probe("123").to_dict()
     assert by_rank == run.probe("[12, 3]").to_dict() == run.probe(123).to_dict()
     assert by_rank["score"] == (12 + 3) % 7 and by_rank["text"] == "[12, 3]"
@@ -192,16 +194,56 @@ def test_a_design_probes_by_rank_and_by_its_object(space_run):
                                           ("pair", "'pair' is neither a rank nor an object in JSON"),
                                           ("[1]", "space pairs cannot rank [1]")])
 def test_a_rank_past_the_space_is_one_line_and_exit_2(space_run, puzzle, says):
-    done = CliRunner().invoke(main, ["probe", str(space_run), "--", puzzle])
+    done = CliRunner().invoke(main, ["probe", str(space_run), "--trust-space", "--", puzzle])
     assert done.exit_code == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and says in done.stderr
 
 
 def test_a_users_space_lists_one_design_per_pattern_it_defines(space_run):
-    run = epcg.open(space_run)
+    with pytest.raises(Untrusted, match="trust-space"):
+        list(epcg.open(space_run).designs(role="min", distinct="patterns"))
+    run = epcg.open(space_run, trust_space=True)
     every = list(run.designs(role="min"))
     firsts = list(run.designs(role="min", distinct="patterns"))
     assert len(firsts) == 1 and firsts[0].copies == len(every) > 1 and firsts[0].rank == every[0].rank
     assert firsts[0].to_dict()["copies"] == len(every)
     with pytest.raises(InvalidValue, match="it has no orbits"):
         list(run.designs(distinct="orbits"))
+
+
+LINE = Line(9)
+"""A user's retrograde space in reduced form (mirror images share their bits): its deepest layer is stored one
+state per pair."""
+
+
+@pytest.fixture(scope="module")
+def line_run(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("probe") / "line"
+    epcg.run({"name": "line", "domain": "retrograde", "space": "tests.test_probe:LINE", "last": 6}, out,
+             progress=False, serial=True, report=False)
+    return out
+
+
+def test_every_state_of_a_reduced_space_probes_to_the_full_solver(line_run):
+    """Every state of every layer the run solved, the deepest stored one per mirror pair: its bits are the ones
+    the unreduced space computes; a layer past the run says the run did not solve it."""
+    full = solve_layers(Line(9, reduced=False), last=6, keep=True)
+    run = epcg.open(line_run, trust_space=True)
+    assert not run.stored.has("reach/6") and run.stored.has("orbits/reach/6")
+    for k in range(1, 7):
+        for rank in range(LINE.layer_size(k)):
+            facts = run.probe(f"{k} {rank}").to_dict()
+            bits = {b: bool(int(full.words[k][i][rank // 64]) >> rank % 64 & 1) for i, b in enumerate(LINE.bits)}
+            assert facts["bits"] == bits and facts["reach"] == bits["reach"] and facts["kept"], (k, rank)
+    past = run.probe("layer 7, rank 3")
+    assert past.to_dict()["kept"] is False and past.to_dict()["bits"] is None
+    assert "solved layers 1 to 6" in str(past)
+
+
+def test_a_users_space_is_probed_only_when_trusted(line_run, space_run):
+    """Reading a run never imports the code its job names: probing a user's space asks for --trust-space."""
+    for run_dir, puzzle in ((line_run, "3 1"), (space_run, "12")):
+        with pytest.raises(Untrusted, match="trust-space"):
+            epcg.open(run_dir).probe(puzzle)
+        done = CliRunner().invoke(main, ["probe", str(run_dir), "--", puzzle])
+        assert done.exit_code == 2 and done.stdout == "" and done.stderr.count("\n") == 1

@@ -75,8 +75,9 @@ def test_fling_report_filters_in_chromium(tmp_path: Path) -> None:
         page.select_option("select[data-filter=unique]", "yes")
         assert page.inner_text("#count").startswith(f"{sum(i['unique'] == 'yes' for i in items)} of {len(items)}")
         page.fill("input[data-filter=ratio]", str(top))
-        shown = page.locator(VISIBLE).count()
-        assert shown == sum(i["ratio"] != "" and i["ratio"] >= top for i in items) > 0
+        expected = sum(i["ratio"] != "" and i["ratio"] >= top for i in items)
+        assert page.inner_text("#count").startswith(f"{expected} of {len(items)}") and expected > 0
+        assert page.locator(VISIBLE).count() == min(PAGE_SIZE, expected)
         assert _pictures_rendered(page, VISIBLE)
         page.locator("#gallery").scroll_into_view_if_needed()
         screenshot(page, tmp_path / "report-fling.png")
@@ -134,6 +135,51 @@ def test_gallery_pages_through_every_kept_puzzle_in_chromium(tmp_path: Path) -> 
         page.click("#close")
         page.locator("#gallery").scroll_into_view_if_needed()
         screenshot(page, tmp_path / "report-witness-paged.png")
+        assert not refused
+
+
+def test_fling_gallery_pages_through_every_solvable_board_in_chromium(tmp_path: Path) -> None:
+    """Every solvable board of every layer is listed, its uniqueness as the reference solver has it; the filters
+    offer every layer and both answers though the first page holds neither layer 3 nor a board with several
+    solutions, and the pager turns through exactly the reference's 3-piece boards with several solutions."""
+    from tests.reference import fling as ref
+
+    run, SIZE = small_run("fling"), 8
+    c = run.config
+    layers = {k: ref.layer(c.width, c.height, k) for k in range(1, c.max_pieces + 1)}
+    every = {(k, r, "yes" if unique[r] else "no") for k, (solvable, unique) in layers.items()
+             for r in range(len(solvable)) if solvable[r]}
+    listed = [(p.found.pieces, p.found.rank, p.attrs["unique"]) for g in run.gallery(GALLERY_ITEMS)
+              if g.every is not None for p in g.every]
+    best = len(run.best_boards())
+    assert set(listed[best:]) == every and len(listed) == best + len(every)
+    several = [r for k, r, u in sorted(every) if k == 3 and u == "no"]
+    assert several and len(several) > SIZE
+    path = write_report(run, page_size=SIZE)
+    with chromium_page() as (page, refused):
+        page.goto(path.as_uri())
+        first = page.eval_on_selector_all(VISIBLE, "fs => fs.map(f => [f.dataset.pieces, f.dataset.unique])")
+        assert ["3", "no"] not in first and not any(u == "no" for _, u in first)
+        assert page.inner_text("#page") == f"page 1 of {-(-len(listed) // SIZE)}"
+        for key, values in (("pieces", {str(k) for k, _, _ in every}), ("unique", {"yes", "no"})):
+            options = page.eval_on_selector(f"select[data-filter={key}]",
+                                            "s => Array.from(s.options).map(o => o.value).filter(v => v)")
+            assert set(options) == values
+        page.select_option("select[data-filter=pieces]", "3")
+        page.select_option("select[data-filter=unique]", "no")
+        assert page.inner_text("#count").startswith(f"{len(several)} of {len(listed)}")
+        seen: list[int] = []
+        while True:
+            captions = page.eval_on_selector_all(VISIBLE + " figcaption", "cs => cs.map(c => c.textContent)")
+            assert all(c.startswith("3 pieces · rank ") and "several solutions" in c for c in captions)
+            seen += [int(c.split(" rank ")[1].split(" ")[0].replace(",", "")) for c in captions]
+            if page.is_disabled("#next"):
+                break
+            if len(seen) == SIZE:
+                page.locator("#gallery").scroll_into_view_if_needed()
+                screenshot(page, tmp_path / "report-fling-paged.png")
+            page.click("#next")
+        assert seen == several
         assert not refused
 
 

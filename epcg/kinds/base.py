@@ -9,7 +9,7 @@ from typing import Any
 import pydantic
 
 from epcg.runtime.plan import Plan
-from epcg.runtime.registry import load_object
+from epcg.runtime.registry import load_object, require_import
 
 
 class JobConfig(pydantic.BaseModel):
@@ -28,10 +28,16 @@ def stage_records(plan: Plan, stage: str, records: dict[str, dict]) -> list[dict
     return [records[task.id] for task in plan.by_name[stage].tasks]
 
 
-@lru_cache(maxsize=64)
 def named_space(path: str, params_json: str, space_type: type, error: type[Exception]) -> Any:
     """The ``space_type`` a job row asks for, built once per process: the object at ``path`` itself, or a family
-    function of the row's parameters (``params_json``) called with them; ``error`` naming what does not fit."""
+    function of the row's parameters (``params_json``) called with them; ``error`` naming what does not fit.
+    Untrusted while reading a run, built before or not."""
+    require_import(path)
+    return _built_space(path, params_json, space_type, error)  # type: ignore[arg-type] # a class is hashable
+
+
+@lru_cache(maxsize=64)
+def _built_space(path: str, params_json: str, space_type: type, error: type[Exception]) -> Any:
     params = json.loads(params_json)
     kind = space_type.__name__
     obj = load_object(path)

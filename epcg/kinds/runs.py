@@ -157,7 +157,8 @@ class ScanRun(Run):
             raise InvalidValue(f"name the row first, as in 'row-001: 123': run {self.name} has rows "
                                f"{', '.join(names)}")
         params, res = pairs[index]
-        space = space_of(self.config.space, params)
+        with self._reading():  # the space is the job's code: imported only for a trusted run
+            space = space_of(self.config.space, params)
         rank = _rank_of(space, text)
         score = int(space.evaluate(rank, *space.data))
         kept = [role for role, there in (("min", res.get("min") == score and rank in self._ranks(
@@ -234,7 +235,8 @@ def _first_of_patterns(run: ScanRun, designs: Iterator[Design]) -> Iterator[Desi
 
     for _row, group in itertools.groupby(designs, key=lambda d: d.row):
         group = list(group)
-        space = space_of(run.config.space, group[0].params)
+        with run._reading():  # pattern() is the space's code: run only for a trusted run
+            space = space_of(run.config.space, group[0].params)
         if space.pattern is None:
             raise InvalidValue(f"space {space.name} gives no pattern(rank): distinct='patterns' needs one "
                                "(docs/scan.md)")
@@ -323,6 +325,17 @@ class RetrogradeRun(Run):
                              for b, a in arrays.items()}
                     text = space.describe(k, rank) if space.describe is not None else ""
                     yield State(self.name, space.name, k, rank, flags, text, space.render, name)
+
+    def probe(self, puzzle: Any) -> Probe:
+        """What the run knows of one state: ``"LAYER RANK"`` (two whole numbers), or the state as the space's
+        ``describe`` writes it when the space has ``encode(text) -> (layer, rank)``; ``"ROW: ..."`` first (a row's
+        name, ``r001``, or index) when the job has several rows. Its bits (``solvable``, …) read from the run's
+        stored layer, whether the run kept that layer, its text and picture. The space is the job's code: only a
+        trusted run (``epcg.open(DIR, trust_space=True)``, ``--trust-space``) imports it."""
+        from epcg.kinds.retrograde_probe import probe
+
+        with self._reading():
+            return probe(self, puzzle)
 
     def gallery(self, items: int) -> list[Group]:
         """Per row and layer, deepest first: the first states with the space's first bit set."""

@@ -154,15 +154,21 @@ def may_import() -> bool:
     return _IMPORTS.get()
 
 
+def require_import(path: str) -> None:
+    """:class:`Untrusted` while :func:`reading`: the space at ``path`` may be neither imported nor used, even when
+    this process built it before (a cache of built spaces asks here first)."""
+    if not may_import():
+        raise Untrusted(f"space {path!r}: reading a run never imports or runs the code its job names; "
+                        "--trust-space or epcg.open(DIR, trust_space=True) imports it, as 'epcg run' did")
+
+
 def load_object(path: str) -> Any:
     """The object at ``"package.module:attribute"``; a UserError naming what did not resolve, :class:`Untrusted`
     while :func:`reading`."""
     module_name, sep, attr = path.partition(":")
     if not sep or not module_name or not attr:
         raise UserError(f"space {path!r} is not an import path of the form 'package.module:NAME'")
-    if not may_import():
-        raise Untrusted(f"space {path!r}: reading a run never imports or runs the code its job names; "
-                        "--trust-space or epcg.open(DIR, trust_space=True) imports it, as 'epcg run' did")
+    require_import(path)
     if _CWD_CHECKED.get():
         _refuse_implicit_cwd(path, module_name)
     try:

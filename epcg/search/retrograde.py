@@ -149,6 +149,9 @@ class RetrogradeSpace:
     """``read_groups(k)``: the first word of each of layer ``k``'s read groups, in order, then its words. A layer
     task solves its range group by group, each from ``reads`` of the group's words (a :class:`Held` as
     ``solve``'s ``previous``), loaded once per process for every task that meets the group."""
+    encode: Callable[[str], tuple[int, int]] | None = None
+    """Optional ``encode(text)``: the ``(k, rank)`` of a state written as ``describe`` writes it (``epcg probe``
+    takes a state so); a ValueError saying what is wrong for text that is no state."""
     algorithm: ClassVar[str] = "retrograde"
     """The job kind that walks a retrograde space."""
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -98,7 +98,7 @@ class FlingBoard(Found):
     @cached_property
     def copies(self) -> int:
         """How many boards of this size share the board's pattern (itself included)."""
-        return copies(self.pattern, self.width, self.height)
+        return _copies(self.pattern, self.width, self.height)
 
     @cached_property
     def orbit_size(self) -> int:
@@ -127,6 +127,11 @@ class FlingBoard(Found):
         from epcg.games.fling.domain.render import puzzle_figure
 
         return puzzle_figure(self.board, self.moves, title=self.caption())
+
+
+_copies = lru_cache(maxsize=1 << 16)(copies)
+""":func:`~epcg.games.fling.domain.patterns.copies`, remembered: a layer's boards share few patterns, and a gallery
+lists thousands of them."""
 
 
 @cache
@@ -188,6 +193,15 @@ def set_ranks(stored: Vouched, pieces: int, unique: bool | None, orbits: tuple[i
         if orbits and not reduced:
             words = words & canonical_words(*orbits, pieces, at, at + len(words))[0]
         yield from _ranks_in(words, at).tolist()
+
+
+def solvable_ranks(stored: Vouched, pieces: int) -> Iterator[tuple[int, bool]]:
+    """``(rank, uniquely solvable)`` of every solvable board of layer ``pieces`` as stored (one board per orbit in
+    a symmetric run's deepest layer), in rank order, one chunk's words in memory at a time: the stored bits say
+    which are unique, so no board is solved again."""
+    for (at, solvable), (_, unique) in zip(_words(stored, pieces, None, 0, None), _words(stored, pieces, True, 0, None)):
+        ranks, firsts = _ranks_in(solvable, at), _ranks_in(unique, at)
+        yield from zip(ranks.tolist(), np.isin(ranks, firsts, assume_unique=True).tolist())
 
 
 def sample_ranks(stored: Vouched, pieces: int, unique: bool | None, n: int, chunks: int = 4) -> list[int]:

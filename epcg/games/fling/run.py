@@ -25,6 +25,7 @@ from epcg.games.fling.found import (
     ratio_frame,
     sample_ranks,
     set_ranks,
+    solvable_ranks,
     solution_count_frame,
 )
 from epcg.kinds.keep import MAX_KEPT, band_of, band_text, covering, read_kept
@@ -261,7 +262,7 @@ class FlingRun(Run):
             per = "pattern" if "best_orbits" in self.results else "orbit"
             name = f"best {len(best)} by expert ratio, {c.max_pieces} pieces, one board per {per}"
             out.append(Group(name + (f" ({tie})" if tie and tie.boards > 1 else ""), len(best),
-                             [_item(b, "best") for b in best[:n]]))
+                             [_item(b, "best") for b in best[:n]], every=(_item(b, "best") for b in best)))
         for k in range(2, c.max_pieces + 1):
             for i, entry in enumerate(kept_bands(self.results, k)):
                 if not entry["kept"]:
@@ -269,9 +270,10 @@ class FlingRun(Run):
                 low = band_of(entry["band"])[0]
                 ranks, ratios, _sizes = read_kept(self.stored, kept_name(k), i)
                 boards = itertools.islice(self._expand(k, ranks, ratios, low, True), n)
+                every = (_item(b, f"{k} pieces, kept") for b in self._expand(k, ranks, ratios, low, True))
                 out.append(Group(f"{k} pieces, {band_text(band_of(entry['band']), 'expert ratio')} (kept): "
                                  f"{entry['boards']:,} boards, {entry['orbits']:,} up to symmetry, one per orbit",
-                                 entry["orbits"], [_item(b, f"{k} pieces, kept") for b in boards]))
+                                 entry["orbits"], [_item(b, f"{k} pieces, kept") for b in boards], every=every))
         for row in layers:
             k = row["pieces"]
             several = row["solvable"] - row["unique"]
@@ -279,8 +281,22 @@ class FlingRun(Run):
             ranks += [(r, False) for r in sample_ranks(self.stored, k, False, n // 3)] if several else []
             boards = [FlingBoard(c.width, c.height, k, r) for r, _ in ranks]
             out.append(Group(f"{k} piece{'' if k == 1 else 's'}: solvable boards, mirror images included", row["solvable"],
-                             [_item(b, f"{k} pieces") for b in boards]))
+                             [_item(b, f"{k} pieces") for b in boards], every=self._every_solvable(k)))
         return out
+
+    def _every_solvable(self, k: int) -> Iterator[Item]:
+        """Gallery items of every solvable board of layer ``k``, made as they are read (in rank order; in a layer
+        stored one board per orbit, each orbit's boards together), each board's solution count from the stored
+        bits and its ratio computed once per orbit."""
+        c = self.config
+        whole = not orbits_only(self.stored, k)
+        for rank, unique in solvable_ranks(self.stored, k):
+            board = FlingBoard(c.width, c.height, k, rank)
+            board.__dict__["solution_count"] = 1 if unique else 2
+            yield _item(board, f"{k} pieces")
+            if not whole:
+                yield from (_item(_mirror(board, r), f"{k} pieces")
+                            for r in orbit_ranks(c.width, c.height, k, rank) if r != rank)
 
     def plots(self, groups: list[Group]) -> list[tuple[str, bytes]]:
         """Boards by number of solutions per piece count and, for runs without the exact ratio histograms (which

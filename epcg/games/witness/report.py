@@ -52,20 +52,20 @@ def summary(config: Any, results: dict[str, Any]) -> str:
     elif config.kind == "joint":
         out.append(_table(
             ["board", "k cross+regions", "examined", "examined ×2 (both first colours)", "paper examined",
-             "min sol.", "paper min", "at min", "paper at min", "longest", "at longest", "paper at longest",
-             "seconds", "paper seconds"],
+             "min sol.", "paper min", "at min", "patterns at min", "paper at min", "longest", "at longest",
+             "paper at longest", "seconds", "paper seconds"],
             [[f"{r['width']}x{r['height']}", "+".join(map(str, r["k"])), r["examined"], 2 * r["examined"],
               r.get("paper_examined"), r["min_solutions"], r.get("paper_min_solutions"), r["puzzles_at_min"],
-              r.get("paper_puzzles_at_min"), r["longest_solution"], r["puzzles_at_longest"],
+              r.get("patterns_at_min"), r.get("paper_puzzles_at_min"), r["longest_solution"], r["puzzles_at_longest"],
               r.get("paper_puzzles_at_longest"), r["seconds"], r.get("paper_seconds")] for r in rows],
         ))
     else:
         out.append(_table(
             ["board", "max", "k", "#", "paper #", "solvable", "min sol.", "paper min", "at min",
-             "longest", "at longest", "seconds", "paper seconds"],
+             "patterns at min", "longest", "at longest", "seconds", "paper seconds"],
             [[f"{r['width']}x{r['height']}", r["positions"], r["k"], r["puzzles"], r.get("paper_puzzles"),
               r["solvable"], r["min_solutions"], r.get("paper_min_solutions"), r["puzzles_at_min"],
-              r["longest_solution"], r["puzzles_at_longest"], r["seconds"], r.get("paper_seconds")]
+              r.get("patterns_at_min"), r["longest_solution"], r["puzzles_at_longest"], r["seconds"], r.get("paper_seconds")]
              for r in rows],
         ))
     notes = _notes(config.kind, rows)
@@ -73,8 +73,9 @@ def summary(config: Any, results: dict[str, Any]) -> str:
         out += ["", "## Where we differ from the paper", ""] + [f"- {note}" for note in notes]
     if config.kind != "paths":
         out += ["", "`seconds` is compute time summed over chunks; `at min` puzzles are all stored "
-                "(ranks) under `store.zarr/<row>/at_min`; `longest` is the longest solution (edges) "
-                "among them and `at longest` how many puzzles reach it."]
+                "(ranks) under `store.zarr/<row>/at_min`; `patterns at min` is how many different puzzles for a "
+                "designer they are (solution sets up to the panel's symmetries); `longest` is the longest solution "
+                "(edges) among them and `at longest` how many puzzles reach it."]
     kept = [(r, r["kept"]) for r in rows if r.get("kept")]
     if kept:
         out += ["", "## Kept in full (job key `keep`)", "",

@@ -18,6 +18,7 @@ from epcg.api.probe import Probe
 from epcg.api.runs import Run, check_count, is_int
 from epcg.games.witness import rule_found
 from epcg.games.witness.found import TripleSet, WitnessPuzzle, kept_puzzles, stored
+from epcg.games.witness.domain.scan import PATTERNS_COUNTED
 from epcg.kinds.keep import MAX_KEPT, band_of, band_text, covering, read_kept
 from epcg.report.gallery import Group, Item, plot_axes, share, spread
 from epcg.report.pictures import png_bytes
@@ -70,6 +71,9 @@ class WitnessRun(Run):
         "squares); `#` puzzles in the row (ways to place them; `examined` in a joint row, `examined ×2 (both first "
         "colours)` counting both colours of the first square as the paper does); `solvable` those with a "
         "solution; `min sol.` the fewest solutions a solvable puzzle has; `at min` puzzles with that few; "
+        "`patterns at min` how many different puzzles for a designer they are (one per set of solution paths up "
+        "to the panel's symmetries, as `--where distinct=patterns` lists them; – when more than "
+        f"{PATTERNS_COUNTED:,} are at the minimum, or the run is older); "
         "`longest` the most edges of a solution among them, `at longest` how many reach it; `seconds` compute "
         "time summed over chunks; `paper #`, `paper examined`, `paper min`, `paper at min`, `paper at longest`, "
         "`paper seconds`: the paper's figures for those columns. A paths run: `width`, "

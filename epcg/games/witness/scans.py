@@ -316,6 +316,7 @@ def _reduce_scan(config: Config, plan: Plan, row: Row, records: dict, run: RunDi
         "solvable": merged.count - merged.ignored,
         "min_solutions": best,
         "puzzles_at_min": int(len(ranks)),
+        "patterns_at_min": scan.count_patterns(config.kind, row.width, row.height, row.kernel_k, ranks),
         "longest_solution": top,
         "puzzles_at_longest": int(np.count_nonzero(longest == top)) if top is not None else 0,
         "seconds": round(compute_seconds(recs), 4),

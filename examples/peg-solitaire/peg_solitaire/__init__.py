@@ -66,6 +66,8 @@ def draw(holes: np.ndarray, board: int, title: str):
     ax.set_title(title, fontsize=8)
     ax.set_aspect("equal")
     ax.margins(0.15)
+    if np.ptp(holes[:, 1]) == 0:  # one row of holes: give the discs room above and below
+        ax.set_ylim(holes[0, 1] - 1, holes[0, 1] + 1)
     ax.axis("off")
     return fig
 
@@ -119,10 +121,20 @@ def peg_space(name: str, holes: int, jumps: np.ndarray, where: np.ndarray | None
         board = int(unrank_colex(rank, holes, k))
         return "".join("o" if board >> c & 1 else "." for c in range(holes))
 
+    def encode(text: str) -> tuple[int, int]:
+        text = text.strip()
+        if len(text) != holes or set(text) - {"o", "."}:
+            raise ValueError(f"a position is {holes} holes written o (a peg) or . (empty), as describe writes "
+                             f"them, got {text!r}")
+        board = sum(1 << c for c, ch in enumerate(text) if ch == "o")
+        if not board:
+            raise ValueError("a position has at least one peg")
+        return text.count("o"), int(rank_colex(np.uint64(board)))
+
     def render(k: int, rank: int):
         return draw(where, int(unrank_colex(rank, holes, k)), f"{k} pegs, rank {rank}")
 
-    return RetrogradeSpace(name, size, first_layer, solve, last=holes - 1, describe=describe,
+    return RetrogradeSpace(name, size, first_layer, solve, last=holes - 1, describe=describe, encode=encode,
                            render=render if where is not None else None)
 
 

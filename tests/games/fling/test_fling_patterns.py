@@ -123,3 +123,47 @@ def _sequences(start: frozenset, cells: dict[int, int], directions: tuple[int, .
 
     walk(start, ())
     return frozenset(out)
+
+
+TOP_7 = ["a1 f2 c3 f4 c5 f7 a8", "a1 g2 c3 g4 c5 g7 a8", "c1 f2 a3 f4 a5 f7 c8", "c1 g2 a3 g4 a5 g7 c8"]
+"""The 7-piece best list's first four boards (the four patterns at the top ratio, 1,897 / 65)."""
+
+
+def test_what_the_rule_does_not_merge():
+    """docs/notation.md's account of the top four 7-piece patterns, by the reference game: the same move tree
+    (so the same node counts), yet positions the rule cannot map onto each other by deleting lines: the first
+    reaches 170 positions, the others 171, because its last two pieces on the solution stand one cell apart
+    (either last move leaves the piece on the cell between) where theirs stand two apart."""
+    from epcg.games.fling.probe import parse_board
+
+    boards = [parse_board(text, W, H) for text in TOP_7]
+    games = [_tree_and_positions(ref.cells_of(b.cells(), W)) for b in boards]
+    assert len({pattern(b) for b in boards}) == 4
+    assert {ref.tree_sizes(ref.cells_of(b.cells(), W), W, H) for b in boards} == {(1897, 65)}
+    assert len({tree for tree, _ in games}) == 1
+    assert [len(positions) for _, positions in games] == [170, 171, 171, 171]
+    last_two = [_after(b, 5) for b in boards[:2]]
+    assert last_two == [frozenset({(2, 2), (4, 2)}), frozenset({(2, 2), (5, 2)})]
+    ends = [{res for _, _, res in ref.moves(pair, W, H)} for pair in last_two]
+    assert ends == [{frozenset({(3, 2)})}, {frozenset({(3, 2)}), frozenset({(4, 2)})}]
+
+
+def _after(board: Board, n: int) -> frozenset:
+    """The reference cells of ``board`` after the first ``n`` moves of its solution."""
+    b = board.copy()
+    for move in evaluate.solution(board)[:n]:
+        b.push(move)
+    return ref.cells_of(b.cells(), W)
+
+
+def _tree_and_positions(start: frozenset) -> tuple[str, set[frozenset]]:
+    """The shape of the move tree below ``start`` (children as a sorted multiset, positions forgotten) and every
+    position it reaches."""
+    positions: set[frozenset] = set()
+
+    @cache
+    def shape(b: frozenset) -> str:
+        positions.add(b)
+        return "(" + ",".join(sorted(shape(res) for _, _, res in ref.moves(b, W, H))) + ")"
+
+    return shape(start), positions

@@ -45,6 +45,10 @@ def test_distinct_patterns_of_a_run(tmp_path):
     every = list(run.puzzles())
     firsts = list(run.puzzles(distinct="patterns"))
     assert sum(p.copies for p in firsts) == len(every) and len(firsts) < len(every)
+    row = run.results["rows"][0]
+    assert row["patterns_at_min"] == len(firsts) and row["puzzles_at_min"] == len(every)
+    table = next(line for line in run.summary.splitlines() if line.startswith("| 3x3 |"))
+    assert f"| {len(every):,} | {len(firsts):,} |" in table
     by_key = {p.pattern: p for p in firsts}
     for p in every:
         first = by_key[p.pattern]
@@ -70,3 +74,4 @@ def test_the_longest_4x4_panels_with_6_hexagons_export_one_per_path_shape(tmp_pa
     lines = [json.loads(line) for line in done.read_text().splitlines()]
     assert {x["pattern"] for x in lines} == shapes and len(lines) == len(shapes)
     assert sum(x["copies"] for x in lines) == len(longest)
+    assert run.results["rows"][0]["patterns_at_min"] == len(list(run.puzzles("4x4:6", distinct="patterns")))
