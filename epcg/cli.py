@@ -22,6 +22,7 @@ from epcg.runtime.errors import (
     StaleTask,
     TaskFailed,
     UserError,
+    one_line,
 )
 from epcg.runtime.registry import reading
 from epcg.runtime.shell import command as shell_command
@@ -90,9 +91,7 @@ class EpcgGroup(click.Group):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
             sys.exit(1)
         except OSError as exc:  # a path the user gave, read outside the engine (status, export): the input
-            from epcg.runtime.engine import describe_os_error
-
-            _fail(describe_os_error(exc), 2)
+            _fail(one_line(exc), 2)
         except MemoryError:
             _fail("out of memory in the epcg client; the job is too large for this machine", 2)
 
@@ -109,7 +108,7 @@ def _bytes_as_given() -> None:
 
 
 def _fail(message: str, status: int) -> None:
-    echo(f"epcg: error: {' '.join(message.split())}", err=True)
+    echo(f"epcg: error: {one_line(message)}", err=True)
     sys.exit(status)
 
 

@@ -41,7 +41,7 @@ from epcg.api.probe import Probe
 from epcg.report.found import Found
 from epcg.report.gallery import Group
 from epcg.runtime.engine import Engine, Hooks
-from epcg.runtime.errors import InvalidValue, NotThisKind, UserError
+from epcg.runtime.errors import InvalidValue, NotThisKind, UserError, one_line
 from epcg.runtime.jobs import Job
 from epcg.runtime.progress import Callback
 from epcg.runtime.readout import FINISHED, Readout, outputs_written, state
@@ -221,7 +221,7 @@ class Run:
             results = self.dir.read_json(RESULTS, job_kind(self.job.domain).Results,
                                          f"{command('report', self.path)} writes it again", {"config": self.job.config})
         except OSError as exc:
-            raise UserError(f"{self.dir.results_path} cannot be read ({' '.join(str(exc).split())}): "
+            raise UserError(f"{self.dir.results_path} cannot be read ({one_line(exc)}): "
                             f"{command('report', self.path)} writes it again") from None
         if results is None:
             raise UserError(f"run {self.path} has no results yet: finish it with epcg.run or "

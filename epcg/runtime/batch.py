@@ -48,7 +48,7 @@ from typing import Any
 
 from epcg.runtime import history, processes
 from epcg.runtime.cluster import JobqueueSpec
-from epcg.runtime.errors import UserError
+from epcg.runtime.errors import UserError, one_line
 from epcg.runtime.schemas import Batch, Malformed
 from epcg.runtime.shell import command as shell_command
 from epcg.runtime.store import RunDir, write_atomic
@@ -274,7 +274,7 @@ def submit(kind: BatchKind, script_path: Path, after: str | None = None) -> str:
         raise UserError(f"{args[0]} failed: {exc}") from None
     job_id = kind.parse_id(done.stdout) if done.returncode == 0 else ""
     if not job_id:
-        reason = " ".join((done.stderr or done.stdout).split()) or f"exit status {done.returncode}"
+        reason = one_line(done.stderr or done.stdout) or f"exit status {done.returncode}"
         raise UserError(f"{' '.join(args)} failed: {reason}")
     return job_id
 

@@ -23,7 +23,7 @@ from typing import Any, cast
 
 from epcg.runtime import batch, processes
 from epcg.runtime.cluster import JobqueueSpec
-from epcg.runtime.errors import Drain, TaskFailed, UserError
+from epcg.runtime.errors import Drain, TaskFailed, UserError, one_line
 from epcg.runtime.history import Allocation, History, decide, load, settle, update
 from epcg.runtime.plan import Task
 from epcg.runtime.readout import FINISHED, outputs_written, state
@@ -151,7 +151,7 @@ class Driver:
                 return self._drained(), 0
             return f"stopped by a signal (exit status {exc.code}): the time limit or scancel", int(exc.code or 1)
         except (UserError, TaskFailed) as exc:
-            why = f"failed: {' '.join(str(exc).split())}"
+            why = f"failed: {one_line(exc)}"
             self.computing = False
             self._end(why)
             self._cancel_next(why)

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from epcg.runtime import daskconfig
-from epcg.runtime.errors import Conflict, OutputFailed, TaskFailed, UserError
+from epcg.runtime.errors import Conflict, OutputFailed, TaskFailed, UserError, one_line
 from epcg.runtime.estimate import MAX_TASKS, duration, figures, machine_memory
 from epcg.runtime.execute import Executor, SerialExecutor, execute
 from epcg.runtime.jobs import Job, apply_overrides, parse_override, read_toml, validate
@@ -545,20 +545,13 @@ def finish(prepared: Prepared, records: dict[str, dict[str, Any]] | None = None,
 # ---- faults: every OSError is one line -------------------------------------------------------------------------
 
 
-def describe_os_error(exc: OSError) -> str:
-    """``path: reason`` (both paths of a rename), or the reason alone when the system named no path."""
-    reason = exc.strerror or type(exc).__name__
-    paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
-    return f"{' -> '.join(paths)}: {reason}" if paths else f"{reason} ({' '.join(str(exc).split())})"
-
-
 @contextlib.contextmanager
 def os_errors_are_input() -> Iterator[None]:
     """For the block (before a run is claimed), an OSError is bad input: a UserError naming the path."""
     try:
         yield
     except OSError as exc:
-        raise UserError(describe_os_error(exc)) from None
+        raise UserError(one_line(exc)) from None
 
 
 @contextlib.contextmanager
@@ -568,7 +561,7 @@ def run_faults(run: RunDir) -> Iterator[None]:
     try:
         yield
     except OSError as exc:
-        raise TaskFailed(f"{describe_os_error(exc)}; the chunks finished so far are kept: fix that, then "
+        raise TaskFailed(f"{one_line(exc)}; the chunks finished so far are kept: fix that, then "
                          f"{command('resume', run.path)}") from None
 
 

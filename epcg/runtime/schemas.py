@@ -27,7 +27,7 @@ from typing import Annotated, Any, TypeVar
 import pydantic
 from pydantic import ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr
 
-from epcg.runtime.errors import UserError
+from epcg.runtime.errors import UserError, one_line
 
 __all__ = ["Malformed", "Stored", "Identity", "Record", "Results", "Allocation", "History", "Batch", "Live",
            "Verified", "Lease", "PlanFile", "loads", "check"]
@@ -204,7 +204,7 @@ def loads(data: str | bytes | None, schema: Any, where: str, context: dict[str, 
     try:
         value = json.loads(data if data is not None else "")
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-        reason = " ".join(str(exc).split())[:120] if not isinstance(exc, RecursionError) else "nested too deep"
+        reason = one_line(exc)[:120] if not isinstance(exc, RecursionError) else "nested too deep"
         raise Malformed(f"{where} is damaged (not JSON: {reason or 'empty'})") from None
     return check(value, schema, where, context)
 
@@ -222,6 +222,6 @@ def _first(exc: pydantic.ValidationError) -> str:
     """The first error of a validation, as ``key.path: message`` on one line."""
     error = exc.errors(include_url=False)[0]
     where = ".".join(str(part) for part in error["loc"])
-    message = " ".join(str(error["msg"]).split()).removeprefix("Value error, ")
+    message = one_line(str(error["msg"])).removeprefix("Value error, ")
     message = re.sub(r" or instance of \w+$", "", message)[:160]
     return f"{where}: {message}" if where else message
