@@ -43,6 +43,7 @@ import sys
 import time
 import warnings
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -235,6 +236,94 @@ def _quiet(args: list[str], env: dict[str, str] | None = None) -> str:
 # -- submitting -----------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Submission:
+    """How a run is to be submitted: its batch kind (None: a detached driver on this machine), the cluster it
+    runs on (a SLURM/PBS allocation's, the detached driver's local cluster, or None: a running scheduler), and
+    the record batch.json keeps of it."""
+
+    kind: BatchKind | None
+    spec: Any
+    info: dict[str, Any]
+
+    def workers(self) -> tuple[int, int | None]:
+        """Workers and memory per worker of one allocation, or of the detached local cluster."""
+        from epcg.runtime.cluster import default_workers, local_memory
+
+        if self.kind is not None:
+            return self.spec.nodes * workers_per_node(self.spec), worker_memory_limit(self.spec)
+        return self.spec.workers or default_workers(), local_memory(self.spec)
+
+
+def batch_submission(cluster_file: Path | None, walltime: str | None, max_requeues: int | None,
+                     scheduler: str | None, scheduler_file: Path | None, workers: int | None,
+                     threads_per_worker: int | None) -> Submission:
+    """The SLURM/PBS cluster file with the command line's limits applied; UserError if it cannot be submitted."""
+    from epcg.runtime.cluster import load_cluster, parse_walltime
+
+    if scheduler or scheduler_file or workers or threads_per_worker:
+        raise UserError("--scheduler, --scheduler-file, --workers and --threads-per-worker need --detach; "
+                        "a batch run's workers are its allocation's cores")
+    if cluster_file is None:
+        raise UserError("epcg submit needs --cluster FILE (cluster/slurm.toml or pbs.toml), "
+                        "or --detach to run here without a batch system")
+    spec = load_cluster(cluster_file)
+    if not isinstance(spec, JobqueueSpec):
+        raise UserError(f"cluster file {cluster_file} is kind = {spec.kind!r}; epcg submit needs kind = 'slurm' "
+                        "or 'pbs' (or --detach to run here without a batch system)")
+    update: dict[str, Any] = {}
+    if walltime is not None:
+        try:
+            parse_walltime(walltime)
+        except ValueError as exc:
+            raise UserError(f"--walltime: {exc}") from None
+        update["walltime"] = walltime
+    if max_requeues is not None:
+        update["max_requeues"] = max_requeues
+    spec = spec.model_copy(update=update)
+    source = f"cluster file {cluster_file}" + (f" with --walltime {walltime}" if walltime else "")
+    kind = check_submittable(spec, spec.walltime_seconds, source)
+    info = {"kind": kind.name, "script": kind.script_name, "walltime_seconds": spec.walltime_seconds,
+            "signal_lead": spec.signal_lead, "max_requeues": spec.max_requeues,
+            "cluster": spec.model_dump(mode="json")}
+    return Submission(kind, spec, info)
+
+
+def detached_submission(cluster_file: Path | None, walltime: str | None, max_requeues: int | None,
+                        scheduler: str | None, scheduler_file: Path | None, workers: int | None,
+                        threads_per_worker: int | None) -> Submission:
+    """A driver on this machine (``--detach``) on the cluster the options name; UserError for a batch system's
+    cluster file or its limits."""
+    from epcg.runtime.cluster import SchedulerSpec
+    from epcg.runtime.engine import target
+
+    if walltime is not None or max_requeues is not None:
+        raise UserError("--walltime and --max-requeues are for batch allocations, not --detach")
+    spec = target(cluster_file, scheduler, scheduler_file, workers, threads_per_worker).spec
+    if isinstance(spec, JobqueueSpec):
+        raise UserError(f"cluster file {cluster_file} is kind = {spec.kind!r}: submit it without --detach")
+    info = {"kind": "detached", "connect": {
+        "cluster_file": str(Path(cluster_file).absolute()) if cluster_file else None,
+        "scheduler": scheduler, "workers": workers, "threads_per_worker": threads_per_worker,
+        "scheduler_file": str(Path(scheduler_file).absolute()) if scheduler_file else None}}
+    return Submission(None, None if isinstance(spec, SchedulerSpec) else spec, info)
+
+
+def check_idle(run: RunDir) -> None:
+    """Refuse to submit a run that is live (its lock held: a driver, run or resume) or already has an allocation
+    waiting."""
+    from epcg.runtime.errors import Conflict
+
+    if run.is_locked():
+        raise Conflict(f"run directory {run.path} is in use by a live epcg process (a driver, run or resume); "
+                       f"{shell_command('status', run.path)} says which, {shell_command('cancel', run.path)} stops "
+                       "a submitted one")
+    pending = history.load(run).next
+    info = read_batch(run)
+    if pending and info and info["kind"] in KINDS and KINDS[info["kind"]].states([pending]):
+        raise UserError(f"run directory {run.path} already has batch job {pending} waiting to continue it")
+
+
 def check_submittable(spec: JobqueueSpec, walltime: int, source: str) -> BatchKind:
     """The batch kind of ``spec``; UserError if its command is missing or its times cannot work."""
     kind = KINDS[spec.kind]
@@ -391,17 +480,6 @@ def tunnel(dashboard: str, node: str | None) -> str | None:
     else:
         command = f"ssh -N -L {url.port}:{url.hostname}:{url.port} {here}"
     return f"{command}   (then open http://localhost:{url.port}/status)"
-
-
-def history_for_results(run: RunDir, records: dict[str, dict[str, Any]]) -> list[dict[str, Any]] | None:
-    """The allocations a submitted run used, chunks counted (for results.json and report.html); None for
-    a run that was not submitted."""
-    if read_batch(run) is None:
-        return None
-    past = history.load(run)
-    history.settle(past, records)
-    keep = ("job", "pid", "node", "started_at", "ended_at", "chunks", "why")
-    return [{k: a.get(k) for k in keep if k in a} for a in past.allocations]
 
 
 # -- the driver inside an allocation ---------------------------------------------

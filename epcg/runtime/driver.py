@@ -24,7 +24,7 @@ from typing import Any, cast
 from epcg.runtime import batch, processes
 from epcg.runtime.cluster import JobqueueSpec
 from epcg.runtime.errors import Drain, TaskFailed, UserError, one_line
-from epcg.runtime.history import Allocation, History, decide, load, settle, update
+from epcg.runtime.history import Allocation, History, decide, for_results, load, settle, update
 from epcg.runtime.plan import Task
 from epcg.runtime.readout import FINISHED, outputs_written, state
 from epcg.runtime.shell import command
@@ -43,16 +43,16 @@ EARLY = 5
 class Driver:
     """One allocation: call :meth:`drive` once; it returns the exit status.
 
-    ``run_chunks`` computes (the only step that knows how a run is executed); ``say`` prints a line;
-    ``finished`` runs after the end of a finishing allocation is recorded (results and report with it);
-    ``cluster`` gives the scheduler file for ``run_chunks`` (default: the allocation's own Dask cluster for a
-    batch kind, the submission's scheduler file for ``--detach``)."""
+    ``run_chunks`` computes (the only step that knows how a run is executed; the run's results list the
+    allocations :meth:`ending` gives); ``say`` prints a line; ``cluster`` gives the scheduler file for
+    ``run_chunks`` (default: the allocation's own Dask cluster for a batch kind, the submission's scheduler file
+    for ``--detach``)."""
 
     def __init__(self, run: RunDir, tasks: list[Task], info: dict[str, Any], run_chunks: Chunks,
-                 say: Callable[[str], None] = print, finished: Callable[[], None] = lambda: None,
+                 say: Callable[[str], None] = print,
                  cluster: Callable[[], AbstractContextManager[Path | str | None]] | None = None) -> None:
         self.run, self.tasks, self.info = run, tasks, info
-        self.run_chunks, self.say, self.finished = run_chunks, say, finished
+        self.run_chunks, self.say = run_chunks, say
         self.kind = batch.KINDS.get(info["kind"])
         self.spec = JobqueueSpec.model_validate(info["cluster"]) if self.kind is not None else None
         self.cluster = cluster or self._own_cluster
@@ -70,6 +70,8 @@ class Driver:
         """True while a signal may raise Drain (inside :meth:`_compute`); otherwise it is only noted."""
         self.number = 0
         """This allocation's number in its submission (1 for the first), once recorded."""
+        self.finished_at: float | None = None
+        """When the run's results were written with this allocation's end (:meth:`ending`): the end it records."""
 
     # -- the allocation's life -----------------------------------------------------
 
@@ -180,24 +182,33 @@ class Driver:
         self.say(f"epcg: {name} at {time.strftime('%H:%M:%S', time.localtime(self.caught['at']))}: {why}")
         return why
 
+    def ending(self, run: RunDir, records: dict[str, dict[str, Any]]) -> list[dict[str, Any]] | None:
+        """The allocations for the results of the run this allocation finishes: the history with this one
+        ended now, "finished" (the end :meth:`_end` then records)."""
+        self.finished_at = round(time.time(), 3)
+        past = load(run)
+        self._ended(past, "finished", self.finished_at)
+        return for_results(run, records, past)
+
+    def _ended(self, history: History, why: str, at: float) -> None:
+        mine = history.find(os.getpid(), self.began)
+        mine.update({"ended_at": at, "why": why})
+        if "signal" in self.caught:
+            mine["signal_at"] = round(self.caught["at"], 3)
+
     def _end(self, why: str) -> None:
         """Record how this allocation ended; if it computed nothing or the run is done, cancel the continuation."""
         records = self.run.done(self.tasks)
-        signal_at = round(self.caught["at"], 3) if "signal" in self.caught else None
+        at = self.finished_at if why == "finished" and self.finished_at is not None else round(time.time(), 3)
 
         def record(history: History) -> None:
-            mine = history.find(os.getpid(), self.began)
-            mine.update({"ended_at": round(time.time(), 3), "why": why})
-            if signal_at is not None:
-                mine["signal_at"] = signal_at
+            self._ended(history, why, at)
 
         history = update(self.run, record)
         settle(history, records)
         stop = "the run is finished" if why == "finished" else decide(history, None, len(self.tasks) - len(records))
         if stop:
             self._cancel_next(stop)
-        if why == "finished":
-            self.finished()
         done = history.find(os.getpid(), self.began)["chunks"]
         self.say(f"epcg: allocation ended: {why}; {done} chunks done in it")
 
