@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
@@ -22,20 +21,16 @@ from pathlib import Path
 from typing import Any, cast
 
 from epcg.runtime import batch, processes
-from epcg.runtime.cluster import JobqueueSpec
 from epcg.runtime.errors import Drain, TaskFailed, UserError, one_line
 from epcg.runtime.history import Allocation, History, decide, for_results, load, settle, update
 from epcg.runtime.plan import Task
 from epcg.runtime.readout import FINISHED, outputs_written, state
-from epcg.runtime.shell import command
 from epcg.runtime.stopping import handled
 from epcg.runtime.store import RunDir
 
 Chunks = Callable[[Path | str | None], None]
 """Runs the run's unfinished chunks as ``resume`` does, given the scheduler file to connect through (None:
 the cluster the submission named)."""
-DETACHED_GRACE = 30
-"""Seconds a detached driver gives the chunks in flight after ``epcg cancel``."""
 EARLY = 5
 """Seconds before ``walltime - signal_lead`` from which the batch system's signal is obeyed at once."""
 
@@ -53,17 +48,12 @@ class Driver:
                  cluster: Callable[[], AbstractContextManager[Path | str | None]] | None = None) -> None:
         self.run, self.tasks, self.info = run, tasks, info
         self.run_chunks, self.say = run_chunks, say
-        self.kind = batch.KINDS.get(info["kind"])
-        self.spec = JobqueueSpec.model_validate(info["cluster"]) if self.kind is not None else None
-        self.cluster = cluster or self._own_cluster
+        self.kind = batch.kind_of(info)
+        self.cluster = cluster or (lambda: self.kind.cluster(run, info))
         self.began = round(time.time(), 3)
-        self.job_id = batch.allocation_id(self.kind)
-        self.grace = max(1, self.spec.signal_lead - batch.DRAIN_MARGIN) if self.spec else DETACHED_GRACE
-        end = None
-        if self.kind is not None and self.spec is not None:
-            end = batch.allocation_end(self.kind, self.job_id) or self.began + info["walltime_seconds"]
-        self.end = end
-        self.drain_at = end - self.spec.signal_lead if end is not None and self.spec is not None else None
+        self.job_id = self.kind.allocation_id()
+        self.grace = self.kind.grace(info)
+        self.end, self.drain_at = self.kind.limits(info, self.job_id, self.began)
         self.caught: dict[str, Any] = {}
         """The drain signal once taken: ``signal``, ``at``, and the ``drain`` exception once it is raised."""
         self.computing = False
@@ -94,7 +84,7 @@ class Driver:
         """Record this allocation and decide in one update; why it must not compute (None: it computes)."""
         done = self.run.done(self.tasks)
         finished = state(False, len(done), len(self.tasks), outputs_written(self.run), False) == FINISHED
-        limit = None if self.kind is None else self.info["max_requeues"]
+        limit = self.kind.max_requeues(self.info)
         alloc = cast(Allocation, {"job": self.job_id, **processes.identity(), "started_at": self.began})
         stop: list[str | None] = [None]
 
@@ -119,19 +109,16 @@ class Driver:
 
     def _continue(self) -> None:
         """Submit the continuation (``afterany`` this job) at once, so a driver killed outright is followed."""
-        if self.kind is None:
+        job = self.kind.continuation(self.run, self.info, self.job_id, self.number, self.say)
+        if job is None:
             return
-        if self.number - 1 >= self.info["max_requeues"]:
-            self.say(f"epcg: no continuation: all {self.info['max_requeues']} requeues are spent")
-            return
-        job = batch.submit(self.kind, self.run.path / self.info["script"], after=self.job_id)
 
         def record(history: History) -> None:
             if not history.cancel:
                 history.next = job
 
         if update(self.run, record).cancel:  # epcg cancel came after the decision: it could not see this job
-            call(self.kind.cancel_args(job, drain=False))
+            self.kind.cancel_job(job, drain=False)
             self.say(f"epcg: continuation job {job} cancelled: cancelled by epcg cancel")
             return
         self.say(f"epcg: continuation: job {job} submitted, starts after job {self.job_id} ends "
@@ -160,11 +147,6 @@ class Driver:
             raise
         finally:
             self.computing = False
-
-    def _own_cluster(self) -> AbstractContextManager[Path | str | None]:
-        if self.kind is not None and self.spec is not None:
-            return batch.allocation_cluster(self.run, self.spec, self.kind)
-        return contextlib.nullcontext((self.info.get("connect") or {}).get("scheduler_file"))
 
     def _drained(self) -> str:
         """The allocation's end after the drain, and what happened to the chunks in flight."""
@@ -213,7 +195,7 @@ class Driver:
         self.say(f"epcg: allocation ended: {why}; {done} chunks done in it")
 
     def _cancel_next(self, why: str) -> None:
-        if self.kind is None or not load(self.run).next:
+        if not load(self.run).next:
             return
         taken: list[str | None] = [None]
 
@@ -222,7 +204,7 @@ class Driver:
 
         update(self.run, clear)
         if taken[0]:
-            call(self.kind.cancel_args(taken[0], drain=False))
+            self.kind.cancel_job(taken[0], drain=False)
             self.say(f"epcg: continuation job {taken[0]} cancelled: {why}")
 
     # -- signals ---------------------------------------------------------------------
@@ -280,12 +262,6 @@ def _note(line: str) -> None:
     os.write(2, f"epcg: {line}\n".encode())
 
 
-def call(args: list[str]) -> None:
-    """Run a batch system's command, ignoring its failure (the job may be gone already)."""
-    with contextlib.suppress(OSError, subprocess.SubprocessError):
-        subprocess.run(args, capture_output=True, timeout=30)
-
-
 # -- epcg cancel -----------------------------------------------------------------------
 
 
@@ -299,29 +275,7 @@ def cancel(run: RunDir, info: dict[str, Any]) -> tuple[History, list[str], list[
         waiting[0], history.cancel, history.next = history.next, True, None
 
     history = update(run, ask)
-    kind = batch.KINDS.get(info["kind"])
-    stopped, left = [], []
-    if kind is not None:
-        if waiting[0]:
-            call(kind.cancel_args(waiting[0], drain=False))
-            stopped.append(f"job {waiting[0]} (waiting)")
-        for alloc in history.allocations:
-            if (job := alloc.get("job")) and not alloc.get("ended_at") and kind.states([job]):
-                call(kind.cancel_args(job, drain=True))
-                stopped.append(f"job {alloc['job']} (running: stops handing out chunks)")
-    else:
-        for alloc in history.allocations:
-            if alloc.get("ended_at"):
-                continue
-            seen = processes.signal_if_ours(alloc, signal.SIGUSR1)
-            if seen == "alive":
-                stopped.append(f"driver pid {alloc['pid']}")
-            elif seen == "elsewhere":
-                left.append(f"driver pid {alloc.get('pid')} on {alloc.get('node')} was not signalled (another host: "
-                            f"run {command('cancel', run.path)} there)")
-            else:
-                left.append(f"driver pid {alloc.get('pid')} is gone (that process ended; "
-                            "nothing was signalled)")
+    stopped, left = batch.kind_of(info).stop(run, history, waiting[0])
     return history, stopped, left
 
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -426,31 +425,19 @@ class Engine:
             with os_errors_are_input():
                 run.group  # noqa: B018 - a missing store ends here, before anything is written
                 batch.check_idle(run)
-        if submission.kind is not None or submission.spec is not None:
+        kind, spec, info = submission.kind, submission.spec, submission.info
+        if spec is not None:  # a running scheduler's workers are known only once the run starts
             done = run.done(prepared.plan.tasks()) if not new else {}
-            prepared = self.fit(prepared, new, *submission.workers(), done, options)
+            prepared = self.fit(prepared, new, *kind.workers(spec), done, options)
         if new:
             with claimed(prepared, new=True):
                 pass
-        kind, spec, info = submission.kind, submission.spec, submission.info
         try:
-            folder = batch.folder(run)
-            text = None if kind is None else batch.script(kind, spec, info["walltime_seconds"], folder,
-                                                          prepared.job.name, spec.python or sys.executable)
+            text = kind.script(spec, info, batch.folder(run), prepared.job.name)
             with run.lock():  # a run another process took since check_idle is one line, exit status 75
                 batch.write_batch(run, info, text)
                 update(run, History.resubmit)
-            if kind is None:
-                pid = batch.spawn_detached(run)
-                self.say(f"{prepared.job.name}: driver started in the background (pid {pid}) -> {run.path}")
-                self.say(f"its output: {batch.driver_log(run)}")
-            else:
-                batch.logs_dir(run)
-                job_id = batch.submit(kind, folder / kind.script_name)
-                update(run, lambda history: history.waiting(job_id))
-                self.say(f"{prepared.job.name}: submitted batch job {job_id} -> {run.path}")
-                self.say(f"batch script: {folder / kind.script_name} (walltime {info['walltime_seconds']} s, "
-                         f"signal {spec.signal_lead} s before it, at most {spec.max_requeues} requeues)")
+            kind.start(run, spec, info, prepared.job.name, self.say)
         except BaseException as exc:
             if new and not isinstance(exc, Conflict):  # a new run another process took at once is theirs now
                 shutil.rmtree(batch.folder(run), ignore_errors=True)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import pydantic
 from pydantic import ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr
@@ -122,7 +122,8 @@ class Connect(Stored):
 class Batch(Stored):
     """batch.json: how a run was submitted (a batch system's script and limits, or a detached driver)."""
 
-    kind: StrictStr
+    kind: Literal["slurm", "pbs", "detached"]
+    """The batch kind (``epcg.runtime.batch.KINDS``)."""
     script: StrictStr | None = None
     walltime_seconds: Seconds | None = None
     signal_lead: Seconds | None = None
