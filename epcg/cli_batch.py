@@ -55,7 +55,7 @@ def _local_only(where: str | None, command: str) -> None:
 def submit(job_file, cluster_file, out, overrides, walltime, max_requeues, resume_dir, detach, scheduler,
            scheduler_file, workers, threads_per_worker, max_tasks, force) -> None:
     """Submit JOB_FILE as batch jobs that requeue themselves until it is finished, and return at once."""
-    from epcg.runtime.batch import batch_submission, detached_submission
+    from epcg.runtime.submission import batch_submission, detached_submission
     from epcg.runtime.engine import Engine, Options
     from epcg.runtime.estimate import MAX_TASKS
 
