@@ -22,6 +22,7 @@ from epcg.runtime.errors import (
     StaleTask,
     TaskFailed,
     UserError,
+    one_line,
 )
 from epcg.runtime.registry import reading
 from epcg.runtime.shell import command as shell_command
@@ -90,9 +91,7 @@ class EpcgGroup(click.Group):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
             sys.exit(1)
         except OSError as exc:  # a path the user gave, read outside the engine (status, export): the input
-            from epcg.runtime.engine import describe_os_error
-
-            _fail(describe_os_error(exc), 2)
+            _fail(one_line(exc), 2)
         except MemoryError:
             _fail("out of memory in the epcg client; the job is too large for this machine", 2)
 
@@ -109,7 +108,7 @@ def _bytes_as_given() -> None:
 
 
 def _fail(message: str, status: int) -> None:
-    echo(f"epcg: error: {' '.join(message.split())}", err=True)
+    echo(f"epcg: error: {one_line(message)}", err=True)
     sys.exit(status)
 
 
@@ -262,27 +261,12 @@ def _session(cluster: dict, max_tasks: int | None, everything: bool = False):
 def resume(run_dir: str, max_tasks, everything: bool, **cluster) -> None:
     """Finish an interrupted run: only its unfinished chunks are computed."""
     runner, where, options = _session(cluster, max_tasks, everything)
-    if where.in_process and where.named:
-        from epcg.runtime.checked import enable, names_space
-
-        if names_space(_stored_job(run_dir)):
-            enable()  # before the user's space is imported: its kernels compile with bounds checks
-    prepared = runner.reopen(run_dir)
+    prepared = runner.reopen(run_dir, where)
     tasks = prepared.plan.num_tasks
     if max_tasks is not None and max_tasks < tasks:
         raise UserError(f"--max-tasks {max_tasks}: this run has {tasks:,} tasks, fixed when it started; "
                         f"resume finishes them (leave --max-tasks out, or start a new run with 'epcg run')")
     run_session(runner, prepared, False, where, options)
-
-
-def _stored_job(run_dir: str) -> dict:
-    """A run's job.toml as plain data, wherever the run is stored ({} if it has none: resume says so)."""
-    from epcg.runtime.jobs import loads_toml
-    from epcg.runtime.store import JOB_FILE, RunDir
-
-    run = RunDir(run_dir)
-    text = run.read_text(JOB_FILE)
-    return {} if text is None else loads_toml(text, run.job_path)
 
 
 @main.command()

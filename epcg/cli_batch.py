@@ -19,9 +19,8 @@ from pathlib import Path
 import click
 
 from epcg.cli_session import echo
-from epcg.runtime.errors import Conflict, UserError
+from epcg.runtime.errors import UserError
 from epcg.runtime.shell import command as shell_command
-from epcg.runtime.store import RESULTS
 
 
 def _local_only(where: str | None, command: str) -> None:
@@ -56,143 +55,21 @@ def _local_only(where: str | None, command: str) -> None:
 def submit(job_file, cluster_file, out, overrides, walltime, max_requeues, resume_dir, detach, scheduler,
            scheduler_file, workers, threads_per_worker, max_tasks, force) -> None:
     """Submit JOB_FILE as batch jobs that requeue themselves until it is finished, and return at once."""
-    from epcg.runtime import batch
-    from epcg.runtime.engine import Engine, Options, claimed
+    from epcg.runtime.submission import batch_submission, detached_submission
+    from epcg.runtime.engine import Engine, Options
     from epcg.runtime.estimate import MAX_TASKS
-    from epcg.runtime.history import History, update
 
     if (job_file is None) == (resume_dir is None):
         raise UserError("give a job file or --resume DIR (one of them)")
     _local_only(out if resume_dir is None else resume_dir, "submit")
     options = Options(max_tasks=max_tasks or MAX_TASKS, force=force)
     runner = Engine(say=echo)
-    if detach:
-        spec = _detached_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker, walltime,
-                              max_requeues)
-        kind, info = None, {"kind": "detached", "connect": {
-            "cluster_file": str(Path(cluster_file).absolute()) if cluster_file else None,
-            "scheduler": scheduler, "workers": workers, "threads_per_worker": threads_per_worker,
-            "scheduler_file": str(Path(scheduler_file).absolute()) if scheduler_file else None}}
-    else:
-        spec, kind, seconds = _batch_spec(cluster_file, walltime, max_requeues, scheduler, scheduler_file, workers,
-                                          threads_per_worker)
-        info = {"kind": kind.name, "script": kind.script_name, "walltime_seconds": seconds,
-                "signal_lead": spec.signal_lead, "max_requeues": spec.max_requeues,
-                "cluster": spec.model_dump(mode="json")}
+    submission = (detached_submission if detach else batch_submission)(
+        cluster_file, walltime, max_requeues, scheduler, scheduler_file, workers, threads_per_worker)
     if resume_dir is not None:
-        prepared = runner.reopen(resume_dir)
-        prepared.run.group  # noqa: B018 - a missing store ends here, before anything is written
-        _check_idle(prepared.run)
-        new = False
+        runner.submit(runner.reopen(resume_dir), False, submission, options)
     else:
-        prepared = runner.start(runner.load(job_file, overrides), out, options)
-        new = True
-    if kind is not None or spec is not None:
-        done = prepared.run.done(prepared.plan.tasks()) if not new else {}
-        prepared = runner.fit(prepared, new, *_workers(spec, kind), done, options)
-    run = prepared.run
-    if new:
-        with claimed(prepared, new=True):
-            pass
-    try:
-        text = None if kind is None else batch.script(kind, spec, info["walltime_seconds"], run.path,
-                                                      prepared.job.name, spec.python or sys.executable)
-        with run.lock():  # a run another process took since _check_idle is one line, exit status 75
-            batch.write_batch(run, info, text)
-            update(run, History.resubmit)
-        if kind is None:
-            pid = batch.spawn_detached(run)
-            echo(f"{prepared.job.name}: driver started in the background (pid {pid}) -> {run.path}")
-            echo(f"its output: {batch.driver_log(run)}")
-        else:
-            batch.logs_dir(run)
-            job_id = batch.submit(kind, run.path / kind.script_name)
-            update(run, lambda history: history.waiting(job_id))
-            echo(f"{prepared.job.name}: submitted batch job {job_id} -> {run.path}")
-            echo(f"batch script: {run.path / kind.script_name} (walltime {info['walltime_seconds']} s, "
-                 f"signal {spec.signal_lead} s before it, at most {spec.max_requeues} requeues)")
-    except BaseException as exc:
-        if new and not isinstance(exc, Conflict):  # a new run another process took at once is theirs now
-            _remove_new(run)
-        raise
-    echo(f"watch it:  epcg status {run.path}")
-    echo(f"stop it:   epcg cancel {run.path}")
-
-
-def _batch_spec(cluster_file, walltime, max_requeues, scheduler, scheduler_file, workers, threads_per_worker):
-    """The SLURM/PBS cluster file with the command line's limits applied; UserError if it cannot be submitted."""
-    from epcg.runtime import batch
-    from epcg.runtime.cluster import JobqueueSpec, load_cluster, parse_walltime
-
-    if scheduler or scheduler_file or workers or threads_per_worker:
-        raise UserError("--scheduler, --scheduler-file, --workers and --threads-per-worker need --detach; "
-                        "a batch run's workers are its allocation's cores")
-    if cluster_file is None:
-        raise UserError("epcg submit needs --cluster FILE (cluster/slurm.toml or pbs.toml), "
-                        "or --detach to run here without a batch system")
-    spec = load_cluster(cluster_file)
-    if not isinstance(spec, JobqueueSpec):
-        raise UserError(f"cluster file {cluster_file} is kind = {spec.kind!r}; epcg submit needs kind = 'slurm' "
-                        "or 'pbs' (or --detach to run here without a batch system)")
-    update = {}
-    if walltime is not None:
-        try:
-            parse_walltime(walltime)
-        except ValueError as exc:
-            raise UserError(f"--walltime: {exc}") from None
-        update["walltime"] = walltime
-    if max_requeues is not None:
-        update["max_requeues"] = max_requeues
-    spec = spec.model_copy(update=update)
-    source = f"cluster file {cluster_file}" + (f" with --walltime {walltime}" if walltime else "")
-    kind = batch.check_submittable(spec, spec.walltime_seconds, source)
-    return spec, kind, spec.walltime_seconds
-
-
-def _detached_spec(cluster_file, scheduler, scheduler_file, workers, threads_per_worker, walltime, max_requeues):
-    from epcg.runtime.cluster import JobqueueSpec, SchedulerSpec
-
-    if walltime is not None or max_requeues is not None:
-        raise UserError("--walltime and --max-requeues are for batch allocations, not --detach")
-    from epcg.runtime.engine import target
-
-    spec = target(cluster_file, scheduler, scheduler_file, workers, threads_per_worker).spec
-    if isinstance(spec, JobqueueSpec):
-        raise UserError(f"cluster file {cluster_file} is kind = {spec.kind!r}: submit it without --detach")
-    return None if isinstance(spec, SchedulerSpec) else spec
-
-
-def _workers(spec, kind) -> tuple[int, int | None]:
-    """Workers and memory per worker of one allocation (``kind`` given) or of the detached local cluster."""
-    from epcg.runtime.batch import worker_memory_limit, workers_per_node
-    from epcg.runtime.cluster import default_workers, local_memory
-
-    if kind is not None:
-        return spec.nodes * workers_per_node(spec), worker_memory_limit(spec)
-    return spec.workers or default_workers(), local_memory(spec)
-
-
-def _check_idle(run) -> None:
-    """Refuse to submit a run that is live (its lock held: a driver, run or resume) or already has an allocation
-    waiting."""
-    from epcg.runtime import batch
-    from epcg.runtime.history import load
-
-    if run.is_locked():
-        raise Conflict(f"run directory {run.path} is in use by a live epcg process (a driver, run or resume); "
-                       f"{shell_command('status', run.path)} says which, {shell_command('cancel', run.path)} stops "
-                       "a submitted one")
-    pending = load(run).next
-    info = batch.read_batch(run)
-    if pending and info and info["kind"] in batch.KINDS and batch.KINDS[info["kind"]].states([pending]):
-        raise UserError(f"run directory {run.path} already has batch job {pending} waiting to continue it")
-
-
-def _remove_new(run) -> None:
-    """Undo a new run directory whose submission failed (nothing is left behind)."""
-    import shutil
-
-    shutil.rmtree(run.path, ignore_errors=True)
+        runner.submit(runner.start(runner.load(job_file, overrides), out, options), True, submission, options)
 
 
 @click.command()
@@ -236,33 +113,5 @@ def drive(run_dir: str) -> None:
     """One allocation of a submitted run: what the batch script (or --detach) runs."""
     _local_only(run_dir, "drive")
     from epcg.cli_session import cli_engine, run_session
-    from epcg.runtime.batch import read_batch
-    from epcg.runtime.driver import Driver
-    from epcg.runtime.engine import Options, prepare_resume, target
 
-    prepared = prepare_resume(run_dir)
-    run = prepared.run
-    info = read_batch(run)
-    if info is None:
-        raise UserError(f"{run.path} was not submitted: use {shell_command('resume', run.path)}")
-    connect = info.get("connect") or {}
-    tasks = prepared.plan.tasks()
-
-    def run_chunks(scheduler_file) -> None:
-        where = target(connect.get("cluster_file"), connect.get("scheduler"), scheduler_file, connect.get("workers"),
-                       connect.get("threads_per_worker"))
-        run_session(cli_engine(), prepared, False, where, Options(max_tasks=max(prepared.plan.num_tasks, 1), force=True))
-
-    def finished() -> None:
-        """results.json and report.html with the last allocation's end (they were written just before it)."""
-        from epcg.api.runs import Run
-        from epcg.report.html import write_report
-        from epcg.runtime.batch import history_for_results
-        from epcg.runtime.schemas import Results
-
-        results = run.read_json(RESULTS, Results, f"{shell_command('report', run.path)} writes it again")
-        results["allocations"] = history_for_results(run, run.done(tasks))
-        run.write_results(results)
-        write_report(Run(run.path, trust_space=True))
-
-    sys.exit(Driver(run, tasks, info, run_chunks, say=echo, finished=finished).drive())
+    sys.exit(cli_engine().drive(run_dir, run_session))

@@ -41,10 +41,10 @@ from epcg.api.probe import Probe
 from epcg.report.found import Found
 from epcg.report.gallery import Group
 from epcg.runtime.engine import Engine, Hooks
-from epcg.runtime.errors import InvalidValue, NotThisKind, UserError
+from epcg.runtime.errors import InvalidValue, NotThisKind, UserError, one_line
 from epcg.runtime.jobs import Job
 from epcg.runtime.progress import Callback
-from epcg.runtime.readout import FINISHED, Readout, outputs_written, state
+from epcg.runtime.readout import FINISHED, Readout, outputs_written
 from epcg.runtime.registry import kinds_with_run_types, may_import, reading, run_type
 from epcg.runtime.shell import command
 from epcg.runtime.store import RESULTS, SUMMARY, RunDir, Vouched
@@ -70,7 +70,7 @@ def run(job: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str
     """
     import sys
 
-    from epcg.runtime.engine import Options, target
+    from epcg.runtime.engine import NEW, Options, target
     from epcg.runtime.progress import TqdmProgress, interval
 
     if not isinstance(job, (str, os.PathLike, dict)):
@@ -85,19 +85,9 @@ def run(job: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str
     runner.progress_every = interval() if progress else None
     validated = runner.load(job, list(overrides.items()), where)
     path = out if out is not None else Path("runs") / validated.name
-    existing = RunDir(path)
-    if existing.exists():
-        if existing.read_job().digest != validated.digest:
-            raise UserError(f"run directory {path} holds another job ({existing.job_path}); "
-                            "open it with epcg.open, or pass another out")
-        prepared = runner.reopen(path)
-        done = existing.done(prepared.plan.tasks())
-        if state(existing.is_locked(), len(done), prepared.plan.num_tasks, outputs_written(existing),
-                 False) == FINISHED:
-            return Run(path, trust_space=True)
-        runner.execute(prepared, False, where)
-    else:
-        runner.execute(runner.start(validated, path, Options()), True, where)
+    decision, prepared = runner.resolve(validated, path, Options())
+    if decision != FINISHED:
+        runner.execute(prepared, decision == NEW, where)
     return Run(path, trust_space=True)
 
 
@@ -221,7 +211,7 @@ class Run:
             results = self.dir.read_json(RESULTS, job_kind(self.job.domain).Results,
                                          f"{command('report', self.path)} writes it again", {"config": self.job.config})
         except OSError as exc:
-            raise UserError(f"{self.dir.results_path} cannot be read ({' '.join(str(exc).split())}): "
+            raise UserError(f"{self.dir.results_path} cannot be read ({one_line(exc)}): "
                             f"{command('report', self.path)} writes it again") from None
         if results is None:
             raise UserError(f"run {self.path} has no results yet: finish it with epcg.run or "

@@ -8,6 +8,7 @@ from typing import Any
 
 import pydantic
 
+from epcg.runtime.errors import one_line
 from epcg.runtime.plan import Plan
 from epcg.runtime.registry import load_object, require_import
 
@@ -50,8 +51,7 @@ def _built_space(path: str, params_json: str, space_type: type, error: type[Exce
     try:
         space = obj(**params)
     except Exception as exc:  # noqa: BLE001 - the user's function, reported in one line
-        text = str(exc).strip().splitlines()
-        raise error(f"space {path!r} with {params}: {type(exc).__name__}: {text[0] if text else ''}") from None
+        raise error(f"space {path!r} with {params}: {one_line(exc, named=True)}") from None
     if not isinstance(space, space_type):
         raise error(f"space {path!r} with {params} returned a {type(space).__name__}, not an epcg.search.{kind}")
     return space

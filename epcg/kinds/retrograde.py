@@ -27,7 +27,7 @@ import pydantic
 
 from epcg.kinds.base import JobConfig, named_space, stage_records
 from epcg.kinds.results import RetrogradeResults
-from epcg.runtime.errors import UserError
+from epcg.runtime.errors import UserError, one_line
 from epcg.runtime.kind import JobKind
 from epcg.runtime.readout import compute_seconds
 from epcg.runtime.plan import Plan, Stage, Task
@@ -369,9 +369,8 @@ def _check_row(space: RetrogradeSpace, chunk_words: int, last: int) -> None:
                 else:
                     space.solve(k, given, 0, stop)
             except Exception as exc:  # noqa: BLE001 - the user's kernel, reported in one line
-                text = str(exc).strip().splitlines()
                 raise UserError(f"{space.name}: {'filling' if layer.fill else 'solving'} layer {k}, states "
-                                f"[0, {64 * stop}): {type(exc).__name__}: {text[0] if text else ''}") from None
+                                f"[0, {64 * stop}): {one_line(exc, named=True)}") from None
 
 
 def plan(config: Config) -> Plan:

@@ -42,13 +42,14 @@ import subprocess
 import sys
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from epcg.runtime import history, processes
 from epcg.runtime.cluster import JobqueueSpec
-from epcg.runtime.errors import UserError
+from epcg.runtime.errors import UserError, one_line
 from epcg.runtime.schemas import Batch, Malformed
 from epcg.runtime.shell import command as shell_command
 from epcg.runtime.store import RunDir, write_atomic
@@ -65,14 +66,88 @@ DRAIN_MARGIN = 10
 
 
 class BatchKind:
-    """What differs between batch systems: the script header, the commands, the launcher, the job id."""
+    """How a submitted run's allocations start, continue, stop and are described: a batch system's
+    (:class:`BatchSystem`: SLURM, PBS) or a detached driver on this machine's (:class:`Detached`). ``info`` is
+    the run's batch.json; each kind reads the keys it wrote there."""
 
     name: str
+    continue_how: str
+    """What ``epcg submit --resume DIR`` needs besides the directory to continue the run."""
+
+    # -- submitting (Engine.submit) ---------------------------------------------------------------------------
+
+    def workers(self, spec: Any) -> tuple[int, int | None]:
+        """Workers and memory per worker of one allocation (what the plan is fitted to)."""
+        raise NotImplementedError
+
+    def script(self, spec: Any, info: dict[str, Any], run: Path, job_name: str) -> str | None:
+        """The batch script of one allocation (None: the kind has none)."""
+        raise NotImplementedError
+
+    def start(self, run: RunDir, spec: Any, info: dict[str, Any], job_name: str, say: Callable[[str], None]) -> None:
+        """Start the run's first allocation (the run is recorded in batch.json and the history) and say how."""
+        raise NotImplementedError
+
+    # -- inside an allocation (the driver) --------------------------------------------------------------------
+
+    def allocation_id(self) -> str | None:
+        """The batch job id of the allocation this process runs in (None: not a batch job)."""
+        return None
+
+    def limits(self, info: dict[str, Any], job_id: str | None, began: float) -> tuple[float | None, float | None]:
+        """The allocation's time limit and when to drain before it (epoch seconds; None: no limit)."""
+        return None, None
+
+    def grace(self, info: dict[str, Any]) -> int:
+        """Seconds the chunks in flight get after a drain."""
+        raise NotImplementedError
+
+    def max_requeues(self, info: dict[str, Any]) -> int | None:
+        """Allocations after the first that a submission may use (None: no limit)."""
+        return None
+
+    def continuation(self, run: RunDir, info: dict[str, Any], after: str | None, number: int,
+                     say: Callable[[str], None]) -> str | None:
+        """Submit the allocation that follows this one (its job id), or say why none (None)."""
+        return None
+
+    def cancel_job(self, job_id: str, drain: bool) -> None:
+        """Cancel a job of this kind (``drain``: tell the running one to stop handing out chunks instead)."""
+
+    def cluster(self, run: RunDir, info: dict[str, Any]) -> contextlib.AbstractContextManager[Path | str | None]:
+        """Where the allocation's chunks run: the scheduler file to connect through (None: the submission's)."""
+        raise NotImplementedError
+
+    # -- from outside (epcg cancel, epcg status) --------------------------------------------------------------
+
+    def stop(self, run: RunDir, past: history.History, waiting: str | None) -> tuple[list[str], list[str]]:
+        """Stop the waiting continuation and tell each running allocation to drain (``epcg cancel``): what was
+        stopped and what could not be signalled, as phrases."""
+        raise NotImplementedError
+
+    def states(self, ids: list[str], env: dict[str, str] | None = None) -> dict[str, str]:
+        """The batch system's state of each of these jobs it knows."""
+        return {}
+
+    def head(self, run: RunDir, info: dict[str, Any], requeues: int) -> str:
+        """``epcg status``'s first line of the submission."""
+        return f"submitted: {self.name}"
+
+    def unseen(self, run: RunDir, info: dict[str, Any], alloc: history.Allocation) -> str | None:
+        """Why an allocation without an end does not run any more, when only this host can tell (None: ask
+        :meth:`states`)."""
+        return None
+
+
+class BatchSystem(BatchKind):
+    """What differs between batch systems: the script header, the commands, the launcher, the job id."""
+
     submit_command: str
     cancel_command: str
     script_name: str
     job_id_variable: str
     has_early_signal: bool
+    continue_how = "--cluster FILE"
 
     def header(self, spec: JobqueueSpec, walltime: int, run: Path, job_name: str) -> list[str]:
         raise NotImplementedError
@@ -86,15 +161,67 @@ class BatchKind:
     def launcher(self, spec: JobqueueSpec, run: Path) -> list[str]:
         raise NotImplementedError
 
-    def states(self, ids: list[str], env: dict[str, str] | None = None) -> dict[str, str]:
-        raise NotImplementedError
-
     def cancel_args(self, job_id: str, drain: bool) -> list[str]:
         raise NotImplementedError
 
     def end_time(self, job_id: str) -> float | None:
         """When the batch system will end the job (epoch seconds), if it says."""
         return None
+
+    def workers(self, spec: Any) -> tuple[int, int | None]:
+        return spec.nodes * workers_per_node(spec), worker_memory_limit(spec)
+
+    def script(self, spec: Any, info: dict[str, Any], run: Path, job_name: str) -> str | None:
+        return script(self, spec, info["walltime_seconds"], run, job_name, spec.python or sys.executable)
+
+    def start(self, run: RunDir, spec: Any, info: dict[str, Any], job_name: str, say: Callable[[str], None]) -> None:
+        logs_dir(run)
+        script_path = folder(run) / self.script_name
+        job_id = submit(self, script_path)
+        history.update(run, lambda past: past.waiting(job_id))
+        say(f"{job_name}: submitted batch job {job_id} -> {run.path}")
+        say(f"batch script: {script_path} (walltime {info['walltime_seconds']} s, "
+            f"signal {spec.signal_lead} s before it, at most {spec.max_requeues} requeues)")
+
+    def allocation_id(self) -> str | None:
+        return os.environ.get(self.job_id_variable)
+
+    def limits(self, info: dict[str, Any], job_id: str | None, began: float) -> tuple[float | None, float | None]:
+        end = (self.end_time(job_id) if job_id else None) or began + info["walltime_seconds"]
+        return end, end - info["signal_lead"]
+
+    def grace(self, info: dict[str, Any]) -> int:
+        return max(1, int(info["signal_lead"]) - DRAIN_MARGIN)
+
+    def max_requeues(self, info: dict[str, Any]) -> int | None:
+        return int(info["max_requeues"])
+
+    def continuation(self, run: RunDir, info: dict[str, Any], after: str | None, number: int,
+                     say: Callable[[str], None]) -> str | None:
+        if number - 1 >= info["max_requeues"]:
+            say(f"epcg: no continuation: all {info['max_requeues']} requeues are spent")
+            return None
+        return submit(self, folder(run) / info["script"], after=after)
+
+    def cancel_job(self, job_id: str, drain: bool) -> None:
+        call(self.cancel_args(job_id, drain))
+
+    def cluster(self, run: RunDir, info: dict[str, Any]) -> contextlib.AbstractContextManager[Path | str | None]:
+        return allocation_cluster(run, JobqueueSpec.model_validate(info["cluster"]), self)
+
+    def stop(self, run: RunDir, past: history.History, waiting: str | None) -> tuple[list[str], list[str]]:
+        stopped = []
+        if waiting:
+            self.cancel_job(waiting, drain=False)
+            stopped.append(f"job {waiting} (waiting)")
+        for alloc in past.allocations:
+            if (job := alloc.get("job")) and not alloc.get("ended_at") and self.states([job]):
+                self.cancel_job(job, drain=True)
+                stopped.append(f"job {alloc['job']} (running: stops handing out chunks)")
+        return stopped, []
+
+    def head(self, run: RunDir, info: dict[str, Any], requeues: int) -> str:
+        return f"submitted: {self.name} ({run.path / info['script']}), requeued {requeues} of {info['max_requeues']}"
 
 
 def _clock(seconds: int) -> str:
@@ -124,7 +251,7 @@ def worker_memory_limit(spec: JobqueueSpec) -> int:
     return parse_bytes(spec.memory) // workers_per_node(spec)
 
 
-class Slurm(BatchKind):
+class Slurm(BatchSystem):
     name = "slurm"
     submit_command = "sbatch"
     cancel_command = "scancel"
@@ -181,7 +308,7 @@ class Slurm(BatchKind):
             return None
 
 
-class Pbs(BatchKind):
+class Pbs(BatchSystem):
     name = "pbs"
     submit_command = "qsub"
     cancel_command = "qdel"
@@ -221,7 +348,78 @@ class Pbs(BatchKind):
         return ["qsig", "-s", "USR1", job_id] if drain else ["qdel", job_id]
 
 
-KINDS: dict[str, BatchKind] = {"slurm": Slurm(), "pbs": Pbs()}
+DETACHED_GRACE = 30
+"""Seconds a detached driver gives the chunks in flight after ``epcg cancel``."""
+
+
+class Detached(BatchKind):
+    """No batch system (``submit --detach``): one driver, a daemon on this machine, runs the run on the cluster
+    the submission named; nothing requeues it, ``epcg cancel`` signals its process."""
+
+    name = "detached"
+    continue_how = "--detach"
+
+    def workers(self, spec: Any) -> tuple[int, int | None]:
+        from epcg.runtime.cluster import default_workers, local_memory
+
+        return spec.workers or default_workers(), local_memory(spec)
+
+    def script(self, spec: Any, info: dict[str, Any], run: Path, job_name: str) -> str | None:
+        return None
+
+    def start(self, run: RunDir, spec: Any, info: dict[str, Any], job_name: str, say: Callable[[str], None]) -> None:
+        pid = spawn_detached(run)
+        say(f"{job_name}: driver started in the background (pid {pid}) -> {run.path}")
+        say(f"its output: {driver_log(run)}")
+
+    def grace(self, info: dict[str, Any]) -> int:
+        return DETACHED_GRACE
+
+    def cluster(self, run: RunDir, info: dict[str, Any]) -> contextlib.AbstractContextManager[Path | str | None]:
+        return contextlib.nullcontext((info.get("connect") or {}).get("scheduler_file"))
+
+    def stop(self, run: RunDir, past: history.History, waiting: str | None) -> tuple[list[str], list[str]]:
+        stopped, left = [], []
+        for alloc in past.allocations:
+            if alloc.get("ended_at"):
+                continue
+            seen = processes.signal_if_ours(alloc, signal.SIGUSR1)
+            if seen == "alive":
+                stopped.append(f"driver pid {alloc['pid']}")
+            elif seen == "elsewhere":
+                left.append(f"driver pid {alloc.get('pid')} on {alloc.get('node')} was not signalled (another host: "
+                            f"run {shell_command('cancel', run.path)} there)")
+            else:
+                left.append(f"driver pid {alloc.get('pid')} is gone (that process ended; "
+                            "nothing was signalled)")
+        return stopped, left
+
+    def unseen(self, run: RunDir, info: dict[str, Any], alloc: history.Allocation) -> str | None:
+        seen = processes.state(alloc)
+        if seen == "alive":
+            return None
+        if seen == "elsewhere":
+            return (f"its driver ran on {alloc.get('node')}, which this host cannot see into: "
+                    f"{shell_command('status', run.path)} there tells whether it lives")
+        return (f"its driver (pid {alloc.get('pid')}) is gone, killed before it could record its end; "
+                f"{continue_command(run, info)} continues")
+
+
+SYSTEMS: dict[str, BatchSystem] = {"slurm": Slurm(), "pbs": Pbs()}
+"""The batch systems a cluster file's ``kind`` names."""
+KINDS: dict[str, BatchKind] = {**SYSTEMS, "detached": Detached()}
+"""Every batch kind by the name batch.json records."""
+
+
+def kind_of(info: dict[str, Any]) -> BatchKind:
+    """The batch kind a run's batch.json names."""
+    return KINDS[info["kind"]]
+
+
+def call(args: list[str]) -> None:
+    """Run a batch system's command, ignoring its failure (the job may be gone already)."""
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        subprocess.run(args, capture_output=True, timeout=30)
 
 
 def _quiet(args: list[str], env: dict[str, str] | None = None) -> str:
@@ -235,9 +433,35 @@ def _quiet(args: list[str], env: dict[str, str] | None = None) -> str:
 # -- submitting -----------------------------------------------------------------
 
 
-def check_submittable(spec: JobqueueSpec, walltime: int, source: str) -> BatchKind:
-    """The batch kind of ``spec``; UserError if its command is missing or its times cannot work."""
-    kind = KINDS[spec.kind]
+@dataclass(frozen=True)
+class Submission:
+    """How a run is to be submitted: its batch kind, the cluster it runs on (a SLURM/PBS allocation's, the
+    detached driver's local cluster, or None: a running scheduler, whose workers the plan cannot know before
+    it runs), and the record batch.json keeps of it."""
+
+    kind: BatchKind
+    spec: Any
+    info: dict[str, Any]
+
+
+def check_idle(run: RunDir) -> None:
+    """Refuse to submit a run that is live (its lock held: a driver, run or resume) or already has an allocation
+    waiting."""
+    from epcg.runtime.errors import Conflict
+
+    if run.is_locked():
+        raise Conflict(f"run directory {run.path} is in use by a live epcg process (a driver, run or resume); "
+                       f"{shell_command('status', run.path)} says which, {shell_command('cancel', run.path)} stops "
+                       "a submitted one")
+    pending = history.load(run).next
+    info = read_batch(run)
+    if pending and info and kind_of(info).states([pending]):
+        raise UserError(f"run directory {run.path} already has batch job {pending} waiting to continue it")
+
+
+def check_submittable(spec: JobqueueSpec, walltime: int, source: str) -> BatchSystem:
+    """The batch system of ``spec``; UserError if its command is missing or its times cannot work."""
+    kind = SYSTEMS[spec.kind]
     if shutil.which(kind.submit_command) is None:
         raise UserError(f"{source}: kind = {spec.kind!r} submits with '{kind.submit_command}', "
                         "which is not on PATH (run epcg submit on the cluster's login node)")
@@ -250,7 +474,7 @@ def check_submittable(spec: JobqueueSpec, walltime: int, source: str) -> BatchKi
     return kind
 
 
-def script(kind: BatchKind, spec: JobqueueSpec, walltime: int, run: Path, job_name: str, python: str) -> str:
+def script(kind: BatchSystem, spec: JobqueueSpec, walltime: int, run: Path, job_name: str, python: str) -> str:
     """The batch script of one allocation of the run in ``run``: header, thread pinning, the driver."""
     lines = [
         "#!/usr/bin/env bash",
@@ -265,7 +489,7 @@ def script(kind: BatchKind, spec: JobqueueSpec, walltime: int, run: Path, job_na
     return "\n".join(lines) + "\n"
 
 
-def submit(kind: BatchKind, script_path: Path, after: str | None = None) -> str:
+def submit(kind: BatchSystem, script_path: Path, after: str | None = None) -> str:
     """Submit the script (after job ``after`` ends, if given); return the batch job id."""
     args = kind.submit_args(script_path, after)
     try:
@@ -274,7 +498,7 @@ def submit(kind: BatchKind, script_path: Path, after: str | None = None) -> str:
         raise UserError(f"{args[0]} failed: {exc}") from None
     job_id = kind.parse_id(done.stdout) if done.returncode == 0 else ""
     if not job_id:
-        reason = " ".join((done.stderr or done.stdout).split()) or f"exit status {done.returncode}"
+        reason = one_line(done.stderr or done.stdout) or f"exit status {done.returncode}"
         raise UserError(f"{' '.join(args)} failed: {reason}")
     return job_id
 
@@ -333,29 +557,20 @@ def describe(run: RunDir, info: dict[str, Any], records: dict[str, dict[str, Any
     past = history.load(run)
     history.settle(past, records)
     allocations = past.allocations
-    kind = KINDS.get(info["kind"])
+    kind = kind_of(info)
     ids = [job for a in allocations if (job := a.get("job"))] + ([past.next] if past.next else [])
-    states = kind.states(ids, env) if kind is not None else {}
+    states = kind.states(ids, env)
     limit = info.get("max_requeues")
     requeues = max(0, len(allocations) - 1)
-    head = f"submitted: {info['kind']}"
-    if kind is not None:
-        head += f" ({run.path / info['script']}), requeued {requeues} of {limit}"
-    lines = [head]
+    lines = [kind.head(run, info, requeues)]
     for n, alloc in enumerate(allocations, 1):
         began = time.strftime("%H:%M:%S", time.localtime(alloc["started_at"]))
         if alloc.get("ended_at"):
             span = f"{began}-{time.strftime('%H:%M:%S', time.localtime(alloc['ended_at']))}" \
                    f" ({alloc['ended_at'] - alloc['started_at']:.0f} s)"
             why = alloc.get("why", "")
-        elif kind is None and (seen := processes.state(alloc)) != "alive":
-            span = f"from {began}"
-            if seen == "elsewhere":
-                why = (f"its driver ran on {alloc.get('node')}, which this host cannot see into: "
-                       f"{shell_command('status', run.path)} there tells whether it lives")
-            else:
-                why = (f"its driver (pid {alloc.get('pid')}) is gone, killed before it could record its end; "
-                       f"{continue_command(run, info)} continues")
+        elif (gone := kind.unseen(run, info, alloc)) is not None:
+            span, why = f"from {began}", gone
         else:
             span = f"since {began} ({time.time() - alloc['started_at']:.0f} s)"
             why = states.get(alloc.get("job") or "", "running")
@@ -372,8 +587,7 @@ def describe(run: RunDir, info: dict[str, Any], records: dict[str, dict[str, Any
 
 def continue_command(run: RunDir, info: dict[str, Any]) -> str:
     """The command that continues a submitted run, as it must be typed."""
-    how = "--detach" if info.get("kind") == "detached" else "--cluster FILE"
-    return shell_command("submit --resume", run.path, *how.split())
+    return shell_command("submit --resume", run.path, *kind_of(info).continue_how.split())
 
 
 def tunnel(dashboard: str, node: str | None) -> str | None:
@@ -393,31 +607,11 @@ def tunnel(dashboard: str, node: str | None) -> str | None:
     return f"{command}   (then open http://localhost:{url.port}/status)"
 
 
-def history_for_results(run: RunDir, records: dict[str, dict[str, Any]]) -> list[dict[str, Any]] | None:
-    """The allocations a submitted run used, chunks counted (for results.json and report.html); None for
-    a run that was not submitted."""
-    if read_batch(run) is None:
-        return None
-    past = history.load(run)
-    history.settle(past, records)
-    keep = ("job", "pid", "node", "started_at", "ended_at", "chunks", "why")
-    return [{k: a.get(k) for k in keep if k in a} for a in past.allocations]
-
-
 # -- the driver inside an allocation ---------------------------------------------
 
 
-def allocation_id(kind: BatchKind | None) -> str | None:
-    return os.environ.get(kind.job_id_variable) if kind is not None else None
-
-
-def allocation_end(kind: BatchKind, job_id: str | None) -> float | None:
-    """The allocation's time limit as the batch system has it (None: count the walltime from now)."""
-    return kind.end_time(job_id) if job_id else None
-
-
 @contextlib.contextmanager
-def allocation_cluster(run: RunDir, spec: JobqueueSpec, kind: BatchKind) -> Iterator[Path]:
+def allocation_cluster(run: RunDir, spec: JobqueueSpec, kind: BatchSystem) -> Iterator[Path]:
     """A Dask scheduler in this process (the allocation's first node) and the allocation's workers,
     started by the batch system's launcher; yields the scheduler file the client connects through."""
     import logging

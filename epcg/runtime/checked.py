@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from epcg.runtime.errors import TaskFailed, UserError
+from epcg.runtime.errors import TaskFailed, UserError, one_line
 
 CACHE = Path(tempfile.gettempdir()) / f"epcg-numba-checked-{os.getuid()}"
 """Where checked machine code is cached (never beside the unchecked code of the same functions)."""
@@ -64,11 +64,10 @@ def _main(domain: str, job_json: str) -> int:
         with vetted():  # the client that started this process checked the job's space
             kind.check_slice(kind.validate(json.loads(job_json)))
     except (UserError, TaskFailed) as exc:
-        print(" ".join(str(exc).split()), file=sys.stderr)
+        print(one_line(exc), file=sys.stderr)
         return 1
     except Exception as exc:  # noqa: BLE001 - a user kernel's error, reported in one line
-        text = str(exc).strip().splitlines()
-        print(f"{type(exc).__name__}: {text[0] if text else ''}", file=sys.stderr)
+        print(one_line(exc, named=True), file=sys.stderr)
         return 1
     return 0
 

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import pydantic
 
-from epcg.runtime.errors import TaskFailed, UserError
+from epcg.runtime.errors import TaskFailed, UserError, one_line
 from epcg.runtime.jobs import check_types, describe_error, read_toml
 from epcg.runtime.kind import JobKind
 from epcg.runtime.probe import check_scheduler
@@ -360,7 +360,7 @@ def connect(spec: LocalSpec | SchedulerSpec | JobqueueSpec | None = None) -> Ite
             else:
                 client = Client(scheduler_file=str(spec.scheduler_file), timeout="5s", security=security)
         except (OSError, ValueError, TypeError) as exc:
-            raise UserError(f"cannot reach scheduler {target}: {' '.join(str(exc).split())}") from None
+            raise UserError(f"cannot reach scheduler {target}: {one_line(exc)}") from None
         with client:
             yield client
         return

@@ -13,7 +13,7 @@ from dask.base import tokenize
 from distributed import Client, as_completed
 from distributed.scheduler import KilledWorker
 
-from epcg.runtime.errors import Drain, TaskFailed, UserError
+from epcg.runtime.errors import Drain, TaskFailed, UserError, one_line
 from epcg.runtime.execute import Failed, OnDone, run_task_quietly, run_tasks_quietly, warm_up
 from epcg.runtime.plan import Stage, Task
 from epcg.runtime.progress import WorkersLost, note
@@ -52,7 +52,7 @@ def can_see(run_path: str) -> str | None:
         if run.location.read(RUN_FILE) is None:
             return f"no {RUN_FILE} there"
     except (UserError, OSError) as exc:
-        return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return one_line(exc) or type(exc).__name__
     return None
 
 

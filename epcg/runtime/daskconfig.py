@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from epcg.runtime.errors import UserError
+from epcg.runtime.errors import UserError, one_line
 
 _TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "number": (int, float), "integer": (int,),
                                        "boolean": (bool,), "array": (list, tuple), "object": (dict,),
@@ -29,7 +29,7 @@ def check() -> None:
         import dask  # noqa: F401 - reads the configuration
     except ValueError as exc:  # dask: "A dask config file at '...' is malformed ..."
         head, told, detail = str(exc).partition("original error message:")
-        message = " ".join(head.split()).rstrip(",") + (": " + " ".join(detail.split()[:12]) if told else "")
+        message = one_line(head).rstrip(",") + (": " + " ".join(detail.split()[:12]) if told else "")
         raise UserError(f"Dask's configuration: {message}") from None
     import dask.config
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
@@ -22,20 +21,16 @@ from pathlib import Path
 from typing import Any, cast
 
 from epcg.runtime import batch, processes
-from epcg.runtime.cluster import JobqueueSpec
-from epcg.runtime.errors import Drain, TaskFailed, UserError
-from epcg.runtime.history import Allocation, History, decide, load, settle, update
+from epcg.runtime.errors import Drain, TaskFailed, UserError, one_line
+from epcg.runtime.history import Allocation, History, decide, for_results, load, settle, update
 from epcg.runtime.plan import Task
 from epcg.runtime.readout import FINISHED, outputs_written, state
-from epcg.runtime.shell import command
 from epcg.runtime.stopping import handled
 from epcg.runtime.store import RunDir
 
 Chunks = Callable[[Path | str | None], None]
 """Runs the run's unfinished chunks as ``resume`` does, given the scheduler file to connect through (None:
 the cluster the submission named)."""
-DETACHED_GRACE = 30
-"""Seconds a detached driver gives the chunks in flight after ``epcg cancel``."""
 EARLY = 5
 """Seconds before ``walltime - signal_lead`` from which the batch system's signal is obeyed at once."""
 
@@ -43,33 +38,30 @@ EARLY = 5
 class Driver:
     """One allocation: call :meth:`drive` once; it returns the exit status.
 
-    ``run_chunks`` computes (the only step that knows how a run is executed); ``say`` prints a line;
-    ``finished`` runs after the end of a finishing allocation is recorded (results and report with it);
-    ``cluster`` gives the scheduler file for ``run_chunks`` (default: the allocation's own Dask cluster for a
-    batch kind, the submission's scheduler file for ``--detach``)."""
+    ``run_chunks`` computes (the only step that knows how a run is executed; the run's results list the
+    allocations :meth:`ending` gives); ``say`` prints a line; ``cluster`` gives the scheduler file for
+    ``run_chunks`` (default: the allocation's own Dask cluster for a batch kind, the submission's scheduler file
+    for ``--detach``)."""
 
     def __init__(self, run: RunDir, tasks: list[Task], info: dict[str, Any], run_chunks: Chunks,
-                 say: Callable[[str], None] = print, finished: Callable[[], None] = lambda: None,
+                 say: Callable[[str], None] = print,
                  cluster: Callable[[], AbstractContextManager[Path | str | None]] | None = None) -> None:
         self.run, self.tasks, self.info = run, tasks, info
-        self.run_chunks, self.say, self.finished = run_chunks, say, finished
-        self.kind = batch.KINDS.get(info["kind"])
-        self.spec = JobqueueSpec.model_validate(info["cluster"]) if self.kind is not None else None
-        self.cluster = cluster or self._own_cluster
+        self.run_chunks, self.say = run_chunks, say
+        self.kind = batch.kind_of(info)
+        self.cluster = cluster or (lambda: self.kind.cluster(run, info))
         self.began = round(time.time(), 3)
-        self.job_id = batch.allocation_id(self.kind)
-        self.grace = max(1, self.spec.signal_lead - batch.DRAIN_MARGIN) if self.spec else DETACHED_GRACE
-        end = None
-        if self.kind is not None and self.spec is not None:
-            end = batch.allocation_end(self.kind, self.job_id) or self.began + info["walltime_seconds"]
-        self.end = end
-        self.drain_at = end - self.spec.signal_lead if end is not None and self.spec is not None else None
+        self.job_id = self.kind.allocation_id()
+        self.grace = self.kind.grace(info)
+        self.end, self.drain_at = self.kind.limits(info, self.job_id, self.began)
         self.caught: dict[str, Any] = {}
         """The drain signal once taken: ``signal``, ``at``, and the ``drain`` exception once it is raised."""
         self.computing = False
         """True while a signal may raise Drain (inside :meth:`_compute`); otherwise it is only noted."""
         self.number = 0
         """This allocation's number in its submission (1 for the first), once recorded."""
+        self.finished_at: float | None = None
+        """When the run's results were written with this allocation's end (:meth:`ending`): the end it records."""
 
     # -- the allocation's life -----------------------------------------------------
 
@@ -92,7 +84,7 @@ class Driver:
         """Record this allocation and decide in one update; why it must not compute (None: it computes)."""
         done = self.run.done(self.tasks)
         finished = state(False, len(done), len(self.tasks), outputs_written(self.run), False) == FINISHED
-        limit = None if self.kind is None else self.info["max_requeues"]
+        limit = self.kind.max_requeues(self.info)
         alloc = cast(Allocation, {"job": self.job_id, **processes.identity(), "started_at": self.began})
         stop: list[str | None] = [None]
 
@@ -117,19 +109,16 @@ class Driver:
 
     def _continue(self) -> None:
         """Submit the continuation (``afterany`` this job) at once, so a driver killed outright is followed."""
-        if self.kind is None:
+        job = self.kind.continuation(self.run, self.info, self.job_id, self.number, self.say)
+        if job is None:
             return
-        if self.number - 1 >= self.info["max_requeues"]:
-            self.say(f"epcg: no continuation: all {self.info['max_requeues']} requeues are spent")
-            return
-        job = batch.submit(self.kind, self.run.path / self.info["script"], after=self.job_id)
 
         def record(history: History) -> None:
             if not history.cancel:
                 history.next = job
 
         if update(self.run, record).cancel:  # epcg cancel came after the decision: it could not see this job
-            call(self.kind.cancel_args(job, drain=False))
+            self.kind.cancel_job(job, drain=False)
             self.say(f"epcg: continuation job {job} cancelled: cancelled by epcg cancel")
             return
         self.say(f"epcg: continuation: job {job} submitted, starts after job {self.job_id} ends "
@@ -151,18 +140,13 @@ class Driver:
                 return self._drained(), 0
             return f"stopped by a signal (exit status {exc.code}): the time limit or scancel", int(exc.code or 1)
         except (UserError, TaskFailed) as exc:
-            why = f"failed: {' '.join(str(exc).split())}"
+            why = f"failed: {one_line(exc)}"
             self.computing = False
             self._end(why)
             self._cancel_next(why)
             raise
         finally:
             self.computing = False
-
-    def _own_cluster(self) -> AbstractContextManager[Path | str | None]:
-        if self.kind is not None and self.spec is not None:
-            return batch.allocation_cluster(self.run, self.spec, self.kind)
-        return contextlib.nullcontext((self.info.get("connect") or {}).get("scheduler_file"))
 
     def _drained(self) -> str:
         """The allocation's end after the drain, and what happened to the chunks in flight."""
@@ -180,29 +164,38 @@ class Driver:
         self.say(f"epcg: {name} at {time.strftime('%H:%M:%S', time.localtime(self.caught['at']))}: {why}")
         return why
 
+    def ending(self, run: RunDir, records: dict[str, dict[str, Any]]) -> list[dict[str, Any]] | None:
+        """The allocations for the results of the run this allocation finishes: the history with this one
+        ended now, "finished" (the end :meth:`_end` then records)."""
+        self.finished_at = round(time.time(), 3)
+        past = load(run)
+        self._ended(past, "finished", self.finished_at)
+        return for_results(run, records, past)
+
+    def _ended(self, history: History, why: str, at: float) -> None:
+        mine = history.find(os.getpid(), self.began)
+        mine.update({"ended_at": at, "why": why})
+        if "signal" in self.caught:
+            mine["signal_at"] = round(self.caught["at"], 3)
+
     def _end(self, why: str) -> None:
         """Record how this allocation ended; if it computed nothing or the run is done, cancel the continuation."""
         records = self.run.done(self.tasks)
-        signal_at = round(self.caught["at"], 3) if "signal" in self.caught else None
+        at = self.finished_at if why == "finished" and self.finished_at is not None else round(time.time(), 3)
 
         def record(history: History) -> None:
-            mine = history.find(os.getpid(), self.began)
-            mine.update({"ended_at": round(time.time(), 3), "why": why})
-            if signal_at is not None:
-                mine["signal_at"] = signal_at
+            self._ended(history, why, at)
 
         history = update(self.run, record)
         settle(history, records)
         stop = "the run is finished" if why == "finished" else decide(history, None, len(self.tasks) - len(records))
         if stop:
             self._cancel_next(stop)
-        if why == "finished":
-            self.finished()
         done = history.find(os.getpid(), self.began)["chunks"]
         self.say(f"epcg: allocation ended: {why}; {done} chunks done in it")
 
     def _cancel_next(self, why: str) -> None:
-        if self.kind is None or not load(self.run).next:
+        if not load(self.run).next:
             return
         taken: list[str | None] = [None]
 
@@ -211,7 +204,7 @@ class Driver:
 
         update(self.run, clear)
         if taken[0]:
-            call(self.kind.cancel_args(taken[0], drain=False))
+            self.kind.cancel_job(taken[0], drain=False)
             self.say(f"epcg: continuation job {taken[0]} cancelled: {why}")
 
     # -- signals ---------------------------------------------------------------------
@@ -269,12 +262,6 @@ def _note(line: str) -> None:
     os.write(2, f"epcg: {line}\n".encode())
 
 
-def call(args: list[str]) -> None:
-    """Run a batch system's command, ignoring its failure (the job may be gone already)."""
-    with contextlib.suppress(OSError, subprocess.SubprocessError):
-        subprocess.run(args, capture_output=True, timeout=30)
-
-
 # -- epcg cancel -----------------------------------------------------------------------
 
 
@@ -288,29 +275,7 @@ def cancel(run: RunDir, info: dict[str, Any]) -> tuple[History, list[str], list[
         waiting[0], history.cancel, history.next = history.next, True, None
 
     history = update(run, ask)
-    kind = batch.KINDS.get(info["kind"])
-    stopped, left = [], []
-    if kind is not None:
-        if waiting[0]:
-            call(kind.cancel_args(waiting[0], drain=False))
-            stopped.append(f"job {waiting[0]} (waiting)")
-        for alloc in history.allocations:
-            if (job := alloc.get("job")) and not alloc.get("ended_at") and kind.states([job]):
-                call(kind.cancel_args(job, drain=True))
-                stopped.append(f"job {alloc['job']} (running: stops handing out chunks)")
-    else:
-        for alloc in history.allocations:
-            if alloc.get("ended_at"):
-                continue
-            seen = processes.signal_if_ours(alloc, signal.SIGUSR1)
-            if seen == "alive":
-                stopped.append(f"driver pid {alloc['pid']}")
-            elif seen == "elsewhere":
-                left.append(f"driver pid {alloc.get('pid')} on {alloc.get('node')} was not signalled (another host: "
-                            f"run {command('cancel', run.path)} there)")
-            else:
-                left.append(f"driver pid {alloc.get('pid')} is gone (that process ended; "
-                            "nothing was signalled)")
+    stopped, left = batch.kind_of(info).stop(run, history, waiting[0])
     return history, stopped, left
 
 

@@ -29,10 +29,10 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from epcg.runtime import daskconfig
-from epcg.runtime.errors import Conflict, OutputFailed, TaskFailed, UserError
+from epcg.runtime.errors import Conflict, OutputFailed, TaskFailed, UserError, one_line
 from epcg.runtime.estimate import MAX_TASKS, duration, figures, machine_memory
 from epcg.runtime.execute import Executor, SerialExecutor, execute
 from epcg.runtime.jobs import Job, apply_overrides, parse_override, read_toml, validate
@@ -41,7 +41,8 @@ from epcg.runtime.parts import computed_parts
 from epcg.runtime.plan import Plan
 from epcg.runtime.progress import Callback, counting
 from epcg.runtime.checked import names_space
-from epcg.runtime.readout import length
+from epcg.runtime.history import for_results
+from epcg.runtime.readout import FINISHED, length, outputs_written, state
 from epcg.runtime.registry import job_kind
 from epcg.runtime.runplan import Placement, fitted
 from epcg.runtime.shell import command
@@ -51,9 +52,21 @@ from epcg.runtime.store import DIGEST_FILE, REDUCE, REDUCED_FILE, RESULTS, RunDi
 from epcg.runtime.tuning import plan_job, plan_of_run
 from epcg.runtime.verification import checkable, open_run, unverified, verify
 
+NEW, RESUME = "new", "resume"
+"""What :meth:`Engine.resolve` decides besides :data:`~epcg.runtime.readout.FINISHED`."""
+if TYPE_CHECKING:
+    from epcg.runtime.batch import Submission
+
 SMALL_JOB_SECONDS = 10.0
 """A job whose plan estimates at most this much compute in all runs in this process when no cluster is named:
 starting the embedded cluster and warming its workers costs about as much."""
+
+
+Session = Callable[["Engine", "Prepared", bool, "Target", "Options"], Any]
+"""Runs a prepared run's unfinished chunks with an engine (``runner.execute(prepared, new, target, options)``,
+and whatever its caller prints around it)."""
+Allocations = Callable[[RunDir, dict[str, dict[str, Any]]], list[dict[str, Any]] | None]
+"""The allocations results.json lists, given the run and its records (None: the run was never submitted)."""
 
 
 @dataclass(frozen=True)
@@ -141,6 +154,9 @@ class Engine:
     exits_after: bool = False
     """The process ends after the run (the command line): Dask's loggers stay with the run's log, so clusters
     closed by finalizers do not write to the terminal. A notebook gets its loggers back."""
+    allocations: Allocations = for_results
+    """The allocations results.json lists, given the run and its records: as the history holds them, or (a batch
+    allocation finishing the run, :meth:`drive`) as they stand once this one has ended."""
 
     # ---- preparing ------------------------------------------------------------------------------------------
 
@@ -173,11 +189,35 @@ class Engine:
             tuned = plan_job(job, options.max_tasks)
             return Prepared(tuned.job, tuned.plan, run, tuned.notes)
 
-    def reopen(self, where: str | os.PathLike[str]) -> Prepared:
-        """The run at ``where``, to be continued with the job it started with."""
+    def reopen(self, where: str | os.PathLike[str], target: Target | None = None) -> Prepared:
+        """The run at ``where``, to be continued with the job it started with. A serial resume of a user's
+        space compiles its kernels with bounds checks, switched on (as :meth:`load` does) before the space is
+        imported."""
         daskconfig.check()
         with os_errors_are_input():
+            if target is not None and target.in_process and target.named and names_space(_stored_job(where)):
+                from epcg.runtime.checked import enable
+
+                enable()
             return prepare_resume(where)
+
+    def resolve(self, job: Job, out: str | os.PathLike[str] | None, options: Options = Options()
+                ) -> tuple[str, Prepared]:
+        """What running ``job`` in ``out`` (default ``runs/<name>``) means: ``new`` (planned, nothing written),
+        ``resume`` (the run there holds this job, unfinished) or ``finished`` (it holds this job, done); a
+        UserError if it holds another job."""
+        path = out if out is not None else Path("runs") / job.name
+        existing = RunDir(path)
+        if not existing.exists():
+            return NEW, self.start(job, path, options)
+        if existing.read_job().digest != job.digest:
+            raise UserError(f"run directory {path} holds another job ({existing.job_path}); "
+                            "open it with epcg.open, or pass another out")
+        prepared = self.reopen(path)
+        done = existing.done(prepared.plan.tasks())
+        finished = state(existing.is_locked(), len(done), prepared.plan.num_tasks, outputs_written(existing),
+                         False) == FINISHED
+        return (FINISHED if finished else RESUME), prepared
 
     def placement(self, prepared: Prepared, target: Target) -> Target:
         """``target``, or this process when nobody named a cluster and the job is small (:func:`small_job`)."""
@@ -220,7 +260,7 @@ class Engine:
                             run_faults(run):
                         if not new:
                             self._verify_before_resume(prepared, None, options.verify_all)
-                        results = run_plan(prepared, None, callbacks)
+                        results = run_plan(prepared, None, callbacks, self.allocations)
                 else:
                     prepared, results = self._on_dask(prepared, new, target, options, done, log, callbacks)
             except Exception:
@@ -260,7 +300,7 @@ class Engine:
                     run_faults(run):
                 if not new:
                     self._verify_before_resume(prepared, executor, options.verify_all)
-                return prepared, run_plan(prepared, executor, callbacks)
+                return prepared, run_plan(prepared, executor, callbacks, self.allocations)
 
     def fit(self, prepared: Prepared, new: bool, workers: int, memory: int | None, done: dict[str, Any],
             options: Options, threads: int = 1, parallel: int | None = None) -> Prepared:
@@ -367,6 +407,70 @@ class Engine:
             report = self.hooks.publish(prepared.run)
         return Outcome(prepared.run, results, report)
 
+    # ---- runs that belong to a batch system or a detached driver ----------------------------------------------
+
+    def submit(self, prepared: Prepared, new: bool, submission: Submission, options: Options = Options()) -> None:
+        """Submit a new run (``new``) or the unfinished chunks of one (a run another process holds, or that has
+        an allocation waiting, is refused): fit it to one allocation's workers, claim and lay out a new
+        directory, write the batch script and batch.json, record the submission, and submit it (or start the
+        detached driver). A new directory whose submission fails is removed again (unless another process took
+        it at once: then it is theirs)."""
+        import shutil
+
+        from epcg.runtime import batch
+        from epcg.runtime.history import History, update
+
+        run = prepared.run
+        if not new:
+            with os_errors_are_input():
+                run.group  # noqa: B018 - a missing store ends here, before anything is written
+                batch.check_idle(run)
+        kind, spec, info = submission.kind, submission.spec, submission.info
+        if spec is not None:  # a running scheduler's workers are known only once the run starts
+            done = run.done(prepared.plan.tasks()) if not new else {}
+            prepared = self.fit(prepared, new, *kind.workers(spec), done, options)
+        if new:
+            with claimed(prepared, new=True):
+                pass
+        try:
+            text = kind.script(spec, info, batch.folder(run), prepared.job.name)
+            with run.lock():  # a run another process took since check_idle is one line, exit status 75
+                batch.write_batch(run, info, text)
+                update(run, History.resubmit)
+            kind.start(run, spec, info, prepared.job.name, self.say)
+        except BaseException as exc:
+            if new and not isinstance(exc, Conflict):  # a new run another process took at once is theirs now
+                shutil.rmtree(batch.folder(run), ignore_errors=True)
+            raise
+        self.say(f"watch it:  epcg status {run.path}")
+        self.say(f"stop it:   epcg cancel {run.path}")
+
+    def drive(self, where: str | os.PathLike[str], session: Session | None = None) -> int:
+        """One allocation of a submitted run (what its batch script or detached driver runs); the exit status.
+        ``session`` runs the unfinished chunks (default: :meth:`execute`; the command line prints the outputs
+        and the resume command with it); the allocation hands its end to :func:`finish`, so results.json and
+        report.html list it."""
+        from epcg.runtime.batch import read_batch
+        from epcg.runtime.driver import Driver
+
+        prepared = prepare_resume(where)
+        run = prepared.run
+        info = read_batch(run)
+        if info is None:
+            raise UserError(f"{run.path} was not submitted: use {command('resume', run.path)}")
+        connect = info.get("connect") or {}
+        options = Options(max_tasks=max(prepared.plan.num_tasks, 1), force=True)
+        run_session = session or (lambda runner, p, new, t, o: runner.execute(p, new, t, o))
+
+        def run_chunks(scheduler_file: Path | str | None) -> None:
+            on = target(connect.get("cluster_file"), connect.get("scheduler"), scheduler_file,
+                        connect.get("workers"), connect.get("threads_per_worker"))
+            run_session(self, prepared, False, on, options)
+
+        driver = Driver(run, prepared.plan.tasks(), info, run_chunks, say=self.say)
+        self.allocations = driver.ending
+        return driver.drive()
+
 
 # ---- the steps, each usable alone (tests, benchmarks, notebooks) -----------------------------------------------
 
@@ -413,6 +517,16 @@ def prepare_resume(path: str | os.PathLike[str]) -> Prepared:
             "same job (restore the file, or start a new run with 'epcg run')"
         )
     return Prepared(job, plan_of_run(run, job), run)
+
+
+def _stored_job(where: str | os.PathLike[str]) -> dict[str, Any]:
+    """A run's job.toml as plain data, wherever the run is stored ({} if it has none: resume says so)."""
+    from epcg.runtime.jobs import loads_toml
+    from epcg.runtime.store import JOB_FILE
+
+    run = RunDir(where)
+    text = run.read_text(JOB_FILE)
+    return {} if text is None else loads_toml(text, run.job_path)
 
 
 def _check_new(run: RunDir) -> None:
@@ -464,8 +578,8 @@ def claimed(prepared: Prepared, new: bool) -> Iterator[None]:
         yield
 
 
-def run_plan(prepared: Prepared, executor: Executor | None = None, callbacks: Sequence[Callback] = ()
-             ) -> dict[str, Any]:
+def run_plan(prepared: Prepared, executor: Executor | None = None, callbacks: Sequence[Callback] = (),
+             allocations: Allocations = for_results) -> dict[str, Any]:
     """Warm up, execute the unfinished tasks, reduce, write results/summary/figures.
 
     The caller holds the run's lock (see :func:`claimed`).
@@ -486,7 +600,7 @@ def run_plan(prepared: Prepared, executor: Executor | None = None, callbacks: Se
     parts = computed_parts(records.values(), starts, None, now)
     if len(parts) > 1:
         timing["parts"] = parts
-    return finish(prepared, records, timing)
+    return finish(prepared, records, timing, allocations)
 
 
 TIMING_KEYS = ("warm_up_seconds", "wall_seconds", "parts")
@@ -503,15 +617,15 @@ def recorded_timing(run: RunDir) -> dict[str, Any]:
     return {key: results[key] for key in TIMING_KEYS if key in results}
 
 
-def finish(prepared: Prepared, records: dict[str, dict[str, Any]] | None = None, timing: dict[str, Any] | None = None
-           ) -> dict[str, Any]:
-    """Reduce the records into results.json and write the summary and figures.
+def finish(prepared: Prepared, records: dict[str, dict[str, Any]] | None = None, timing: dict[str, Any] | None = None,
+           allocations: Allocations = for_results) -> dict[str, Any]:
+    """Reduce the records into results.json and write the summary and figures: the only writer of results.json
+    and summary.md (report.html is written from them).
 
     Without ``timing`` (``epcg report``) the timing of the execution that finished the run is kept.
+    ``allocations`` gives the allocations a submitted run used (see :attr:`Engine.allocations`).
     """
     import shutil
-
-    from epcg.runtime.batch import history_for_results
 
     job, plan, run = prepared
     records = records if records is not None else run.done(plan.tasks())
@@ -526,9 +640,9 @@ def finish(prepared: Prepared, records: dict[str, dict[str, Any]] | None = None,
         results = {"job": job.name, "domain": job.domain}
         results.update(kind.reduce(job.config, plan, records, run))
         results.update(timing)
-        allocations = history_for_results(run, records)
-        if allocations:
-            results["allocations"] = allocations
+        used = allocations(run, records)
+        if used:
+            results["allocations"] = used
         if run.written:
             run.sync_written()
             run.write_text(REDUCED_FILE, seal({"task": REDUCE, "ended_at": round(time.time(), 3),
@@ -545,20 +659,13 @@ def finish(prepared: Prepared, records: dict[str, dict[str, Any]] | None = None,
 # ---- faults: every OSError is one line -------------------------------------------------------------------------
 
 
-def describe_os_error(exc: OSError) -> str:
-    """``path: reason`` (both paths of a rename), or the reason alone when the system named no path."""
-    reason = exc.strerror or type(exc).__name__
-    paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
-    return f"{' -> '.join(paths)}: {reason}" if paths else f"{reason} ({' '.join(str(exc).split())})"
-
-
 @contextlib.contextmanager
 def os_errors_are_input() -> Iterator[None]:
     """For the block (before a run is claimed), an OSError is bad input: a UserError naming the path."""
     try:
         yield
     except OSError as exc:
-        raise UserError(describe_os_error(exc)) from None
+        raise UserError(one_line(exc)) from None
 
 
 @contextlib.contextmanager
@@ -568,7 +675,7 @@ def run_faults(run: RunDir) -> Iterator[None]:
     try:
         yield
     except OSError as exc:
-        raise TaskFailed(f"{describe_os_error(exc)}; the chunks finished so far are kept: fix that, then "
+        raise TaskFailed(f"{one_line(exc)}; the chunks finished so far are kept: fix that, then "
                          f"{command('resume', run.path)}") from None
 
 

@@ -1,7 +1,33 @@
 """The exceptions a run can end with: each ends the CLI with one line, never a traceback. Their messages name
-paths and URLs a user typed or a run directory holds: each is redacted as it is made (:class:`Redacted`)."""
+paths and URLs a user typed or a run directory holds: each is redacted as it is made (:class:`Redacted`).
+:func:`one_line` is the one way an exception (or a tool's output) becomes the one line a message quotes."""
 
 from epcg.runtime.text import redact
+
+
+def one_line(what: BaseException | str, named: bool = False) -> str:
+    """``what`` as one line of a message.
+
+    An OSError that names its reason is ``path: reason`` (both paths of a rename), or the reason alone. Any other
+    exception, or text, is its message with every run of whitespace (newlines too) as one space. ``named`` is for
+    an error raised by code rather than by epcg (a task, a user's kernel, an import): its type and the first line
+    of its message (the rest is a traceback's detail), or its type alone when it has no message.
+
+    >>> one_line(FileNotFoundError(2, "No such file or directory", "/x"))
+    '/x: No such file or directory'
+    >>> one_line(ValueError("bad\\n  value"))
+    'bad value'
+    >>> one_line(TypeError("no add for\\n  int64"), named=True)
+    'TypeError: no add for'
+    """
+    if isinstance(what, OSError) and what.strerror and not named:
+        paths = [str(p) for p in (what.filename, what.filename2) if p is not None]
+        return f"{' -> '.join(paths)}: {what.strerror}" if paths else what.strerror
+    if not named:
+        return " ".join(str(what).split())
+    lines = str(what).strip().splitlines()
+    first = " ".join(lines[0].split()) if lines else ""
+    return f"{type(what).__name__}: {first}" if first else type(what).__name__
 
 
 class Redacted(Exception):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol
 
-from epcg.runtime.errors import StaleTask, TaskFailed, UserError
+from epcg.runtime.errors import StaleTask, TaskFailed, UserError, one_line
 from epcg.runtime.jobs import Job
 from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.registry import job_kind, vetted
@@ -63,13 +63,13 @@ def run_task(domain: str, job_json: str, run_path: str, fence: str | None, task:
         except OSError as exc:
             if exc.errno in FATAL_ERRNOS:
                 full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
-                raise (TaskFailed if full else UserError)(f"chunk {task.id}: {_describe(exc)} in {run_path}; "
+                raise (TaskFailed if full else UserError)(f"chunk {task.id}: {one_line(exc, named=True)} in {run_path}; "
                                                           f"fix that, then {command('resume', run_path)}") from None
             if attempt == RETRIES:
-                raise TaskFailed(f"chunk {task.id} failed {RETRIES} times: {_describe(exc)}") from None
+                raise TaskFailed(f"chunk {task.id} failed {RETRIES} times: {one_line(exc, named=True)}") from None
             time.sleep(0.2 * 2**attempt)
         except Exception as exc:  # noqa: BLE001 - a deterministic failure: one line naming the chunk
-            raise TaskFailed(f"chunk {task.id} failed: {_describe(exc)}") from None
+            raise TaskFailed(f"chunk {task.id} failed: {one_line(exc, named=True)}") from None
     raise AssertionError("unreachable")
 
 
@@ -114,11 +114,6 @@ def run_tasks_quietly(domain: str, job_json: str, run_path: str, fence: str | No
         if isinstance(out[-1], Failed):
             break
     return out
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
 def worker_address() -> str | None:

@@ -131,6 +131,19 @@ def settle(history: History, records: dict[str, dict[str, Any]], starting: float
             alloc["why"] = "killed (the driver ended without a word: time limit, node failure or scancel)"
 
 
+def for_results(run: RunDir, records: dict[str, dict[str, Any]], history: History | None = None
+                ) -> list[dict[str, Any]] | None:
+    """The allocations a submitted run used, chunks counted (for results.json and report.html): ``history`` as an
+    allocation hands it in, else as stored; None for a run that was never submitted (it has no history)."""
+    if history is None:
+        if run.location.read(HISTORY_FILE) is None:
+            return None
+        history = load(run)
+    settle(history, records)
+    keep = ("job", "pid", "node", "started_at", "ended_at", "chunks", "why")
+    return [{k: a[k] for k in keep if k in a} for a in history.allocations]  # type: ignore[literal-required]
+
+
 def decide(history: History, max_requeues: int | None, left: int) -> str | None:
     """Why this allocation must not compute (None: it should), with ``left`` chunks still to do.
     Call after :func:`settle`, before adding this allocation."""

@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 
-from epcg.runtime.errors import TaskFailed, UserError
+from epcg.runtime.errors import TaskFailed, UserError, one_line
 
 SENTINEL = "\x1eepcg-result\x1e"
 """Marks the start of the function's answer in the child's stdout (the user's code may print too)."""
@@ -42,11 +42,10 @@ def _main(target: str) -> int:
         with vetted():  # the client that started this process checked the job's space
             answer = load_object(target)(sys.stdin.read())
     except UserError as exc:
-        print(" ".join(str(exc).split()), file=sys.stderr)
+        print(one_line(exc), file=sys.stderr)
         return 2
     except Exception as exc:  # noqa: BLE001 - the user's code, reported in one line by the parent
-        text = str(exc).strip().splitlines()
-        print(f"{type(exc).__name__}: {text[0] if text else ''}", file=sys.stderr)
+        print(one_line(exc, named=True), file=sys.stderr)
         return 1
     sys.stdout.write(SENTINEL + answer)
     return 0

@@ -27,7 +27,7 @@ import pydantic
 import tomli_w
 from pydantic_core import ErrorDetails
 
-from epcg.runtime.errors import UserError
+from epcg.runtime.errors import UserError, one_line
 from epcg.runtime.kind import JobKind
 from epcg.runtime.registry import job_kind, kind_of
 from epcg.runtime.shell import command
@@ -158,7 +158,7 @@ def read_toml(path: Path, what: str = "job file") -> dict[str, Any]:
             raise UserError(f"{what} {path} nests lists or tables more than {MAX_DEPTH} deep")
         return tomllib.loads(text)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise UserError(f"{what} {path} is not valid TOML: {_one_line(exc)}") from None
+        raise UserError(f"{what} {path} is not valid TOML: {one_line(exc)}") from None
     except OSError as exc:
         raise UserError(f"{what} {path} cannot be read: {exc.strerror}") from None
 
@@ -173,7 +173,7 @@ def loads_toml(text: str, source: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"job file {source} is not valid TOML: {_one_line(exc)}") from None
+        raise UserError(f"job file {source} is not valid TOML: {one_line(exc)}") from None
 
 
 def validate(data: dict[str, Any], source: str = "job") -> Job:
@@ -412,7 +412,3 @@ def describe_error(exc: pydantic.ValidationError, model: type[pydantic.BaseModel
         return f"{loc}: {message}"
     got = repr(err.get("input"))
     return f"{loc}: {message} (got {got if len(got) <= 80 else got[:77] + '...'})"
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())

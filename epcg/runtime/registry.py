@@ -45,7 +45,7 @@ from functools import cache
 from importlib.metadata import entry_points
 from typing import Any
 
-from epcg.runtime.errors import UserError
+from epcg.runtime.errors import UserError, one_line
 from epcg.runtime.kind import JobKind, as_job_kind
 
 GROUP = "epcg.jobs"
@@ -74,7 +74,7 @@ def job_kind(name: str) -> JobKind:
     try:
         kind = entry.load()
     except Exception as exc:  # noqa: BLE001 - a broken plugin is the user's to fix, in one line
-        raise UserError(f"job kind {name!r} ({entry.value}) failed to import: {_first_line(exc)}") from None
+        raise UserError(f"job kind {name!r} ({entry.value}) failed to import: {one_line(exc, named=True)}") from None
     try:
         return as_job_kind(kind, name)
     except ValueError as exc:
@@ -100,7 +100,7 @@ def run_type(name: str) -> type | None:
         loaded: type = entry.load()
         return loaded
     except Exception as exc:  # noqa: BLE001 - a broken plugin is the user's to fix, in one line
-        raise UserError(f"the run type of job kind {name!r} ({entry.value}) failed to import: {_first_line(exc)}") from None
+        raise UserError(f"the run type of job kind {name!r} ({entry.value}) failed to import: {one_line(exc, named=True)}") from None
 
 
 def kinds_with_run_types() -> list[tuple[str, type]]:
@@ -174,7 +174,7 @@ def load_object(path: str) -> Any:
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # noqa: BLE001 - any import failure of user code gets one line
-        raise UserError(f"space {path!r}: cannot import {module_name!r}: {_first_line(exc)}") from None
+        raise UserError(f"space {path!r}: cannot import {module_name!r}: {one_line(exc, named=True)}") from None
     obj = module
     for part in attr.split("."):
         if not hasattr(obj, part):
@@ -240,8 +240,3 @@ def kind_of(data: dict[str, Any]) -> str:
             "(build it with epcg.search.ScanSpace or epcg.search.RetrogradeSpace)"
         )
     return algorithm
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import pydantic
 from pydantic import ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr
 
-from epcg.runtime.errors import UserError
+from epcg.runtime.errors import UserError, one_line
 
 __all__ = ["Malformed", "Stored", "Identity", "Record", "Results", "Allocation", "History", "Batch", "Live",
            "Verified", "Lease", "PlanFile", "loads", "check"]
@@ -122,7 +122,8 @@ class Connect(Stored):
 class Batch(Stored):
     """batch.json: how a run was submitted (a batch system's script and limits, or a detached driver)."""
 
-    kind: StrictStr
+    kind: Literal["slurm", "pbs", "detached"]
+    """The batch kind (``epcg.runtime.batch.KINDS``)."""
     script: StrictStr | None = None
     walltime_seconds: Seconds | None = None
     signal_lead: Seconds | None = None
@@ -204,7 +205,7 @@ def loads(data: str | bytes | None, schema: Any, where: str, context: dict[str, 
     try:
         value = json.loads(data if data is not None else "")
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-        reason = " ".join(str(exc).split())[:120] if not isinstance(exc, RecursionError) else "nested too deep"
+        reason = one_line(exc)[:120] if not isinstance(exc, RecursionError) else "nested too deep"
         raise Malformed(f"{where} is damaged (not JSON: {reason or 'empty'})") from None
     return check(value, schema, where, context)
 
@@ -222,6 +223,6 @@ def _first(exc: pydantic.ValidationError) -> str:
     """The first error of a validation, as ``key.path: message`` on one line."""
     error = exc.errors(include_url=False)[0]
     where = ".".join(str(part) for part in error["loc"])
-    message = " ".join(str(error["msg"]).split()).removeprefix("Value error, ")
+    message = one_line(str(error["msg"])).removeprefix("Value error, ")
     message = re.sub(r" or instance of \w+$", "", message)[:160]
     return f"{where}: {message}" if where else message

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from epcg.runtime.allocator import keep_chunk_buffers
-from epcg.runtime.errors import Damaged, PermissionDenied, StaleTask, StorageFault, Unfinished, UserError
+from epcg.runtime.errors import Damaged, PermissionDenied, StaleTask, StorageFault, Unfinished, UserError, one_line
 from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.rundir import IO, Location, open_location, write_atomic
 from epcg.runtime.schemas import Identity, Malformed, PlanFile, Record, check, loads
@@ -555,7 +555,7 @@ class RunDir:
             raise StoreMissing(f"the store {where} is unreadable ({exc})") from None
         except (FileNotFoundError, NotADirectoryError, PermissionError, ValueError, OSError,
                 zarr.errors.BaseZarrError) as exc:
-            reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+            reason = one_line(exc)[:200] or type(exc).__name__
             raise StoreMissing(f"the store {where} is missing or unreadable ({reason})") from None
 
     def write_array(self, name: str, data: np.ndarray, chunks: int | None = None) -> None:

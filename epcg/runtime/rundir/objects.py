@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from epcg.runtime import processes
-from epcg.runtime.errors import Conflict, MissingBucket, PermissionDenied, StorageFault, Unreachable, UserError
+from epcg.runtime.errors import Conflict, MissingBucket, PermissionDenied, StorageFault, Unreachable, UserError, one_line
 from epcg.runtime.rundir.base import LOCK_KEY, PROBE_KEY, Location
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ IO = Counters()
 def _error_text(exc: BaseException) -> str:
     """One line of an obstore error, without the server's body, with the HTTP status it answered (a server that
     is not an S3 endpoint answers with a web page)."""
-    text = " ".join(str(exc).split())
+    text = one_line(exc)
     status = re.search(r"non-2xx status code: (\d{3}[A-Za-z ]*)", text)
     for marker in ("<?xml", "Server returned", " - "):
         cut = text.find(marker)
@@ -100,7 +100,7 @@ def _error_text(exc: BaseException) -> str:
 
 def _cause(exc: BaseException) -> tuple[type[StorageFault] | None, str]:
     """The fault class of an obstore error and its words (None: not one the user must act on; a retry may help)."""
-    raw = " ".join(str(exc).split())
+    raw = one_line(exc)
     if "NoSuchBucket" in raw:
         return MissingBucket, "its bucket does not exist"
     if any(s in raw for s in ("InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "403 Forbidden",
