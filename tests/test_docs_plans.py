@@ -2,8 +2,9 @@
 
 A quote is an indented block whose first line is ``$ epcg plan …`` (a trailing backslash continues the command)
 and whose other lines are what it printed. Each quoted command runs in this process, and each quoted line must
-be one of its output lines, in order, with two allowances: a duration (the kernels are timed at plan time, so
-hours move with the machine's load) matches any duration, and ``…`` matches any text. Bytes, memory, tasks,
+be one of its output lines, in order, with two allowances: a duration or a percentage (the kernels are timed at plan
+time, so hours and a stage's scheduling share move with the machine's load) matches any other, and ``…`` matches any
+text. Bytes, memory, tasks,
 partitions, slices and read groups are arithmetic, so a doc edit or a code change that moves them fails here.
 """
 
@@ -23,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ("README.md", "docs/cli.md", "docs/cluster.md", "docs/scaling.md")
 PROMPT = "$ epcg plan "
 INDENT = "    "
-DURATION = re.compile(r"\b\d[\d,.]*\s?(?:s|min|h|d|days?|hours?|minutes?)\b")
+TIMED = re.compile(r"<?\b\d[\d,.]*\s?(?:ms|s|min|h|d|days?|hours?|minutes?|%)(?!\w)")
+"""A figure that comes from the kernels' speed timed at plan time: a duration, or a share of one."""
 SLOW_PIECES = 14
 """Plans this deep take longest (their stages and slices); they run under ``-m slow``."""
 
@@ -64,17 +66,17 @@ def quotes(doc: str, text: str) -> list[Quote]:
 
 
 def _normal(line: str) -> str:
-    return " ".join(DURATION.sub("⧗", line).split())
+    return " ".join(TIMED.sub("⧗", line).split())
 
 
 def _pattern(quoted: str) -> re.Pattern[str]:
-    """The output lines a quoted line stands for: its durations any duration, ``…`` any text."""
-    parts = [re.escape(part).replace("⧗", DURATION.pattern) for part in _normal(quoted).split("…")]
+    """The output lines a quoted line stands for: its timed figures any timed figure, ``…`` any text."""
+    parts = [re.escape(part).replace("⧗", TIMED.pattern) for part in _normal(quoted).split("…")]
     return re.compile(r"\s*" + ".*".join(parts) + r"\s*")
 
 
 def unmatched(quoted: tuple[str, ...], printed: str) -> list[str]:
-    """The quoted lines not found, in order, among the printed ones (durations and ``…`` as the module says)."""
+    """The quoted lines not found, in order, among the printed ones (timed figures and ``…`` as the module says)."""
     lines = [" ".join(line.split()) for line in printed.splitlines()]
     missing, at = [], 0
     for line in quoted:
@@ -122,4 +124,6 @@ def test_the_match_allows_only_durations_and_ellipses() -> None:
     assert unmatched(("k14 … 3.6 GiB …", "run would accept this job"), printed) == []
     assert unmatched(("k14  26,616   13 s   1.3 TiB  358.2 GiB  3.6 GiB  22.3 min",), printed) != []
     assert unmatched(("k14  26,615   13 s   1.3 TiB  358.2 GiB  3.7 GiB  22.3 min",), printed) != []
+    assert unmatched(("k14  26,615   13 s   1.3 TiB  358.2 GiB  3.6 GiB  22.3 min",), "k14 26,615 0.4 s <0.1 %") != []
+    assert unmatched(("top  1 s  3.6 %  0 B",), "top  2 ms  <0.1 %  0 B") == []
     assert unmatched(("run would accept this job", "k14 …"), printed) != []
