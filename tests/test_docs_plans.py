@@ -1,11 +1,12 @@
 """The `epcg plan` output the docs quote is what the tool prints today.
 
 A quote is an indented block whose first line is ``$ epcg plan …`` (a trailing backslash continues the command)
-and whose other lines are what it printed. Each quoted command runs in this process, and each quoted line must
-be one of its output lines, in order, with two allowances: a duration or a percentage (the kernels are timed at plan
-time, so hours and a stage's scheduling share move with the machine's load) matches any other, and ``…`` matches any
-text. Bytes, memory, tasks,
-partitions, slices and read groups are arithmetic, so a doc edit or a code change that moves them fails here.
+and whose other lines are what it printed. Each quoted command runs in this process (``epcg plan`` writes
+nothing), and each quoted line must be one of its output lines, in order, with two allowances: a duration or a
+percentage matches any other (the kernels are timed at plan time, so hours and a stage's scheduling share move
+with the machine's load), and ``…`` matches any text. Bytes, memory, partitions, slices and read groups are
+arithmetic, so a doc edit or a code change that moves them fails here. So are the tasks of a stage, unless its
+tasks are so short that the plan coarsens them by their timed speed: a quote leaves such a stage's line out.
 """
 
 from __future__ import annotations
