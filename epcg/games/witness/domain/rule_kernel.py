@@ -10,11 +10,13 @@ mark can erase them, each triangle and each pair of squares of different
 colours. Level ``i`` of ``cur`` is the AND of the first ``i`` atoms; consecutive
 placements share most of their atoms, so only the levels from the first changed
 atom are computed again (with the non-zero word spans of ``kernels._and_level``).
+A star with one partner of its colour is an atom too (the paths keeping the
+two in one region), one with none the empty row.
 The last atom's AND is counted with the early exit of ``kernels._count_and``,
 a run of ranks at a time where the last atom alone moves (``_leaf``: the last
 hexagon of a row without cell symbols, the value of a last triangle), with no
 step between them, and not at all under an empty level;
-stars are checked a word at a time from the pairs' bitsets (``_stars_word``),
+stars with more partners are checked a word at a time from the pairs' bitsets (``_stars_word``),
 and when tetris pieces or elimination marks need a path's regions, its paths
 are checked one by one (``rule_check.path_ok``), longest first.
 
@@ -215,13 +217,35 @@ def _atoms(item, spec, offsets, pair_index, sel, cells, types, values, atoms, sy
                 if types[j] == SQUARE and values[j] != values[i]:
                     atoms[a] = offsets[5] + pair_index[cells[j], cells[i]]
                     a += 1
+    if spec[STAR_BITSETS]:
+        a = _star_atoms(spec[N], offsets, pair_index, cells, types, values, atoms, a)
     return a, changed
+
+
+@njit(**INLINE)
+def _star_atoms(n, offsets, pair_index, cells, types, values, atoms, a):
+    """Append the atom of each star with at most one partner (another square or star of its colour): the
+    paths keeping the two in one region, or the empty row when it has none; returns the atoms' new end."""
+    for i in range(n):
+        if types[i] != STAR:
+            continue
+        c = 0
+        partner = -1
+        for j in range(n):
+            if j != i and (types[j] == STAR or types[j] == SQUARE) and values[j] == values[i]:
+                c += 1
+                partner = j
+        if c <= 1:
+            atoms[a] = offsets[7] - 1 if c == 0 else offsets[6] + pair_index[cells[i], cells[partner]]
+            a += 1
+    return a
 
 
 @njit(**KERNEL)
 def _star_partners(n, offsets, pair_index, cells, types, values, partners, counts):
-    """For each star ``s`` (numbered in cell order), the bitset rows ``partners[s, :counts[s]]`` of the pairs it
-    forms with the other squares and stars of its colour; returns the number of stars."""
+    """For each star ``s`` with two partners or more (numbered in cell order; ``_star_atoms`` takes the others),
+    the bitset rows ``partners[s, :counts[s]]`` of the pairs it forms with the other squares and stars of its
+    colour; returns the number of such stars."""
     ns = 0
     for i in range(n):
         if types[i] != STAR:
@@ -231,8 +255,9 @@ def _star_partners(n, offsets, pair_index, cells, types, values, partners, count
             if j != i and (types[j] == STAR or types[j] == SQUARE) and values[j] == values[i]:
                 partners[ns, c] = offsets[5] + pair_index[cells[i], cells[j]]
                 c += 1
-        counts[ns] = c
-        ns += 1
+        if c > 1:
+            counts[ns] = c
+            ns += 1
     return ns
 
 
@@ -293,7 +318,7 @@ def scan_rules(rows, spec, radices, tri_values, offsets, pair_index, num_paths, 
     """Every placement of ``[start, stop)`` into the accumulator (``kernels.py``'s conventions)."""
     W = rows.shape[1]
     n = spec[N]
-    most = 2 + spec[GK] + spec[HK] + n + n * (n - 1) // 2
+    most = 2 + spec[GK] + spec[HK] + 2 * n + n * (n - 1) // 2
     cur = np.zeros((most + 1, W), dtype=np.uint64)
     span = np.zeros((most + 1, 2), dtype=np.int64)
     _ones(cur[0], num_paths)
@@ -327,9 +352,9 @@ def scan_rules(rows, spec, radices, tri_values, offsets, pair_index, num_paths, 
             _and_level(cur, span, i, rows, atoms[i])
             before[i] = atoms[i]
         valid = m - 1
-        if spec[CHECK] or spec[STAR_BITSETS]:
-            ns = _star_partners(n, offsets, pair_index, cells, types, values, partners, counts) \
-                if spec[STAR_BITSETS] else 0
+        ns = _star_partners(n, offsets, pair_index, cells, types, values, partners, counts) \
+            if spec[STAR_BITSETS] else 0
+        if spec[CHECK] or ns > 0:
             _and_level(cur, span, m - 1, rows, atoms[m - 1])
             count, first = _checked(cur, span, m, rows, spec, ns, partners, counts, regions, touch, cells, types,
                                     values, voff, place, vsize, _exact(acc, hist), scratch)
@@ -368,7 +393,7 @@ def _leaf(spec, sel, cells, types, vidx, offsets):
     n = spec[N]
     if n == 0:
         return 1 + spec[GK] + spec[HK] if spec[HK] > 0 else -1
-    return 0 if spec[CELL_BITSETS] and types[n - 1] == TRIANGLE else -1
+    return 0 if spec[CELL_BITSETS] and not spec[STAR_BITSETS] and types[n - 1] == TRIANGLE else -1
 
 
 @njit(**INLINE)
@@ -407,7 +432,7 @@ def solve_rank(rank, rows, spec, radices, tri_values, offsets, pair_index, num_p
     types = np.zeros(max(n, 1), dtype=np.int64)
     vidx = np.zeros(max(n, 1), dtype=np.int64)
     values = np.zeros(max(n, 1), dtype=np.int64)
-    atoms = np.zeros(2 + spec[GK] + spec[HK] + n + n * (n - 1) // 2, dtype=np.int64)
+    atoms = np.zeros(2 + spec[GK] + spec[HK] + 2 * n + n * (n - 1) // 2, dtype=np.int64)
     scratch = np.zeros((3, max(n, 1)), dtype=np.int64)
     _decode(rank, spec, radices, tri_values, digits, sel, cells, types, vidx, values)
     m, _ = _atoms(0, spec, offsets, pair_index, sel, cells, types, values, atoms, np.zeros(max(n, 1), np.int64))
