@@ -49,6 +49,9 @@ class WitnessRun(Run):
             "row": ("a row's name or an index", "that row's panels of a rules run (default: every row)"),
             "solutions": ("a count", "panels with that many solutions (default: the row's fewest; another count "
                           "when a band of the job's `keep` holds it)"),
+            "distinct": ("`patterns`, `boards`", "per row, `patterns`: one panel per set of solution paths up to "
+                         "the row's symmetries, its `copies` how many listed panels it stands for; `boards` "
+                         "(default): every panel"),
         },
     }
     """The filters of ``puzzles``, ``triples`` and ``panels``: values and what each selects (docs/filters.md)."""
@@ -218,13 +221,15 @@ class WitnessRun(Run):
             raise UserError(f"run {self.name} did not record the distribution of solution counts of {row_.key}")
         return pd.Series(counts_of(counts), name="puzzles").rename_axis("solutions")
 
-    def panels(self, row: str | int | None = None, *,
-               solutions: int | None = None) -> Iterator[rule_found.RulesPanel]:
+    def panels(self, row: str | int | None = None, *, solutions: int | None = None,
+               distinct: str | None = None) -> Iterator[rule_found.RulesPanel]:
         """A rules run's panels, row by row in rank order: ``row`` a row name or index (all by default),
-        ``solutions`` the solution count (default: each row's minimum; another count if a ``keep`` band holds it)."""
+        ``solutions`` the solution count (default: each row's minimum; another count if a ``keep`` band holds it),
+        ``distinct="patterns"`` one panel per set of solving paths up to the row's symmetries
+        (:mod:`~epcg.games.witness.domain.rule_patterns`)."""
         self._require("rules")
         check_count("solutions", solutions)
-        return rule_found.panels(self, row, solutions)
+        return rule_found.panels(self, row, solutions, distinct)
 
     def triples(self, variant: str | None = None) -> Iterator[TripleSet]:
         """The optimal triple-panel sets results.json decodes, per variant."""
