@@ -252,9 +252,14 @@ class WitnessRun(Run):
         """What the run knows of one panel, written as docs/notation.md names its parts: ``"3x3: vertex (1,0), edge
         (0,1)-(1,1), cell (2,2) white"`` (hexagons, squares; the size may be left out when every row has one):
         its row and rank, solution count and longest solution (counted on the spot), pattern, orbit, whether the
-        run kept it, its solutions drawn (:mod:`~epcg.games.witness.probe`)."""
+        run kept it, its solutions drawn (:mod:`~epcg.games.witness.probe`); a rules run's panel is written as
+        :mod:`~epcg.games.witness.rule_probe` says (``"3x3: cell (0,0) triangle 2, exit (3,3)"``)."""
         from epcg.games.witness.probe import probe
 
+        if self.domain == "rules":
+            from epcg.games.witness.rule_probe import probe as probe_rules
+
+            return probe_rules(self, puzzle)
         self._require("witness")
         return probe(self, puzzle)
 
