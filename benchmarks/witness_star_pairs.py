@@ -1,7 +1,7 @@
 """The fewest star pairs that leave a panel exactly one solution, with each pair its own colour.
 
-    python benchmarks/witness_star_pairs.py                    # 4x4, exit at the corner, 1..4 pairs
-    python benchmarks/witness_star_pairs.py --exits border --most 3
+    python benchmarks/witness_star_pairs.py                    # 4x4, exit at the corner, 1..8 pairs
+    python benchmarks/witness_star_pairs.py --exits border --least 3 --most 3
 
 A rules row of ``2p`` stars in ``p`` colours places every colouring, most of
 them not ``p`` pairs (six white stars and two black ones are four stars too).
@@ -62,12 +62,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--board", default="4x4", help="WxH (default 4x4)")
     parser.add_argument("--exits", default="corner", choices=["corner", "border"])
-    parser.add_argument("--most", type=int, default=4, help="most pairs")
+    parser.add_argument("--least", type=int, default=1, help="fewest pairs")
+    parser.add_argument("--most", type=int, default=8, help="most pairs (at most the 8 colours)")
     parser.add_argument("--shown", type=int, default=12, help="panels at one solution printed at most")
     args = parser.parse_args()
     w, h = (int(t) for t in args.board.split("x"))
     total = 0.0
-    for p in range(1, args.most + 1):
+    for p in range(args.least, args.most + 1):
         row = RuleRow(width=w, height=h, stars=2 * p, colours=p, exits=args.exits)
         space = puzzle_space(row)
         space.evaluate(0, *space.data)  # compile
