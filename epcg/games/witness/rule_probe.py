@@ -171,8 +171,8 @@ def probe(run: Any, text: str) -> Probe:
             f"solvable, {count:,} solutions"
         lines = [f"panel of row {row.name}, rank {rank:,}",
                  verdict + (f", the longest {found.longest} edges: {'-'.join(facts['solution'])}" if count else ""),
-                 f"kept by the run: {'yes, at the row' if kept else 'no; the row keeps'}'s fewest solutions "
-                 f"({res['min_solutions']:,})"]
+                 f"kept by the run: {'yes, at' if kept else 'no; the row keeps those at'} the row's fewest "
+                 f"solutions ({res['min_solutions']:,})"]
         return Probe(text.strip(), facts, lines, "", found.figure)
     if not refusals:
         raise InvalidValue(f"this run has no row of {width}x{height} panels; its rows are "
