@@ -361,7 +361,7 @@ def scan_rules(rows, spec, radices, tri_values, offsets, pair_index, num_paths, 
             solvable += _fold(count, first, r, lengths, acc, ranks, longs, hist, bands, kept)
             r += 1
             continue
-        leaf = _leaf(spec, sel, cells, types, vidx, offsets)
+        leaf = _leaf(spec, types)
         run = 1 if leaf < 0 else min(stop - r, spec[NPOS] - sel[leaf] if n == 0 else spec[VALUES + TRIANGLE] - vidx[n - 1])
         lo = np.uint64(span[m - 1, 0])
         hi = np.uint64(span[m - 1, 1])
@@ -386,7 +386,7 @@ def scan_rules(rows, spec, radices, tri_values, offsets, pair_index, num_paths, 
 
 
 @njit(**INLINE)
-def _leaf(spec, sel, cells, types, vidx, offsets):
+def _leaf(spec, types):
     """Where the placement's last atom alone runs through consecutive ranks: the index in ``sel`` of the last
     hexagon of a row without cell symbols, ``0`` for a last cell symbol that is a triangle (its values run),
     -1 otherwise (one rank at a time)."""
