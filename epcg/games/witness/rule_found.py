@@ -7,6 +7,8 @@ exported; counts read from the store are passed in.
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -19,7 +21,7 @@ from epcg.games.witness.found import kept_puzzles, stored
 from epcg.kinds.keep import band_of, band_text, covering, read_kept
 from epcg.report.found import Found
 from epcg.report.gallery import Group, Item, share, spread
-from epcg.runtime.errors import UserError
+from epcg.runtime.errors import InvalidValue, UserError
 
 
 @dataclass(frozen=True, eq=False)
@@ -30,6 +32,8 @@ class RulesPanel(Found):
     rank: int
     solutions: int | None = None
     length: int | None = None
+    copies: int | None = None
+    """Listed with ``distinct="patterns"``: how many of the panels listed share its pattern."""
     kind: str = field(default="witness-rules-panel", init=False)
 
     @cached_property
@@ -41,6 +45,19 @@ class RulesPanel(Found):
         from epcg.games.witness.rule_scans import decoded
 
         return decoded(self.row, self.rank)
+
+    @cached_property
+    def pattern(self) -> str:
+        """Its pattern: the set of paths solving it, up to the row's symmetries
+        (:mod:`~epcg.games.witness.domain.rule_patterns`)."""
+        from epcg.games.witness.domain.rule_patterns import pattern
+        from epcg.games.witness.domain.rule_scan import solutions
+        from epcg.games.witness.domain.rule_tables import universe_for
+
+        row = self.row
+        universe = universe_for(row.width, row.height, row.start_places, row.exit_places)
+        paths = [universe.path(int(i)) for i in solutions(row, self.rank)]
+        return pattern(row.geometry, row.start_places, row.exit_places, paths)
 
     @property
     def solution_count(self) -> int:
@@ -58,8 +75,11 @@ class RulesPanel(Found):
         return f"{self.row.name} rank {self.rank:,} · {self.solution_count} sol. · {self.longest} edges"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": self.kind, "row": self.row.name, "width": self.row.width, "height": self.row.height,
-                **self._solved, "longest_solution": self.longest}
+        out = {"type": self.kind, "row": self.row.name, "width": self.row.width, "height": self.row.height,
+               **self._solved, "longest_solution": self.longest, "pattern": self.pattern}
+        if self.copies is not None:
+            out["copies"] = self.copies
+        return out
 
     def figure(self) -> Figure:
         from epcg.games.witness.domain.render_rules import rules_figure
@@ -69,9 +89,35 @@ class RulesPanel(Found):
         return rules_figure(self.row, self.panel, path, caption=self.caption())
 
 
-def panels(run: Any, row: str | int | None, solutions: int | None) -> Iterator[RulesPanel]:
+DISTINCT = ("patterns", "boards")
+"""What ``distinct=`` may ask of a rules run: one panel per pattern, or every panel."""
+
+
+def panels(run: Any, row: str | int | None, solutions: int | None,
+           distinct: str | None = None) -> Iterator[RulesPanel]:
     """The panels of a run's rows (all by default) with ``solutions`` solutions (default: each row's minimum),
-    from the store: at the minimum, or in a band the job kept."""
+    from the store: at the minimum, or in a band the job kept; with ``distinct="patterns"`` per row the first
+    panel of each pattern, its ``copies`` how many of the panels listed share it."""
+    if distinct not in (None, *DISTINCT):
+        raise InvalidValue(f"distinct must be one of {', '.join(DISTINCT)} for a rules run, got {distinct!r}")
+    found = _panels(run, row, solutions)
+    return found if distinct in (None, "boards") else _distinct(found)
+
+
+def _distinct(found: Iterator[RulesPanel]) -> Iterator[RulesPanel]:
+    """Per row, the first panel of each pattern, in the order listed, with how many panels share it (a row's
+    panels are all read before its first is given)."""
+    for _row, group in itertools.groupby(found, key=lambda p: p.row.name):
+        firsts: dict[str, RulesPanel] = {}
+        copies: dict[str, int] = {}
+        for p in group:
+            firsts.setdefault(p.pattern, p)
+            copies[p.pattern] = copies.get(p.pattern, 0) + 1
+        for key, p in firsts.items():
+            yield dataclasses.replace(p, copies=copies[key])
+
+
+def _panels(run: Any, row: str | int | None, solutions: int | None) -> Iterator[RulesPanel]:
     pairs = list(zip(run.config.parsed_rows(), run.results["rows"]))
     if row is not None:
         pairs = [pair for i, pair in enumerate(pairs) if row in (i, pair[0].name)]

@@ -50,6 +50,9 @@ class WitnessRun(Run):
             "row": ("a row's name or an index", "that row's panels of a rules run (default: every row)"),
             "solutions": ("a count", "panels with that many solutions (default: the row's fewest; another count "
                           "when a band of the job's `keep` holds it)"),
+            "distinct": ("`patterns`, `boards`", "per row, `patterns`: one panel per set of solution paths up to "
+                         "the row's symmetries, its `copies` how many listed panels it stands for; `boards` "
+                         "(default): every panel"),
         },
     }
     """The filters of ``puzzles``, ``triples`` and ``panels``: values and what each selects (docs/filters.md)."""
@@ -222,13 +225,15 @@ class WitnessRun(Run):
             raise UserError(f"run {self.name} did not record the distribution of solution counts of {row_.key}")
         return pd.Series(counts_of(counts), name="puzzles").rename_axis("solutions")
 
-    def panels(self, row: str | int | None = None, *,
-               solutions: int | None = None) -> Iterator[rule_found.RulesPanel]:
+    def panels(self, row: str | int | None = None, *, solutions: int | None = None,
+               distinct: str | None = None) -> Iterator[rule_found.RulesPanel]:
         """A rules run's panels, row by row in rank order: ``row`` a row name or index (all by default),
-        ``solutions`` the solution count (default: each row's minimum; another count if a ``keep`` band holds it)."""
+        ``solutions`` the solution count (default: each row's minimum; another count if a ``keep`` band holds it),
+        ``distinct="patterns"`` one panel per set of solving paths up to the row's symmetries
+        (:mod:`~epcg.games.witness.domain.rule_patterns`)."""
         self._require("rules")
         check_count("solutions", solutions)
-        return rule_found.panels(self, row, solutions)
+        return rule_found.panels(self, row, solutions, distinct)
 
     def triples(self, variant: str | None = None) -> Iterator[TripleSet]:
         """The optimal triple-panel sets results.json decodes, per variant."""
@@ -257,9 +262,14 @@ class WitnessRun(Run):
         """What the run knows of one panel, written as docs/notation.md names its parts: ``"3x3: vertex (1,0), edge
         (0,1)-(1,1), cell (2,2) white"`` (hexagons, squares; the size may be left out when every row has one):
         its row and rank, solution count and longest solution (counted on the spot), pattern, orbit, whether the
-        run kept it, its solutions drawn (:mod:`~epcg.games.witness.probe`)."""
+        run kept it, its solutions drawn (:mod:`~epcg.games.witness.probe`); a rules run's panel is written as
+        :mod:`~epcg.games.witness.rule_probe` says (``"3x3: cell (0,0) triangle 2, exit (3,3)"``)."""
         from epcg.games.witness.probe import probe
 
+        if self.domain == "rules":
+            from epcg.games.witness.rule_probe import probe as probe_rules
+
+            return probe_rules(self, puzzle)
         self._require("witness")
         return probe(self, puzzle)
 

@@ -103,7 +103,8 @@ def _and_level(cur, span, i, table, q):
     """``cur[i+1] = cur[i] & table[q]`` over the words ``span[i]``; returns its size.
 
     ``span[i] = (first, stop)`` bounds the non-zero words of level ``i``; the
-    result's span is trimmed to its own non-zero words.
+    result's span is trimmed to its own non-zero words (empty when it has none, so
+    ANDs from an empty level cost nothing).
     """
     lo = span[i, 0]
     hi = span[i, 1]
@@ -120,6 +121,8 @@ def _and_level(cur, span, i, table, q):
             lo += 1
         while cur[i + 1, hi - 1] == 0:
             hi -= 1
+    else:
+        hi = lo
     span[i + 1, 0] = lo
     span[i + 1, 1] = hi
     return total

@@ -2,15 +2,21 @@
 
 Ranks are walked in order (``rules.py`` gives the layout): the first is
 decoded, each next one stepped from it like an odometer (``_step``), so only
-the parts that changed move, a combination to its successor. A placement
+the parts that changed move, a combination to its successor, and only the
+atoms from the first part that changed are rebuilt (``_atoms``). A placement
 becomes a list of *atoms*, rows of the row's bitset table (``rule_tables.py``):
 its start set, its exit set, each gap, each hexagon and, when no elimination
 mark can erase them, each triangle and each pair of squares of different
 colours. Level ``i`` of ``cur`` is the AND of the first ``i`` atoms; consecutive
 placements share most of their atoms, so only the levels from the first changed
 atom are computed again (with the non-zero word spans of ``kernels._and_level``).
-The last atom's AND is counted with the early exit of ``kernels._count_and``;
-stars are checked a word at a time from the pairs' bitsets (``_stars_word``),
+A star with one partner of its colour is an atom too (the paths keeping the
+two in one region), one with none the empty row.
+The last atom's AND is counted with the early exit of ``kernels._count_and``,
+a run of ranks at a time where the last atom alone moves (``_leaf``: the last
+hexagon of a row without cell symbols, the value of a last triangle), with no
+step between them, and not at all under an empty level;
+stars with more partners are checked a word at a time from the pairs' bitsets (``_stars_word``),
 and when tetris pieces or elimination marks need a path's regions, its paths
 are checked one by one (``rule_check.path_ok``), longest first.
 
@@ -28,7 +34,7 @@ from numba import njit
 from epcg.combinatorics.jit import INLINE, KERNEL
 from epcg.combinatorics.binomial import BINOMIAL
 from epcg.combinatorics.bits import ctz, popcount
-from epcg.combinatorics.combinations import _increment_lex, _unrank_lex
+from epcg.combinatorics.combinations import _unrank_lex
 from epcg.games.witness.domain.kernels import _and_level, _count_and, _keep, _ones, _record
 from epcg.games.witness.domain.rule_check import SQUARE, STAR, TRIANGLE, path_ok
 
@@ -112,85 +118,134 @@ def _values(n, types, vidx, tri_values, values):
 
 
 @njit(**INLINE)
-def _first(items, k):
+def _first(items, lo, k):
     for j in range(k):
-        items[j] = j
+        items[lo + j] = j
 
 
-@njit(**KERNEL)
+@njit(**INLINE)
+def _next_lex(items, lo, n, k):
+    """``items[lo:lo+k]`` to the next combination (it has one); returns the index within it that moved."""
+    i = k - 1
+    while items[lo + i] == n - k + i:
+        i -= 1
+    nxt = items[lo + i] + 1
+    for j in range(i, k):
+        items[lo + j] = nxt + (j - i)
+    return i
+
+
+@njit(**INLINE)
 def _step(spec, radices, tri_values, digits, sel, cells, types, vidx, values):
     """Advance a decoded rank to the next one without a division: the last digit steps, carrying into the ones
-    before it; a part that steps moves to its successor, the parts after it start again from their first."""
+    before it; a part that steps moves to its successor, the parts after it start again from their first.
+
+    Returns the first *item* that changed, items numbered as the atoms of the placement's prefix (0 the start
+    set, 1 the exit set, ``2 + i`` gap ``i``, ``2 + GK + i`` hexagon ``i``), then ``2 + GK + HK + i`` for the
+    ``i``-th cell symbol."""
+    base = 2 + spec[GK] + spec[HK]
+    n = spec[N]
     d = 6
     digits[6] += 1
-    while d > 0 and digits[d] == radices[d]:
-        digits[d] = 0
-        d -= 1
-        digits[d] += 1
-    sel[0] = digits[0]
-    sel[1] = digits[1]
-    n = spec[N]
-    if d <= 2 and spec[GK] > 0:
-        if d == 2:
-            _increment_lex(sel[2:], spec[EDGES], spec[GK])
-        else:
-            _first(sel[2:], spec[GK])
-    if d <= 3 and spec[HK] > 0:
-        if d == 3:
-            _increment_lex(sel[2 + spec[GK]:], spec[NPOS], spec[HK])
-        else:
-            _first(sel[2 + spec[GK]:], spec[HK])
-    if n == 0:
-        return
-    if d <= 4:
-        if d == 4:
-            _increment_lex(cells, spec[NCELLS], n)
-        else:
-            _first(cells, n)
-    if d <= 5:
-        _arrangement(digits[5], spec[COUNTS:COUNTS + 6], n, types)
-    if d <= 5:
-        vidx[:] = 0
-    else:
+    if digits[6] < radices[6]:
+        # the common step: the value of the last cell symbols, carried from the last cell
         i = n - 1
         vidx[i] += 1
-        while i > 0 and vidx[i] == spec[VALUES + types[i]]:
+        while vidx[i] == spec[VALUES + types[i]]:
             vidx[i] = 0
             i -= 1
             vidx[i] += 1
+        for j in range(i, n):
+            values[j] = tri_values[vidx[j]] if types[j] == TRIANGLE else vidx[j]
+        return base + i
+    while digits[d] == radices[d]:
+        digits[d] = 0
+        d -= 1
+        digits[d] += 1
+    item = base
+    sel[0] = digits[0]
+    sel[1] = digits[1]
+    if d < 2:
+        item = d
+    if d <= 2 and spec[GK] > 0:
+        if d == 2:
+            item = 2 + _next_lex(sel, 2, spec[EDGES], spec[GK])
+        else:
+            _first(sel, 2, spec[GK])
+    if d <= 3 and spec[HK] > 0:
+        if d == 3:
+            item = 2 + spec[GK] + _next_lex(sel, 2 + spec[GK], spec[NPOS], spec[HK])
+        else:
+            _first(sel, 2 + spec[GK], spec[HK])
+    if n == 0:
+        return item
+    if d == 4:
+        _next_lex(cells, 0, spec[NCELLS], n)
+    elif d < 4:
+        _first(cells, 0, n)
+    _arrangement(digits[5], spec[COUNTS:COUNTS + 6], n, types)
+    vidx[:] = 0
     _values(n, types, vidx, tri_values, values)
+    return item
 
 
-@njit(**KERNEL)
-def _atoms(spec, offsets, pair_index, sel, cells, types, values, atoms):
-    """Fill ``atoms`` with the table rows of the decoded placement; returns how many."""
-    a = 0
-    atoms[a] = offsets[0] + sel[0]
-    atoms[a + 1] = offsets[1] + sel[1]
-    a += 2
-    for i in range(spec[GK]):
-        atoms[a] = offsets[3] + sel[2 + i]
-        a += 1
-    for i in range(spec[HK]):
-        atoms[a] = offsets[2] + sel[2 + spec[GK] + i]
-        a += 1
-    if spec[CELL_BITSETS]:
-        for i in range(spec[N]):
-            if types[i] == TRIANGLE:
-                atoms[a] = offsets[4] + 3 * cells[i] + values[i] - 1
-                a += 1
-            elif types[i] == SQUARE:
-                for j in range(i):
-                    if types[j] == SQUARE and values[j] != values[i]:
-                        atoms[a] = offsets[5] + pair_index[cells[j], cells[i]]
-                        a += 1
+@njit(**INLINE)
+def _atoms(item, spec, offsets, pair_index, sel, cells, types, values, atoms, sym_atoms):
+    """Bring ``atoms``, the table rows of the decoded placement, up to date from ``item`` on (``_step``'s
+    numbering; ``sym_atoms[i]`` is where the atoms of cell symbol ``i`` begin). Returns ``(how many, the first
+    atom that may have changed)``."""
+    hexagons = 2 + spec[GK]
+    base = hexagons + spec[HK]
+    sym = 0
+    if item < base:
+        for j in range(item, base):
+            atoms[j] = offsets[j if j < 2 else (3 if j < hexagons else 2)] + sel[j]
+        changed = item
+    else:
+        sym = item - base
+        changed = sym_atoms[sym]
+    if not spec[CELL_BITSETS]:
+        return base, min(changed, base)
+    a = sym_atoms[sym] if sym > 0 else base
+    for i in range(sym, spec[N]):
+        sym_atoms[i] = a
+        if types[i] == TRIANGLE:
+            atoms[a] = offsets[4] + 3 * cells[i] + values[i] - 1
+            a += 1
+        elif types[i] == SQUARE:
+            for j in range(i):
+                if types[j] == SQUARE and values[j] != values[i]:
+                    atoms[a] = offsets[5] + pair_index[cells[j], cells[i]]
+                    a += 1
+    if spec[STAR_BITSETS]:
+        a = _star_atoms(spec[N], offsets, pair_index, cells, types, values, atoms, a)
+    return a, changed
+
+
+@njit(**INLINE)
+def _star_atoms(n, offsets, pair_index, cells, types, values, atoms, a):
+    """Append the atom of each star with at most one partner (another square or star of its colour): the
+    paths keeping the two in one region, or the empty row when it has none; returns the atoms' new end."""
+    for i in range(n):
+        if types[i] != STAR:
+            continue
+        c = 0
+        partner = -1
+        for j in range(n):
+            if j != i and (types[j] == STAR or types[j] == SQUARE) and values[j] == values[i]:
+                c += 1
+                partner = j
+        if c <= 1:
+            atoms[a] = offsets[7] - 1 if c == 0 else offsets[6] + pair_index[cells[i], cells[partner]]
+            a += 1
     return a
 
 
 @njit(**KERNEL)
 def _star_partners(n, offsets, pair_index, cells, types, values, partners, counts):
-    """For each star ``s`` (numbered in cell order), the bitset rows ``partners[s, :counts[s]]`` of the pairs it
-    forms with the other squares and stars of its colour; returns the number of stars."""
+    """For each star ``s`` with two partners or more (numbered in cell order; ``_star_atoms`` takes the others),
+    the bitset rows ``partners[s, :counts[s]]`` of the pairs it forms with the other squares and stars of its
+    colour; returns the number of such stars."""
     ns = 0
     for i in range(n):
         if types[i] != STAR:
@@ -200,8 +255,9 @@ def _star_partners(n, offsets, pair_index, cells, types, values, partners, count
             if j != i and (types[j] == STAR or types[j] == SQUARE) and values[j] == values[i]:
                 partners[ns, c] = offsets[5] + pair_index[cells[i], cells[j]]
                 c += 1
-        counts[ns] = c
-        ns += 1
+        if c > 1:
+            counts[ns] = c
+            ns += 1
     return ns
 
 
@@ -262,7 +318,7 @@ def scan_rules(rows, spec, radices, tri_values, offsets, pair_index, num_paths, 
     """Every placement of ``[start, stop)`` into the accumulator (``kernels.py``'s conventions)."""
     W = rows.shape[1]
     n = spec[N]
-    most = 2 + spec[GK] + spec[HK] + n + n * (n - 1) // 2
+    most = 2 + spec[GK] + spec[HK] + 2 * n + n * (n - 1) // 2
     cur = np.zeros((most + 1, W), dtype=np.uint64)
     span = np.zeros((most + 1, 2), dtype=np.int64)
     _ones(cur[0], num_paths)
@@ -275,47 +331,93 @@ def scan_rules(rows, spec, radices, tri_values, offsets, pair_index, num_paths, 
     values = np.zeros(max(n, 1), dtype=np.int64)
     atoms = np.zeros(most, dtype=np.int64)
     before = np.full(most, -1, dtype=np.int64)
+    sym_atoms = np.zeros(max(n, 1), dtype=np.int64)
     scratch = np.zeros((3, max(n, 1)), dtype=np.int64)
     partners = np.zeros((max(n, 1), max(n, 1)), dtype=np.int64)
     counts = np.zeros(max(n, 1), dtype=np.int64)
     valid = 0  # levels of cur that hold the ANDs of ``before``'s atoms
     solvable = 0
-    for r in range(start, stop):
+    r = start
+    while r < stop:
         if r == start:
             _decode(r, spec, radices, tri_values, digits, sel, cells, types, vidx, values)
+            item = 0
         else:
-            _step(spec, radices, tri_values, digits, sel, cells, types, vidx, values)
-        m = _atoms(spec, offsets, pair_index, sel, cells, types, values, atoms)
-        same = 0
+            item = _step(spec, radices, tri_values, digits, sel, cells, types, vidx, values)
+        m, same = _atoms(item, spec, offsets, pair_index, sel, cells, types, values, atoms, sym_atoms)
+        same = min(same, valid)
         while same < m - 1 and same < valid and atoms[same] == before[same]:
             same += 1
         for i in range(same, m - 1):
             _and_level(cur, span, i, rows, atoms[i])
             before[i] = atoms[i]
         valid = m - 1
-        limit = acc[0]
-        exact = max(limit, acc[4])
-        if hist is not None:
-            exact = max(exact, hist.shape[0] - 1)
-        if spec[CHECK] or spec[STAR_BITSETS]:
-            ns = _star_partners(n, offsets, pair_index, cells, types, values, partners, counts) \
-                if spec[STAR_BITSETS] else 0
+        ns = _star_partners(n, offsets, pair_index, cells, types, values, partners, counts) \
+            if spec[STAR_BITSETS] else 0
+        if spec[CHECK] or ns > 0:
             _and_level(cur, span, m - 1, rows, atoms[m - 1])
             count, first = _checked(cur, span, m, rows, spec, ns, partners, counts, regions, touch, cells, types,
-                                    values, voff, place, vsize, exact, scratch)
-        else:
-            count, first = _count_and(cur, m - 1, rows, atoms[m - 1], np.uint64(span[m - 1, 0]),
-                                      np.uint64(span[m - 1, 1]), exact)
-        if count > 0:
-            solvable += 1
-            if hist is not None and count < hist.shape[0]:
-                hist[count] += 1
-            if count <= limit:
-                _record(count, lengths[first], r, acc, ranks, longs)
-            if count <= acc[4]:
-                _keep(count, lengths[first], r, bands, kept)
+                                    values, voff, place, vsize, _exact(acc, hist), scratch)
+            solvable += _fold(count, first, r, lengths, acc, ranks, longs, hist, bands, kept)
+            r += 1
+            continue
+        leaf = _leaf(spec, types)
+        run = 1 if leaf < 0 else min(stop - r, spec[NPOS] - sel[leaf] if n == 0 else spec[VALUES + TRIANGLE] - vidx[n - 1])
+        lo = np.uint64(span[m - 1, 0])
+        hi = np.uint64(span[m - 1, 1])
+        for j in range(run if lo < hi else 0):
+            q = atoms[m - 1]
+            if j > 0:
+                q = offsets[2] + sel[leaf] + j if n == 0 else \
+                    offsets[4] + 3 * cells[n - 1] + tri_values[vidx[n - 1] + j] - 1
+            count, first = _count_and(cur, m - 1, rows, q, lo, hi, _exact(acc, hist))
+            solvable += _fold(count, first, r + j, lengths, acc, ranks, longs, hist, bands, kept)
+        if run > 1:
+            if n == 0:
+                sel[leaf] += run - 1
+                digits[3] += run - 1
+            else:
+                vidx[n - 1] += run - 1
+                values[n - 1] = tri_values[vidx[n - 1]]
+                digits[6] += run - 1
+        r += run
     acc[2] += solvable
     acc[3] += stop - start
+
+
+@njit(**INLINE)
+def _leaf(spec, types):
+    """Where the placement's last atom alone runs through consecutive ranks: the index in ``sel`` of the last
+    hexagon of a row without cell symbols, ``0`` for a last cell symbol that is a triangle (its values run),
+    -1 otherwise (one rank at a time)."""
+    n = spec[N]
+    if n == 0:
+        return 1 + spec[GK] + spec[HK] if spec[HK] > 0 else -1
+    return 0 if spec[CELL_BITSETS] and not spec[STAR_BITSETS] and types[n - 1] == TRIANGLE else -1
+
+
+@njit(**INLINE)
+def _exact(acc, hist):
+    """Up to which count a placement's solutions must be counted exactly now."""
+    exact = max(acc[0], acc[4])
+    if hist is not None:
+        exact = max(exact, hist.shape[0] - 1)
+    return exact
+
+
+@njit(**INLINE)
+def _fold(count, first, r, lengths, acc, ranks, longs, hist, bands, kept):
+    """Fold the placement of rank ``r`` with ``count`` solutions (``first`` the lowest) into the accumulator;
+    returns 1 if it is solvable."""
+    if count == 0:
+        return 0
+    if hist is not None and count < hist.shape[0]:
+        hist[count] += 1
+    if count <= acc[0]:
+        _record(count, lengths[first], r, acc, ranks, longs)
+    if count <= acc[4]:
+        _keep(count, lengths[first], r, bands, kept)
+    return 1
 
 
 @njit(**KERNEL)
@@ -330,10 +432,10 @@ def solve_rank(rank, rows, spec, radices, tri_values, offsets, pair_index, num_p
     types = np.zeros(max(n, 1), dtype=np.int64)
     vidx = np.zeros(max(n, 1), dtype=np.int64)
     values = np.zeros(max(n, 1), dtype=np.int64)
-    atoms = np.zeros(2 + spec[GK] + spec[HK] + n + n * (n - 1) // 2, dtype=np.int64)
+    atoms = np.zeros(2 + spec[GK] + spec[HK] + 2 * n + n * (n - 1) // 2, dtype=np.int64)
     scratch = np.zeros((3, max(n, 1)), dtype=np.int64)
     _decode(rank, spec, radices, tri_values, digits, sel, cells, types, vidx, values)
-    m = _atoms(spec, offsets, pair_index, sel, cells, types, values, atoms)
+    m, _ = _atoms(0, spec, offsets, pair_index, sel, cells, types, values, atoms, np.zeros(max(n, 1), np.int64))
     partners = np.zeros((max(n, 1), max(n, 1)), dtype=np.int64)
     counts = np.zeros(max(n, 1), dtype=np.int64)
     ns = _star_partners(n, offsets, pair_index, cells, types, values, partners, counts) if spec[STAR_BITSETS] else 0

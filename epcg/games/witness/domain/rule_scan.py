@@ -52,7 +52,8 @@ class Compiled(NamedTuple):
 def compiled(row: RuleRow) -> Compiled:
     """The tables, spec and piece placements of a row."""
     g = row.geometry
-    tables = tables_for(row.width, row.height, row.start_places, row.exit_places, row.start_count, row.exit_count)
+    tables = tables_for(row.width, row.height, row.start_places, row.exit_places, row.start_count, row.exit_count,
+                        together=row.stars > 0 and row.eliminations == 0)
     spec = np.zeros(SPEC_SIZE, dtype=np.int64)
     spec[[NSP, SC, NXP, XC]] = len(row.start_places), row.start_count, len(row.exit_places), row.exit_count
     spec[[EDGES, GK, NPOS, HK, NCELLS, N]] = g.num_edges, row.gaps, g.num_positions, row.hexagons, g.num_cells, \

@@ -8,8 +8,9 @@ of every cell and how many edges of every cell it runs along.
 
 The table ``rows`` holds, one bitset over the universe per row: each start set
 and exit set a row may place (one per combination), each must-cross position,
-each gap (the paths that avoid an edge), each triangle (cell, count) and each
-pair of cells (paths separating them). ``offsets`` says where each block begins.
+each gap (the paths that avoid an edge), each triangle (cell, count), each
+pair of cells (paths separating them) and, for a row with stars, each pair of
+cells again (paths keeping them in one region) and an empty row. ``offsets`` says where each block begins.
 
 >>> u = universe_for(3, 3, (0,), (12, 15))
 >>> u.num_paths, [int((u.end == v).sum()) for v in (15, 12)]
@@ -144,7 +145,7 @@ def bitsets(rows: np.ndarray) -> np.ndarray:
 
 class Tables(NamedTuple):
     """A row's bitsets (``rows``) and where each block starts (``offsets``: starts, exits, hexagons, gaps,
-    triangles, pairs, end)."""
+    triangles, pairs separated, pairs together then one empty row (for stars; else nothing), end)."""
 
     num_paths: int
     rows: np.ndarray
@@ -157,15 +158,17 @@ class Tables(NamedTuple):
 
 
 def tables_for(width: int, height: int, starts: tuple[int, ...], exits: tuple[int, ...], start_count: int = 1,
-               exit_count: int = 1) -> Tables:
-    """The bitsets of a row's universe (built once per process for each endpoint choice)."""
+               exit_count: int = 1, together: bool = False) -> Tables:
+    """The bitsets of a row's universe (built once per process for each endpoint choice); ``together`` adds the
+    block of pairs kept in one region (for stars)."""
     with _LOCK:
-        return _tables(int(width), int(height), tuple(starts), tuple(exits), int(start_count), int(exit_count))
+        return _tables(int(width), int(height), tuple(starts), tuple(exits), int(start_count), int(exit_count),
+                       bool(together))
 
 
 @lru_cache(maxsize=16)
 def _tables(width: int, height: int, starts: tuple[int, ...], exits: tuple[int, ...], start_count: int,
-            exit_count: int) -> Tables:
+            exit_count: int, together: bool) -> Tables:
     u = _universe(width, height, starts, exits)
     g = u.geometry
     blocks = []
@@ -184,6 +187,8 @@ def _tables(width: int, height: int, starts: tuple[int, ...], exits: tuple[int, 
         pair_index[a, b] = pair_index[b, a] = i
     separated = [u.regions[:, a] != u.regions[:, b] for a, b in pairs]
     blocks.append(np.stack(separated) if pairs else np.zeros((0, u.num_paths), dtype=bool))
+    blocks.append(np.concatenate([~blocks[-1], np.zeros((1, u.num_paths), dtype=bool)]) if together
+                  else np.zeros((0, u.num_paths), dtype=bool))
     offsets = np.cumsum([0] + [len(b) for b in blocks]).astype(np.int64)
     rows = bitsets(np.concatenate(blocks))
     for array in (rows, offsets, pair_index):

@@ -286,6 +286,67 @@ def arrangement(counts: tuple[int, ...], index: int) -> tuple[int, ...]:
     return tuple(out)
 
 
+def _lex_rank(items: tuple[int, ...], n: int) -> int:
+    """Lexicographic rank of an ascending combination of ``range(n)`` (as ``Combinations`` unranks it)."""
+    k = len(items)
+    return math.comb(n, k) - 1 - sum(math.comb(n - 1 - c, k - i) for i, c in enumerate(items))
+
+
+def _arrangement_index(counts: tuple[int, ...], types: tuple[int, ...]) -> int:
+    """The index of ``types`` among the arrangements of the multiset ``counts`` (inverse of ``arrangement``)."""
+    left = list(counts)
+    index = 0
+    for t in types:
+        for smaller in range(t):
+            if left[smaller]:
+                left[smaller] -= 1
+                index += math.factorial(sum(left)) // math.prod(math.factorial(x) for x in left)
+                left[smaller] += 1
+        left[t] -= 1
+    return index
+
+
+def encode(row: RuleRow, panel: Panel) -> int:
+    """The rank of a placement of ``row`` (inverse of :func:`decode`); a ValueError naming what the row cannot
+    place.
+
+    >>> row = RuleRow(width=3, height=3, triangles=1, squares=1)
+    >>> all(encode(row, decode(row, r)) == r for r in range(row.max_rank))
+    True
+    """
+    g = row.geometry
+    digits = []
+    for what, chosen, places, count in (("start", panel.starts, row.start_places, row.start_count),
+                                        ("exit", panel.exits, row.exit_places, row.exit_count)):
+        if len(chosen) != count or not set(chosen) <= set(places):
+            names = ", ".join(f"({x},{y})" for x, y in map(g.vertex_xy, places))
+            raise ValueError(f"row {row.name} has {count} {what}(s) among {names}")
+        digits.append(_lex_rank(tuple(sorted(places.index(v) for v in chosen)), len(places)))
+    for what, chosen, n, count in (("gaps", panel.gaps, g.num_edges, row.gaps),
+                                   ("hexagons", panel.hexagons, g.num_positions, row.hexagons)):
+        if len(chosen) != count:
+            raise ValueError(f"row {row.name} has {count} {what}, the panel {len(chosen)}")
+        digits.append(_lex_rank(tuple(sorted(chosen)), n))
+    symbols = sorted(panel.cell_symbols)
+    types = tuple(CELL_TYPES.index(kind) for _, kind, _ in symbols)
+    if tuple(types.count(t) for t in range(len(CELL_TYPES))) != row.type_counts:
+        want = ", ".join(f"{k} = {getattr(row, k)}" for k in COUNT_KEYS if getattr(row, k)) or "none"
+        raise ValueError(f"row {row.name} places cell symbols {want}; the panel's differ")
+    digits.append(_lex_rank(tuple(c for c, _, _ in symbols), g.num_cells))
+    digits.append(_arrangement_index(row.type_counts, types))
+    value = 0
+    for (_, kind, v), t in zip(symbols, types):
+        index = row.triangle_counts.index(v) if kind == "triangle" and v in row.triangle_counts else v
+        if not 0 <= index < row.type_values[t] or (kind == "triangle" and v not in row.triangle_counts):
+            raise ValueError(f"row {row.name} has no {kind} of value {v}")
+        value = value * row.type_values[t] + index
+    digits.append(value)
+    rank = 0
+    for d, radix in zip(digits, row.radices):
+        rank = rank * radix + d
+    return rank
+
+
 def decode(row: RuleRow, rank: int) -> Panel:
     """The placement of a rank."""
     if not 0 <= rank < row.max_rank:
