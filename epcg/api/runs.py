@@ -188,7 +188,8 @@ class Run:
 
     @property
     def finished(self) -> bool:
-        """True once results.json and summary.md are written."""
+        """True once results.json, summary.md and report.html are written (the state ``epcg status`` calls
+        finished)."""
         return outputs_written(self.dir)
 
     def readout(self) -> Readout:
@@ -200,8 +201,8 @@ class Run:
 
     @cached_property
     def results(self) -> dict[str, Any]:
-        """results.json as plain data."""
-        if not self.finished:
+        """results.json as plain data (there once the run's reduction wrote it, before its report)."""
+        if not self.dir.has(RESULTS):
             self.dir.check_present()
             raise UserError(f"run {self.path} has no results yet: finish it with epcg.run or "
                             f"{command('resume', self.path)}")

@@ -21,7 +21,7 @@ from typing import Any
 
 from epcg.runtime.parts import computed_parts, epoch_of
 from epcg.runtime.plan import Plan
-from epcg.runtime.store import RESULTS, SUMMARY, RunDir
+from epcg.runtime.store import REPORT, RESULTS, SUMMARY, RunDir
 
 RUNNING, WAITING, FINISHED, DAMAGED, STOPPED, NEW = ("running", "waiting for its next allocation", "finished",
                                                    "damaged", "stopped", "new")
@@ -96,8 +96,9 @@ def length(records: Iterable[Mapping[str, Any]], starts: Mapping[int, float], cu
 
 
 def outputs_written(run: RunDir) -> bool:
-    """The run's results and summary are written (what a finished run has; report.html follows them)."""
-    return run.has(RESULTS) and run.has(SUMMARY)
+    """The run's results, summary and report.html are written: what a finished run has (``finish`` writes them
+    in that order, so a run whose last output failed, a full disk for one, is stopped until ``epcg report``)."""
+    return run.has(RESULTS) and run.has(SUMMARY) and run.has(REPORT)
 
 
 def state(locked: bool, done: int, total: int, finished_outputs: bool, waiting: bool, damaged: bool = False) -> str:
