@@ -81,9 +81,6 @@ class Prepared:
     wall_seconds: float | None = None
     """``epcg plan``'s estimate of the wall time of what is left, once fitted to the workers (None: unknown)."""
 
-    def __iter__(self) -> Iterator[Any]:
-        return iter((self.job, self.plan, self.run))
-
 
 @dataclass(frozen=True)
 class Target:
@@ -585,7 +582,7 @@ def run_plan(prepared: Prepared, executor: Executor | None = None, callbacks: Se
     The caller holds the run's lock (see :func:`claimed`).
     """
     executor = executor or SerialExecutor()
-    job, plan, run = prepared
+    job, plan, run = prepared.job, prepared.plan, prepared.run
     job_json = json.dumps(job.to_dict(), sort_keys=True)
     kind = job_kind(job.domain)
     kind.prepare(job.config, run)
@@ -627,7 +624,7 @@ def finish(prepared: Prepared, records: dict[str, dict[str, Any]] | None = None,
     """
     import shutil
 
-    job, plan, run = prepared
+    job, plan, run = prepared.job, prepared.plan, prepared.run
     records = records if records is not None else run.done(plan.tasks())
     timing = timing if timing is not None else recorded_timing(run)
     missing = plan.num_tasks - len(records)
@@ -637,7 +634,7 @@ def finish(prepared: Prepared, records: dict[str, dict[str, Any]] | None = None,
     with writing_outputs(run):
         run.delete(REDUCED_FILE)
         run.written = {}
-        results = {"job": job.name, "domain": job.domain}
+        results: dict[str, Any] = {"job": job.name, "domain": job.domain}
         results.update(kind.reduce(job.config, plan, records, run))
         results.update(timing)
         used = allocations(run, records)
