@@ -22,7 +22,7 @@ def prepared(small_job: Path, tmp_path: Path):
 def flaky(monkeypatch, exc: Exception, failures: int) -> list[str]:
     """Make the first ``failures`` task attempts raise ``exc``; return the attempts made."""
     attempts: list[str] = []
-    real = witness.run_task
+    real = witness.ScansKind.run_task
 
     def run_task(config, task, run):
         attempts.append(task.id)
@@ -30,7 +30,7 @@ def flaky(monkeypatch, exc: Exception, failures: int) -> list[str]:
             raise exc
         return real(config, task, run)
 
-    monkeypatch.setattr(witness, "run_task", run_task)
+    monkeypatch.setattr(witness.ScansKind, "run_task", staticmethod(run_task))
     monkeypatch.setattr(execute.time, "sleep", lambda s: None)
     return attempts
 
