@@ -51,7 +51,7 @@ def _run_export_and_look(out: Path, job: Path, *sets: str) -> list[dict]:
 
     result = epcg("run", str(job), "--out", str(out), "--serial", *sets)
     assert result.returncode == 0, result.stderr
-    exported = epcg("export", str(out), "--limit", "12")
+    exported = epcg("export", str(out), "--limit", "12", "--trust-space")  # the user's own space draws its objects
     assert exported.returncode == 0, exported.stderr
     lines = [json.loads(line) for line in (out / "export" / "found.jsonl").read_text().splitlines()]
     assert lines and all((out / "export" / line["picture"]).stat().st_size > 500 for line in lines)
@@ -112,7 +112,8 @@ def test_retrograde_example_report_and_export(examples_on_path: None, tmp_path: 
     assert (out / "figures" / "r001-layers.png").is_file()
     assert "- rank 0: `oooooooooooooo.`" in (out / "summary.md").read_text()
     assert lines[0] == {**lines[0], "type": "retrograde-state", "row": "r000", "layer": 9, "bits": {"solvable": True}}
-    second = epcg("export", str(out), "--out", str(tmp_path / "r001"), "--where", "row=r001", "--where", "layer=13")
+    second = epcg("export", str(out), "--out", str(tmp_path / "r001"), "--where", "row=r001", "--where", "layer=13",
+                  "--trust-space")
     assert second.returncode == 0, second.stderr
     assert {json.loads(line)["row"] for line in (tmp_path / "r001" / "found.jsonl").read_text().splitlines()} == {"r001"}
 
