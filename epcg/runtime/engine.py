@@ -92,6 +92,8 @@ class Target:
     """A ``distributed.Client`` handed in (the Python API)."""
     named: bool = True
     """False when nobody named a cluster: the engine may then run a small job in this process."""
+    chosen_by: str = ""
+    """What chose it, when nobody named it on the command line (said before the run)."""
 
     @property
     def in_process(self) -> bool:
@@ -287,6 +289,8 @@ class Engine:
             if not isinstance(spec, LocalSpec):
                 prepared = self.fit(prepared, new, *_capacity(spec, client), done, options)
             self._announce(prepared, done, in_process=False, named=True)
+            if target.chosen_by:
+                self.say(target.chosen_by)
             dashboard = dashboard_url(client, spec)
             page = self.hooks.dashboard_page(client, run.location.where)
             self.say(f"Dask dashboard: {dashboard}")
@@ -726,7 +730,9 @@ def target(cluster_file: str | os.PathLike[str] | None = None, scheduler: str | 
         return Target(SchedulerSpec(kind="scheduler", scheduler_file=Path(scheduler_file).absolute()))
     from_env = dask.config.get("scheduler-address", None)
     if not cluster_file and from_env and not overrides:
-        return Target(SchedulerSpec(kind="scheduler", address=from_env))
+        return Target(SchedulerSpec(kind="scheduler", address=from_env),
+                      chosen_by=f"using the scheduler at {from_env} (Dask's scheduler-address: "
+                                "$DASK_SCHEDULER_ADDRESS or a Dask configuration file)")
     with os_errors_are_input():
         spec = load_cluster(Path(cluster_file)) if cluster_file else LocalSpec()
     if overrides and not isinstance(spec, LocalSpec):
