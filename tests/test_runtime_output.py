@@ -73,9 +73,10 @@ def test_a_run_into_a_file_prints_status_lines_and_keeps_daskes_logs(tmp_path: P
     assert done.returncode == 0, text
     assert "\r" not in text and "Traceback" not in text and "ERROR" not in text and "Warning" not in text, text
     status = [line for line in text.splitlines() if re.match(r"\d\d:\d\d:\d\d progress: ", line)]
-    assert status and status[-1].endswith("chunks/s)") and " progress: finished " in status[-1], status
+    assert status and status[-1].endswith(" progress: finished 16 of 16 chunks"), status  # its length: "computed in"
     assert all(re.search(r"\d+ of \d+ chunks .*; stage \w+ .* \d+ of \d+; [\d.]+ chunks/s", s) for s in status[:-1])
     assert len(status) <= seconds / 1 + 2
+    assert re.search(r"^computed in \d", text, re.M), text
     assert "already in use" in (out / "logs" / "client.log").read_text()
     assert list((out / "logs").glob("worker-*.log"))
     results = json.loads((out / "results.json").read_text())
