@@ -2,7 +2,8 @@
 
 The walk is the order in which a serial ``epcg run`` first calls each of epcg's functions (as a reader meets
 them, reading each once), as the modules they live in, with a module's consecutive functions taken as one
-visit. A *return* is a visit to a module the walk has already left. It prints the walk, the modules visited
+visit; what runs while a module is imported (decorators, registrations) is not part of it. A *return* is a
+visit to a module the walk has already left. It prints the walk, the modules visited
 more than once and the count of returns.
 
     python benchmarks/module_walk.py                           # jobs/witness-paths.toml
@@ -28,12 +29,15 @@ def first_calls(args: list[str]) -> list[str]:
 
     seen: set[tuple[str, str]] = set()
     modules: list[str] = []
+    importing = 0
 
     def profile(frame: FrameType, event: str, _arg: Any) -> None:
-        if event != "call":
+        nonlocal importing
+        if frame.f_code.co_name == "<module>":
+            importing += {"call": 1, "return": -1}.get(event, 0)
             return
         module = frame.f_globals.get("__name__", "")
-        if not module.startswith("epcg"):
+        if event != "call" or importing or not module.startswith("epcg"):
             return
         key = (module, frame.f_code.co_qualname)
         if key not in seen:
