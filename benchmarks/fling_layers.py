@@ -80,9 +80,9 @@ def run_once(max_pieces: int, chunk_words: int, workers: int, path: str) -> tupl
     tmp = Path(tempfile.mkdtemp(prefix="fling-bench-"))
     try:
         with connect(spec) as client:
-            prepared = prepare_new(job, tmp / "fling")
-            with claimed(prepared, new=True):
-                results = run_plan(prepared, DaskExecutor(client))
+            planned = prepare_new(job, tmp / "fling")
+            with claimed(planned, new=True):
+                results = run_plan(planned, DaskExecutor(client))
             peaks = list(client.run(worker_figures).values())
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

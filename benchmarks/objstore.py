@@ -88,9 +88,9 @@ def planned(job: Path, sets: list[str], out: str, workers: int) -> dict[str, tup
     from epcg.runtime.estimate import figures
     from epcg.runtime.jobs import load_job
     from epcg.runtime.registry import job_kind
-    from epcg.runtime.tuning import plan_job
+    from epcg.runtime.engine import Engine
 
-    tuned = plan_job(load_job(job, sets))
+    tuned = Engine().plan(load_job(job, sets), out)
     loaded, plan = tuned.job, tuned.plan
     return {f.name: (f.io.puts + f.io.gets, f.io.bytes_written, f.io.bytes_read)
             for f in figures(job_kind(loaded.domain), loaded.config, plan, workers) if f.io is not None}

@@ -62,17 +62,17 @@ def main() -> None:
             overrides = [*overrides, *args.set]
             job = load_job(JOBS / job_file, overrides)
             with tempfile.TemporaryDirectory() as tmp:
-                prepared = prepare_new(job, Path(tmp) / "run")
+                job_plan = prepare_new(job, Path(tmp) / "run")
                 began = time.perf_counter()
                 kind = job_kind(job.domain)
-                figs = figures(kind, prepared.job.config, prepared.plan, workers)
+                figs = figures(kind, job_plan.job.config, job_plan.plan, workers)
                 planned = time.perf_counter() - began
-                costs = kind.estimate(prepared.job.config) if hasattr(kind, "estimate") else {}
+                costs = kind.estimate(job_plan.job.config) if hasattr(kind, "estimate") else {}
                 est_cpu = sum(c.cpu_seconds or 0 for c in costs.values())
-                with claimed(prepared, new=True):
-                    results = run_plan(prepared, DaskExecutor(client))
+                with claimed(job_plan, new=True):
+                    results = run_plan(job_plan, DaskExecutor(client))
                 records = [json.loads(p.read_text())["record"]
-                           for p in (prepared.run.path / "manifest").rglob("*.json") if p.name != "verified.json"]
+                           for p in (job_plan.run.path / "manifest").rglob("*.json") if p.name != "verified.json"]
             span = max(r["ended_at"] for r in records) - min(r["ended_at"] - r["seconds"] for r in records)
             wall = span + results["warm_up_seconds"]
             estimate = sum(f.wall_seconds or 0 for f in figs)

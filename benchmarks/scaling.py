@@ -33,10 +33,10 @@ def run(job_file: str, overrides: list[str], workers: int) -> tuple[dict, float]
     job = load_job(JOBS / job_file, overrides)
     with connect(LocalSpec(workers=workers, dashboard_address=None)) as client:
         with tempfile.TemporaryDirectory() as tmp:
-            prepared = prepare_new(job, Path(tmp) / "run")
-            with claimed(prepared, new=True):
+            planned = prepare_new(job, Path(tmp) / "run")
+            with claimed(planned, new=True):
                 began = time.perf_counter()
-                results = run_plan(prepared, DaskExecutor(client))
+                results = run_plan(planned, DaskExecutor(client))
                 wall = time.perf_counter() - began - results["warm_up_seconds"]
     return results, wall
 

@@ -44,18 +44,18 @@ def main() -> None:
     job = load_job(JOBS / args.job, [f"rows={rows}", "figures_per_row=0", *args.set])
     with connect(LocalSpec(workers=args.workers, dashboard_address=None)) as client, \
             tempfile.TemporaryDirectory() as tmp:
-        prepared = prepare_new(job, Path(tmp) / "run")
+        planned = prepare_new(job, Path(tmp) / "run")
         began = time.perf_counter()
-        with claimed(prepared, new=True):
-            results = run_plan(prepared, DaskExecutor(client))
+        with claimed(planned, new=True):
+            results = run_plan(planned, DaskExecutor(client))
         wall = time.perf_counter() - began
-        records = prepared.run.done(prepared.plan.tasks())
-        ats = {stage.name: prepared.run.read_array(f"{stage.name}/at_min/ranks") for stage in prepared.plan.stages}
+        records = planned.run.done(planned.plan.tasks())
+        ats = {stage.name: planned.run.read_array(f"{stage.name}/at_min/ranks") for stage in planned.plan.stages}
     print(f"{args.job} rows {args.rows} {' '.join(args.set)}: {args.workers} workers, "
           f"warm-up {results['warm_up_seconds']:.2f} s, wall {wall:.1f} s")
     print(f"{'row':<8} {'time':<4} {'tasks':>5} {'median s':>9} {'mean s':>8} {'max s':>7} {'max/median':>10} "
           f"{'max/mean':>8} {'slowest':>7}  results digest")
-    for stage, row in zip(prepared.plan.stages, results["rows"]):
+    for stage, row in zip(planned.plan.stages, results["rows"]):
         digest = hashlib.sha256(ats[stage.name].tobytes()).hexdigest()[:12]
         for key, label in (("seconds", "wall"), ("cpu_seconds", "cpu")):
             seconds = [records[t.id][key] for t in stage.tasks]

@@ -49,9 +49,9 @@ def main() -> None:
                 rows = [r for r in job.config.rows if not r.startswith("5x5")]
                 job = load_job(JOBS / f"{name}.toml", [*overrides, f"rows={rows!r}".replace("'", '"')])
             with tempfile.TemporaryDirectory() as tmp:
-                prepared = prepare_new(job, Path(tmp) / name)
-                with claimed(prepared, new=True):
-                    results = run_plan(prepared, DaskExecutor(client))
+                planned = prepare_new(job, Path(tmp) / name)
+                with claimed(planned, new=True):
+                    results = run_plan(planned, DaskExecutor(client))
             print(f"\n{name}: warm-up (numba compile or cache load) {results['warm_up_seconds']:.2f} s, "
                   f"wall {results['wall_seconds'] - results['warm_up_seconds']:.2f} s after warm-up")
             print(f"{'board':>6} {'k':>3} {'puzzles':>12} {'min':>5} {'paper':>5} {'seconds':>9} {'paper s':>9} {'speed-up':>9}")

@@ -137,14 +137,13 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
     from epcg.runtime.cluster import JobqueueSpec, computing, default_shape, default_workers, load_cluster
     from epcg.runtime.engine import Engine, small_job
     from epcg.runtime.estimate import MAX_TASKS, io_table, size, table
-    from epcg.runtime.outdir import run_directory
     from epcg.runtime.registry import job_kind
-    from epcg.runtime.runplan import Budget, Placement, advice, fitted
-    from epcg.runtime.store import RunDir
-    from epcg.runtime.tuning import plan_job
+    from epcg.runtime.engine import Options
+    from epcg.runtime.runplan import Budget, Placement, advice
+    from epcg.runtime.tuning import fitted
 
-    job = Engine().load(job_file, overrides)
-    where = run_directory(out if out is not None else Path("runs") / job.name)
+    engine = Engine()
+    job = engine.load(job_file, overrides)
     spec = load_cluster(cluster_file) if cluster_file is not None else None
     if spec is not None:
         placement = _planned_workers(spec, cluster_file, workers, memory_limit)
@@ -154,19 +153,18 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
     else:
         n, threads = default_shape(job_kind(job.domain))
         placement = Placement(n, _memory(memory_limit, n), threads, computing(n, threads))
-    tuned = plan_job(job, max_tasks or MAX_TASKS)
-    location = RunDir(where).location
-    free = location.free_bytes()
+    options = Options(max_tasks=max_tasks or MAX_TASKS)
+    tuned = engine.plan(job, out, options)
+    location = tuned.run.location
+    planned = fitted(tuned, placement, location.free_bytes(), options.max_tasks)
 
     def refit(n: int, memory: int | None) -> RunPlan:
         """The job on other workers (their disk unknown)."""
-        return fitted(tuned.job, tuned.plan, tuned.notes, Placement(n, memory, placement.threads), None,
-                      max_tasks or MAX_TASKS)
+        return fitted(tuned, Placement(n, memory, placement.threads), None, options.max_tasks)
 
-    planned = fitted(tuned.job, tuned.plan, tuned.notes, placement, free, max_tasks or MAX_TASKS)
     for note in planned.notes:
         echo(f"note: {note}")
-    echo(f"{planned.job.name} ({planned.job.domain}) -> {where}")
+    echo(f"{planned.job.name} ({planned.job.domain}) -> {planned.run.path}")
     echo(table(planned.figures, planned.limits))
     kind = job_kind(planned.job.domain)
     basis = kind.estimate_basis(planned.job.config)
@@ -175,7 +173,7 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
     for line in kind.plan_notes(planned.job.config):
         echo(line)
     if not location.is_local:
-        echo(f"\non the object store {where}:\n{io_table(planned.figures, placement.slots)}")
+        echo(f"\non the object store {planned.run.path}:\n{io_table(planned.figures, placement.slots)}")
     seconds = small_job(planned.job, planned.plan) if cluster_file is None and not workers else None
     if seconds is not None:
         echo(f"epcg run would run it in this process, without Dask: a small job (about {seconds:.1f} s of "
@@ -236,8 +234,8 @@ def _planned_workers(spec, cluster_file: Path, workers, memory_limit) -> Placeme
 def run(job_file: Path, out: str | None, overrides: tuple[str, ...], max_tasks, **cluster) -> None:
     """Run JOB_FILE in a new run directory."""
     runner, where, options = _session(cluster, max_tasks)
-    prepared = runner.start(runner.load(job_file, overrides, where), out, options)
-    run_session(runner, prepared, True, where, options)
+    planned = runner.start(runner.load(job_file, overrides, where), out, options)
+    run_session(runner, planned, True, where, options)
 
 
 def _session(cluster: dict, max_tasks: int | None, everything: bool = False):
@@ -261,12 +259,12 @@ def _session(cluster: dict, max_tasks: int | None, everything: bool = False):
 def resume(run_dir: str, max_tasks, everything: bool, **cluster) -> None:
     """Finish an interrupted run: only its unfinished chunks are computed."""
     runner, where, options = _session(cluster, max_tasks, everything)
-    prepared = runner.reopen(run_dir, where)
-    tasks = prepared.plan.num_tasks
+    planned = runner.reopen(run_dir, where)
+    tasks = planned.plan.num_tasks
     if max_tasks is not None and max_tasks < tasks:
         raise UserError(f"--max-tasks {max_tasks}: this run has {tasks:,} tasks, fixed when it started; "
                         f"resume finishes them (leave --max-tasks out, or start a new run with 'epcg run')")
-    run_session(runner, prepared, False, where, options)
+    run_session(runner, planned, False, where, options)
 
 
 @main.command()
@@ -286,7 +284,7 @@ def _status(run_dir: str) -> None:
     from epcg.runtime.status import run_status
 
     status = run_status(run_dir)
-    job, plan, run = status.prepared.job, status.prepared.plan, status.run
+    job, plan, run = status.planned.job, status.planned.plan, status.run
     figures = status.readout
     echo(f"{run.path}: job {job.name} ({job.domain}), {figures.state}")
     for line in describe(run, status.batch, status.done, figures.state == FINISHED) if status.batch else []:

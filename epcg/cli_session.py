@@ -11,7 +11,8 @@ import sys
 
 import click
 
-from epcg.runtime.engine import Engine, Options, Prepared, Target
+from epcg.runtime.engine import Engine, Options, Target
+from epcg.runtime.runplan import RunPlan
 from epcg.runtime.shell import command
 from epcg.runtime.stopping import exit_status
 from epcg.runtime.text import shown
@@ -36,16 +37,16 @@ def cli_engine() -> Engine:
     return runner
 
 
-def run_session(runner: Engine, prepared: Prepared, new: bool, target: Target, options: Options) -> None:
-    """Run ``prepared`` to the end and print its outputs; Ctrl-C, SIGTERM and SIGHUP stop it with the resume
+def run_session(runner: Engine, planned: RunPlan, new: bool, target: Target, options: Options) -> None:
+    """Run ``planned`` to the end and print its outputs; Ctrl-C, SIGTERM and SIGHUP stop it with the resume
     command and the signal's exit status."""
     try:
-        outcome = runner.execute(prepared, new, target, options)
+        outcome = runner.execute(planned, new, target, options)
     except KeyboardInterrupt as exc:
-        if new and not prepared.run.exists():
+        if new and not planned.run.exists():
             echo("\ninterrupted before the run directory was created; nothing was written", err=True)
         else:
-            echo(f"\ninterrupted; {command('resume', prepared.run.path)} continues where this stopped", err=True)
+            echo(f"\ninterrupted; {command('resume', planned.run.path)} continues where this stopped", err=True)
         sys.exit(exit_status(exc))
     print_outputs(outcome.run, outcome.report)
 

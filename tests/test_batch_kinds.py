@@ -70,16 +70,16 @@ def detached_run(tmp_path_factory) -> Path:
 
 
 def test_the_results_list_the_end_the_allocation_records(detached_run: Path) -> None:
-    prepared = prepare_resume(detached_run)
+    planned = prepare_resume(detached_run)
     listed: list = []
 
     def run_chunks(_scheduler_file) -> None:
         time.sleep(0.01)
-        listed.append(driver.ending(prepared.run, prepared.run.done(prepared.plan.tasks())))
+        listed.append(driver.ending(planned.run, planned.run.done(planned.plan.tasks())))
 
-    driver = Driver(prepared.run, prepared.plan.tasks(), INFO["detached"], run_chunks, say=lambda line: None)
+    driver = Driver(planned.run, planned.plan.tasks(), INFO["detached"], run_chunks, say=lambda line: None)
     assert driver.drive() == 0
-    recorded = load(prepared.run).allocations
+    recorded = load(planned.run).allocations
     assert len(listed[0]) == len(recorded) == 1
     assert listed[0][0]["ended_at"] == recorded[0]["ended_at"] and recorded[0]["why"] == "finished"
     assert listed[0][0]["why"] == "finished"

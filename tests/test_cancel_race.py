@@ -150,8 +150,8 @@ def _drive_side(path: str, start, end, seed: int) -> None:
 
     signal.signal(signal.SIGUSR1, signal.SIG_IGN)  # a drain that comes after a round ended is dropped
     os.environ["SLURM_JOB_ID"] = str(os.getpid())
-    prepared = prepare_resume(path)
-    run, tasks = prepared.run, prepared.plan.tasks()
+    planned = prepare_resume(path)
+    run, tasks = planned.run, planned.plan.tasks()
     info = read_batch(run)
 
     def act() -> None:

@@ -149,11 +149,11 @@ def test_a_fitted_plan_carries_each_stages_estimate_for_the_time_left(tmp_path: 
 
     runner = engine(say=lambda line: None)
     job = runner.load(ROOT / "jobs" / "fling.toml", ["max_pieces=7", "width=5", "height=5"])
-    prepared = runner.start(job, tmp_path / "run")
-    assert all(stage.task_seconds is None for stage in prepared.plan.stages)
-    fitted = runner.fit(prepared, True, 2, None, {}, Options())
+    planned = runner.start(job, tmp_path / "run")
+    assert all(stage.task_seconds is None for stage in planned.plan.stages)
+    fitted = runner.fit(planned, True, 2, None, {}, Options())
     seconds = {stage.name: stage.task_seconds for stage in fitted.plan.stages}
     assert all(seconds[f"k{k:02d}"] > 0 for k in range(1, 8)), seconds
     assert seconds["f06"] > seconds["f03"]
-    assert [s.tasks for s in fitted.plan.stages] == [s.tasks for s in prepared.plan.stages]
+    assert [s.tasks for s in fitted.plan.stages] == [s.tasks for s in planned.plan.stages]
     assert not (tmp_path / "run").exists()

@@ -50,7 +50,7 @@ def _replayed(out: Path) -> Callable[[int, float], float]:
     """The time left as :func:`~epcg.runtime.readout.time_left` gives it from a finished run's records: with the
     first ``done`` chunks (in the order they ended) finished, at ``now``."""
     status = run_status(out)
-    plan = status.prepared.plan
+    plan = status.planned.plan
     stage_of = {t.id: t.stage for t in plan.tasks()}
     records = sorted(({**r, "stage": stage_of[i]} for i, r in status.done.items()), key=lambda r: r["ended_at"])
 

@@ -10,7 +10,7 @@ import pytest
 from epcg.runtime.estimate import WORKER_BASE, figures
 from epcg.runtime.jobs import load_job
 from epcg.runtime.registry import job_kind
-from epcg.runtime.tuning import plan_job
+from epcg.runtime.engine import Engine
 
 from .conftest import epcg
 
@@ -43,7 +43,7 @@ def test_plan_matches_a_measured_run(tmp_path: Path, job_text: str, workers: int
     out = tmp_path / "run"
     result = epcg("run", str(job_file), "--out", str(out), "--workers", str(workers))
     assert result.returncode == 0, result.stderr
-    tuned = plan_job(load_job(job_file))
+    tuned = Engine().plan(load_job(job_file), tmp_path / "planned")
     job, plan = tuned.job, tuned.plan
     seen = measured(out)
     base = seen["k01"]["rss"]
@@ -152,12 +152,12 @@ def test_fit_memory_keeps_a_job_that_fits_or_cannot_split(tmp_path: Path) -> Non
 
     job_file = tmp_path / "job.toml"
     job_file.write_text('name = "f"\ndomain = "fling"\nwidth = 7\nheight = 8\nmax_pieces = 9\ntop_puzzles = 0\n')
-    prepared = plan_job(load_job(job_file))
-    assert fit_memory(prepared, 64 << 30, 2) is prepared
-    assert fit_memory(prepared, None, 2) is prepared
-    split = fit_memory(prepared, 500 << 20, 2)  # 400 MiB before Dask pauses a worker
-    assert split.job.config.partitions > 1 and split.notes and split.plan.num_tasks == prepared.plan.num_tasks
+    planned = Engine().plan(load_job(job_file), tmp_path / "f")
+    assert fit_memory(planned, 64 << 30, 2) is planned
+    assert fit_memory(planned, None, 2) is planned
+    split = fit_memory(planned, 500 << 20, 2)  # 400 MiB before Dask pauses a worker
+    assert split.job.config.partitions > 1 and split.notes and split.plan.num_tasks == planned.plan.num_tasks
     witness = tmp_path / "w.toml"
     witness.write_text('name = "w"\ndomain = "witness"\nkind = "must-cross"\nrows = ["3x3:3"]\n')
-    small = plan_job(load_job(witness))
+    small = Engine().plan(load_job(witness), tmp_path / "w")
     assert fit_memory(small, 1, 2) is small

@@ -15,7 +15,7 @@ from epcg.runtime.engine import claimed, prepare_new, run_plan
 
 
 @pytest.fixture
-def prepared(small_job: Path, tmp_path: Path):
+def planned(small_job: Path, tmp_path: Path):
     return prepare_new(load_job(small_job), tmp_path / "run")
 
 
@@ -35,32 +35,32 @@ def flaky(monkeypatch, exc: Exception, failures: int) -> list[str]:
     return attempts
 
 
-def test_transient_oserror_is_retried(monkeypatch, prepared) -> None:
+def test_transient_oserror_is_retried(monkeypatch, planned) -> None:
     attempts = flaky(monkeypatch, OSError(errno.EIO, "Input/output error"), execute.RETRIES - 1)
-    with claimed(prepared, new=True):
-        run_plan(prepared)
+    with claimed(planned, new=True):
+        run_plan(planned)
     assert attempts[: execute.RETRIES] == [attempts[0]] * execute.RETRIES
-    assert len(prepared.run.done(prepared.plan.tasks())) == prepared.plan.num_tasks
+    assert len(planned.run.done(planned.plan.tasks())) == planned.plan.num_tasks
 
 
-def test_persistent_oserror_stops_after_the_retries(monkeypatch, prepared) -> None:
+def test_persistent_oserror_stops_after_the_retries(monkeypatch, planned) -> None:
     attempts = flaky(monkeypatch, OSError(errno.EIO, "Input/output error"), 10**6)
     with pytest.raises(TaskFailed, match=rf"chunk 2x2-k2/00000 failed {execute.RETRIES} times: OSError"), \
-            claimed(prepared, new=True):
-        run_plan(prepared)
+            claimed(planned, new=True):
+        run_plan(planned)
     assert len(attempts) == execute.RETRIES
 
 
-def test_deterministic_error_names_the_chunk_once(monkeypatch, prepared) -> None:
+def test_deterministic_error_names_the_chunk_once(monkeypatch, planned) -> None:
     attempts = flaky(monkeypatch, ValueError("bad board"), 10**6)
     with pytest.raises(TaskFailed, match=r"chunk 2x2-k2/00000 failed: ValueError: bad board"), \
-            claimed(prepared, new=True):
-        run_plan(prepared)
+            claimed(planned, new=True):
+        run_plan(planned)
     assert len(attempts) == 1
 
 
-def test_full_disk_is_not_retried(monkeypatch, prepared) -> None:
+def test_full_disk_is_not_retried(monkeypatch, planned) -> None:
     attempts = flaky(monkeypatch, OSError(errno.ENOSPC, "No space left on device"), 10**6)
-    with pytest.raises(TaskFailed, match="No space left on device.*epcg resume"), claimed(prepared, new=True):
-        run_plan(prepared)
+    with pytest.raises(TaskFailed, match="No space left on device.*epcg resume"), claimed(planned, new=True):
+        run_plan(planned)
     assert len(attempts) == 1

@@ -138,20 +138,20 @@ def test_a_driver_holds_the_run_for_its_whole_life(finished_run, tmp_path: Path)
 
     run = _as_detached(finished_run, tmp_path / "run", [])
     (run / "results.json").unlink()  # a run that still has work, so the driver computes
-    prepared = prepare_resume(run)
+    planned = prepare_resume(run)
     seen: list = []
 
     def compute(_scheduler_file) -> None:
         seen.append(epcg("submit", "--resume", str(run), "--detach"))
-        seen.append(load(prepared.run).allocations)
+        seen.append(load(planned.run).allocations)
 
-    driver = Driver(prepared.run, prepared.plan.tasks(), {"kind": "detached", "connect": {}}, compute,
+    driver = Driver(planned.run, planned.plan.tasks(), {"kind": "detached", "connect": {}}, compute,
                     say=lambda line: None)
     assert driver.drive() == 0
     refused, allocations = seen
     assert refused.returncode == 75 and "in use by a live epcg process" in refused.stderr, refused.stderr
     assert len(allocations) == 1 and "ended_at" not in allocations[0], allocations
-    assert not prepared.run.is_locked()
+    assert not planned.run.is_locked()
 
 
 @pytest.mark.slow  # a real detached run on the embedded cluster: about a minute

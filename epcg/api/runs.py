@@ -85,9 +85,9 @@ def run(job: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str
     runner.progress_every = interval() if progress else None
     validated = runner.load(job, list(overrides.items()), where)
     path = out if out is not None else Path("runs") / validated.name
-    decision, prepared = runner.resolve(validated, path, Options())
+    decision, planned = runner.resolve(validated, path, Options())
     if decision != FINISHED:
-        runner.execute(prepared, decision == NEW, where)
+        runner.execute(planned, decision == NEW, where)
     return Run(path, trust_space=True)
 
 

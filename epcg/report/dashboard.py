@@ -44,12 +44,12 @@ def snapshot(run_dir: str | Path) -> dict[str, Any]:
     figures, info, done = status.readout, status.live, status.done
     first = min((r["ended_at"] - r["seconds"] for r in done.values()), default=None)
     stages = []
-    for stage, seen in zip(status.prepared.plan.stages, figures.stages, strict=True):
+    for stage, seen in zip(status.planned.plan.stages, figures.stages, strict=True):
         finished = [(t, done[t.id]) for t in stage.tasks if t.id in done]
         stages.append({**asdict(seen), "incumbent": _incumbent_history(finished, first)})
     items_done = sum(s.items_done for s in figures.stages)
     return {
-        "run": str(status.run.path), "job": status.prepared.job.name, "domain": status.prepared.job.domain,
+        "run": str(status.run.path), "job": status.planned.job.name, "domain": status.planned.job.domain,
         "state": figures.state, "dashboard": info.get("dashboard"), "workers": info.get("workers"),
         "hosts": info.get("hosts") or {}, "done": figures.done, "total": figures.total,
         "compute_seconds": figures.compute_seconds,

@@ -44,12 +44,12 @@ from epcg.runtime.checked import names_space
 from epcg.runtime.history import for_results
 from epcg.runtime.readout import FINISHED, length, outputs_written, state
 from epcg.runtime.registry import job_kind
-from epcg.runtime.runplan import Placement, fitted
+from epcg.runtime.runplan import Placement, RunPlan
 from epcg.runtime.shell import command
 from epcg.runtime.rundir import ObjectLocation
 from epcg.runtime.stopping import caught_signals
 from epcg.runtime.store import DIGEST_FILE, REDUCE, REDUCED_FILE, RESULTS, RunDir, seal
-from epcg.runtime.tuning import plan_job, plan_of_run
+from epcg.runtime.tuning import fitted, plan_job, plan_of_run
 from epcg.runtime.verification import checkable, open_run, unverified, verify
 
 NEW, RESUME = "new", "resume"
@@ -62,24 +62,11 @@ SMALL_JOB_SECONDS = 10.0
 starting the embedded cluster and warming its workers costs about as much."""
 
 
-Session = Callable[["Engine", "Prepared", bool, "Target", "Options"], Any]
-"""Runs a prepared run's unfinished chunks with an engine (``runner.execute(prepared, new, target, options)``,
+Session = Callable[["Engine", RunPlan, bool, "Target", "Options"], Any]
+"""Runs a planned run's unfinished chunks with an engine (``runner.execute(planned, new, target, options)``,
 and whatever its caller prints around it)."""
 Allocations = Callable[[RunDir, dict[str, dict[str, Any]]], list[dict[str, Any]] | None]
 """The allocations results.json lists, given the run and its records (None: the run was never submitted)."""
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """A job checked and planned, not yet started: nothing has been written."""
-
-    job: Job
-    plan: Plan
-    run: RunDir
-    notes: tuple[str, ...] = ()
-    """What the runtime changed and why (chunks coarsened, partitions), to print before the run."""
-    wall_seconds: float | None = None
-    """``epcg plan``'s estimate of the wall time of what is left, once fitted to the workers (None: unknown)."""
 
 
 @dataclass(frozen=True)
@@ -180,15 +167,20 @@ class Engine:
                     enable()
             return validate(data, source=where)
 
-    def start(self, job: Job, out: str | os.PathLike[str] | None, options: Options = Options()) -> Prepared:
+    def plan(self, job: Job, out: str | os.PathLike[str] | None, options: Options = Options()) -> RunPlan:
+        """``job`` planned for a run in ``out`` (default ``runs/<name>``), its chunk keys tuned; not yet fitted to
+        any workers (:meth:`fit`, or :func:`~epcg.runtime.tuning.fitted` for workers that need not exist, as
+        ``epcg plan`` does). Nothing is written."""
+        with os_errors_are_input():
+            return plan_job(job, _run_dir(job, out), options.max_tasks)
+
+    def start(self, job: Job, out: str | os.PathLike[str] | None, options: Options = Options()) -> RunPlan:
         """A new run of ``job`` in ``out`` (default ``runs/<name>``), planned and tuned: nothing written yet."""
         with os_errors_are_input():
-            run = RunDir(run_directory(out if out is not None else Path("runs") / job.name))
-            _check_new(run)
-            tuned = plan_job(job, options.max_tasks)
-            return Prepared(tuned.job, tuned.plan, run, tuned.notes)
+            _check_new(_run_dir(job, out))
+        return self.plan(job, out, options)
 
-    def reopen(self, where: str | os.PathLike[str], target: Target | None = None) -> Prepared:
+    def reopen(self, where: str | os.PathLike[str], target: Target | None = None) -> RunPlan:
         """The run at ``where``, to be continued with the job it started with. A serial resume of a user's
         space compiles its kernels with bounds checks, switched on (as :meth:`load` does) before the space is
         imported."""
@@ -201,7 +193,7 @@ class Engine:
             return prepare_resume(where)
 
     def resolve(self, job: Job, out: str | os.PathLike[str] | None, options: Options = Options()
-                ) -> tuple[str, Prepared]:
+                ) -> tuple[str, RunPlan]:
         """What running ``job`` in ``out`` (default ``runs/<name>``) means: ``new`` (planned, nothing written),
         ``resume`` (the run there holds this job, unfinished) or ``finished`` (it holds this job, done); a
         UserError if it holds another job."""
@@ -212,28 +204,28 @@ class Engine:
         if existing.read_job().digest != job.digest:
             raise UserError(f"run directory {path} holds another job ({existing.job_path}); "
                             "open it with epcg.open, or pass another out")
-        prepared = self.reopen(path)
-        done = existing.done(prepared.plan.tasks())
-        finished = state(existing.is_locked(), len(done), prepared.plan.num_tasks, outputs_written(existing),
+        planned = self.reopen(path)
+        done = existing.done(planned.plan.tasks())
+        finished = state(existing.is_locked(), len(done), planned.plan.num_tasks, outputs_written(existing),
                          False) == FINISHED
-        return (FINISHED if finished else RESUME), prepared
+        return (FINISHED if finished else RESUME), planned
 
-    def placement(self, prepared: Prepared, target: Target) -> Target:
+    def placement(self, planned: RunPlan, target: Target) -> Target:
         """``target``, or this process when nobody named a cluster and the job is small (:func:`small_job`)."""
-        if not target.named and small_job(prepared.job, prepared.plan) is not None:
+        if not target.named and small_job(planned.job, planned.plan) is not None:
             return Target(named=False)
         return target
 
     # ---- running --------------------------------------------------------------------------------------------
 
-    def execute(self, prepared: Prepared, new: bool, target: Target, options: Options = Options()) -> Outcome:
+    def execute(self, planned: RunPlan, new: bool, target: Target, options: Options = Options()) -> Outcome:
         """Fit, check, claim, verify (resume), run the unfinished chunks, finish and report; then release.
 
         SIGTERM and SIGHUP stop it like Ctrl-C (an :class:`Interrupted` carrying the signal); whole chunks are
         kept and ``epcg resume`` continues.
         """
-        run = prepared.run
-        target = self.placement(prepared, target)
+        run = planned.run
+        target = self.placement(planned, target)
         with os_errors_are_input():
             if not new:
                 run.group  # noqa: B018 - a missing store ends here, before the lock or any write
@@ -242,26 +234,26 @@ class Engine:
             if target.in_process and options.performance_report:
                 raise UserError("--performance-report is Dask's report, and this run has no Dask: "
                                 + ("leave out one" if target.named else "name a cluster (--workers N)"))
-            done = run.done(prepared.plan.tasks()) if run.exists() else {}
+            done = run.done(planned.plan.tasks()) if run.exists() else {}
         callbacks = [*self.callbacks, *([self.progress(set(done))] if self.progress else [])]
         if options.check:
             from epcg.runtime.checked import check_first_slices
 
-            check_first_slices(prepared.job.domain, json.dumps(prepared.job.to_dict(), sort_keys=True))
+            check_first_slices(planned.job.domain, json.dumps(planned.job.to_dict(), sort_keys=True))
         from epcg.runtime.logs import kept, to_run_directory
 
         with caught_signals(), kept(restore=not self.exits_after) as log:
             try:
                 if target.in_process:
-                    prepared = self.fit(prepared, new, *_capacity(None, None), done, options)
-                    self._announce(prepared, done, in_process=True, named=target.named)
-                    with claimed(prepared, new), to_run_directory(log, None, run.logs_dir()), \
+                    planned = self.fit(planned, new, *_capacity(None, None), done, options)
+                    self._announce(planned, done, in_process=True, named=target.named)
+                    with claimed(planned, new), to_run_directory(log, None, run.logs_dir()), \
                             run_faults(run):
                         if not new:
-                            self._verify_before_resume(prepared, None, options.verify_all)
-                        results = run_plan(prepared, None, callbacks, self.allocations)
+                            self._verify_before_resume(planned, None, options.verify_all)
+                        results = run_plan(planned, None, callbacks, self.allocations)
                 else:
-                    prepared, results = self._on_dask(prepared, new, target, options, done, log, callbacks)
+                    planned, results = self._on_dask(planned, new, target, options, done, log, callbacks)
             except Exception:
                 if log.errors and log.path:
                     self.say(f"Dask logged {log.errors} errors: {log.path}")
@@ -269,26 +261,26 @@ class Engine:
         with writing_outputs(run):
             report = self.hooks.publish(run)
         self.say(f"computed in {duration(results['wall_seconds'])}")
-        return Outcome(run, results, report, prepared.notes, target.in_process)
+        return Outcome(run, results, report, planned.notes, target.in_process)
 
-    def _on_dask(self, prepared: Prepared, new: bool, target: Target, options: Options, done: dict[str, Any], log: Any,
-                 callbacks: Sequence[Callback]) -> tuple[Prepared, dict[str, Any]]:
+    def _on_dask(self, planned: RunPlan, new: bool, target: Target, options: Options, done: dict[str, Any], log: Any,
+                 callbacks: Sequence[Callback]) -> tuple[RunPlan, dict[str, Any]]:
         from epcg.runtime.cluster import JobqueueSpec, LocalSpec, computing, dashboard_url, default_shape
         from epcg.runtime.dask_executor import PATIENCE, DaskExecutor
         from epcg.runtime.logs import to_run_directory
 
-        spec, run = _logs_in_run(target.spec, prepared.run), prepared.run
+        spec, run = _logs_in_run(target.spec, planned.run), planned.run
         if isinstance(spec, LocalSpec) and not target.named:
-            workers, threads = default_shape(job_kind(prepared.job.domain))
+            workers, threads = default_shape(job_kind(planned.job.domain))
             spec = spec.model_copy(update={"workers": workers, "threads_per_worker": threads})
         if isinstance(spec, LocalSpec):
             workers, memory = _capacity(spec, None)
-            prepared = self.fit(prepared, new, workers, memory, done, options, spec.threads_per_worker,
-                                computing(workers, spec.threads_per_worker))
+            planned = self.fit(planned, new, workers, memory, done, options, spec.threads_per_worker,
+                               computing(workers, spec.threads_per_worker))
         with _connected(spec, target.client) as client:
             if not isinstance(spec, LocalSpec):
-                prepared = self.fit(prepared, new, *_capacity(spec, client), done, options)
-            self._announce(prepared, done, in_process=False, named=True)
+                planned = self.fit(planned, new, *_capacity(spec, client), done, options)
+            self._announce(planned, done, in_process=False, named=True)
             if target.chosen_by:
                 self.say(target.chosen_by)
             dashboard = dashboard_url(client, spec)
@@ -296,42 +288,42 @@ class Engine:
             self.say(f"Dask dashboard: {dashboard}")
             self.say(f"epcg progress: {page or 'not on this scheduler'}")
             executor = DaskExecutor(client, patience=None if isinstance(spec, JobqueueSpec) else PATIENCE)
-            with claimed(prepared, new), to_run_directory(log, client, run.logs_dir()), \
+            with claimed(planned, new), to_run_directory(log, client, run.logs_dir()), \
                     _live(run, client, dashboard), _performance_report(run, options.performance_report), \
                     run_faults(run):
                 if not new:
-                    self._verify_before_resume(prepared, executor, options.verify_all)
-                return prepared, run_plan(prepared, executor, callbacks, self.allocations)
+                    self._verify_before_resume(planned, executor, options.verify_all)
+                return planned, run_plan(planned, executor, callbacks, self.allocations)
 
-    def fit(self, prepared: Prepared, new: bool, workers: int, memory: int | None, done: dict[str, Any],
-            options: Options, threads: int = 1, parallel: int | None = None) -> Prepared:
+    def fit(self, planned: RunPlan, new: bool, workers: int, memory: int | None, done: dict[str, Any],
+            options: Options, threads: int = 1, parallel: int | None = None) -> RunPlan:
         """A new run's plan fitted to ``workers`` with ``memory`` each (:func:`~epcg.runtime.runplan.fitted`);
         refuse (one line) what they cannot take. ``parallel``: tasks computing at once (default: every thread of
         every worker). (``epcg submit`` fits a job to one allocation's workers before any of them exists.)"""
         with os_errors_are_input():
-            free = prepared.run.location.free_bytes()
-        planned = fitted(prepared.job, prepared.plan, prepared.notes, Placement(workers, memory, threads, parallel),
-                         free, options.max_tasks, new, frozenset(done), options.force)
+            free = planned.run.location.free_bytes()
+        planned = fitted(planned, Placement(workers, memory, threads, parallel), free, options.max_tasks, new,
+                         frozenset(done), options.force)
         if planned.refusal is not None:
             raise UserError(planned.refusal)
-        return Prepared(planned.job, planned.plan, prepared.run, planned.notes, planned.wall_seconds)
+        return planned
 
-    def _announce(self, prepared: Prepared, done: dict[str, Any], in_process: bool, named: bool) -> None:
-        for note in prepared.notes:
+    def _announce(self, planned: RunPlan, done: dict[str, Any], in_process: bool, named: bool) -> None:
+        for note in planned.notes:
             self.say(f"note: {note}")
-        plan = prepared.plan
-        self.say(f"{prepared.job.name}: {plan.num_tasks - len(done)} of {plan.num_tasks} chunks to do "
-                 f"in {len(plan.stages)} stages -> {prepared.run.path}")
-        if prepared.wall_seconds is not None and not (in_process and not named):
-            self.say(f"epcg plan's estimate: about {duration(prepared.wall_seconds)} of work on the workers, plus "
+        plan = planned.plan
+        self.say(f"{planned.job.name}: {plan.num_tasks - len(done)} of {plan.num_tasks} chunks to do "
+                 f"in {len(plan.stages)} stages -> {planned.run.path}")
+        if planned.wall_seconds is not None and not (in_process and not named):
+            self.say(f"epcg plan's estimate: about {duration(planned.wall_seconds)} of work on the workers, plus "
                      "starting them and compiling their kernels")
         if in_process and not named:
-            seconds = small_job(prepared.job, prepared.plan)
+            seconds = small_job(planned.job, planned.plan)
             self.say(f"a small job (about {seconds:.1f} s of compute): running it in this process, without Dask "
                      "(--workers N or a cluster runs it on Dask)")
 
-    def _verify_before_resume(self, prepared: Prepared, executor: Executor | None, everything: bool) -> None:
-        run, plan = prepared.run, prepared.plan
+    def _verify_before_resume(self, planned: RunPlan, executor: Executor | None, everything: bool) -> None:
+        run, plan = planned.run, planned.plan
         began = time.perf_counter()
         checked, bad = self._checked(plan, run, executor, everything)
         if bad:
@@ -368,13 +360,13 @@ class Engine:
                 for what in rebuild(where):
                     self.say(f"{RunDir(where).path}: rebuilt {what}")
             everything = True
-        prepared = self.reopen(where)
-        run, plan = prepared.run, prepared.plan
+        planned = self.reopen(where)
+        run, plan = planned.run, planned.plan
         with os_errors_are_input():
             run.group  # noqa: B018 - a missing store ends here, before the cluster, the lock or any write
         if not everything and not unverified(plan, run):
             target = Target()  # nothing to read: no cluster to start
-        with kept(restore=not self.exits_after) as log, claimed(prepared, new=False), \
+        with kept(restore=not self.exits_after) as log, claimed(planned, new=False), \
                 to_run_directory(log, None, run.logs_dir()), _connected_executor(target) as executor:
             stale = [t for t, why in run.unsound(plan.tasks()).items() if why == "stale"]
             checked, bad = self._checked(plan, run, executor, everything)
@@ -401,16 +393,16 @@ class Engine:
 
     def report(self, where: str | os.PathLike[str]) -> Outcome:
         """Reduce a finished run again and write its results, summary, figures and report.html."""
-        prepared = self.reopen(where)
-        with claimed(prepared, new=False):
-            results = finish(prepared)
-        with writing_outputs(prepared.run):
-            report = self.hooks.publish(prepared.run)
-        return Outcome(prepared.run, results, report)
+        planned = self.reopen(where)
+        with claimed(planned, new=False):
+            results = finish(planned)
+        with writing_outputs(planned.run):
+            report = self.hooks.publish(planned.run)
+        return Outcome(planned.run, results, report)
 
     # ---- runs that belong to a batch system or a detached driver ----------------------------------------------
 
-    def submit(self, prepared: Prepared, new: bool, submission: Submission, options: Options = Options()) -> None:
+    def submit(self, planned: RunPlan, new: bool, submission: Submission, options: Options = Options()) -> None:
         """Submit a new run (``new``) or the unfinished chunks of one (a run another process holds, or that has
         an allocation waiting, is refused): fit it to one allocation's workers, claim and lay out a new
         directory, write the batch script and batch.json, record the submission, and submit it (or start the
@@ -421,24 +413,24 @@ class Engine:
         from epcg.runtime import batch
         from epcg.runtime.history import History, update
 
-        run = prepared.run
+        run = planned.run
         if not new:
             with os_errors_are_input():
                 run.group  # noqa: B018 - a missing store ends here, before anything is written
                 batch.check_idle(run)
         kind, spec, info = submission.kind, submission.spec, submission.info
         if spec is not None:  # a running scheduler's workers are known only once the run starts
-            done = run.done(prepared.plan.tasks()) if not new else {}
-            prepared = self.fit(prepared, new, *kind.workers(spec), done, options)
+            done = run.done(planned.plan.tasks()) if not new else {}
+            planned = self.fit(planned, new, *kind.workers(spec), done, options)
         if new:
-            with claimed(prepared, new=True):
+            with claimed(planned, new=True):
                 pass
         try:
-            text = kind.script(spec, info, batch.folder(run), prepared.job.name)
+            text = kind.script(spec, info, batch.folder(run), planned.job.name)
             with run.lock():  # a run another process took since check_idle is one line, exit status 75
                 batch.write_batch(run, info, text)
                 update(run, History.resubmit)
-            kind.start(run, spec, info, prepared.job.name, self.say)
+            kind.start(run, spec, info, planned.job.name, self.say)
         except BaseException as exc:
             if new and not isinstance(exc, Conflict):  # a new run another process took at once is theirs now
                 shutil.rmtree(batch.folder(run), ignore_errors=True)
@@ -454,21 +446,21 @@ class Engine:
         from epcg.runtime.batch import read_batch
         from epcg.runtime.driver import Driver
 
-        prepared = prepare_resume(where)
-        run = prepared.run
+        planned = prepare_resume(where)
+        run = planned.run
         info = read_batch(run)
         if info is None:
             raise UserError(f"{run.path} was not submitted: use {command('resume', run.path)}")
         connect = info.get("connect") or {}
-        options = Options(max_tasks=max(prepared.plan.num_tasks, 1), force=True)
+        options = Options(max_tasks=max(planned.plan.num_tasks, 1), force=True)
         run_session = session or (lambda runner, p, new, t, o: runner.execute(p, new, t, o))
 
         def run_chunks(scheduler_file: Path | str | None) -> None:
             on = target(connect.get("cluster_file"), connect.get("scheduler"), scheduler_file,
                         connect.get("workers"), connect.get("threads_per_worker"))
-            run_session(self, prepared, False, on, options)
+            run_session(self, planned, False, on, options)
 
-        driver = Driver(run, prepared.plan.tasks(), info, run_chunks, say=self.say)
+        driver = Driver(run, planned.plan.tasks(), info, run_chunks, say=self.say)
         self.allocations = driver.ending
         return driver.drive()
 
@@ -494,12 +486,12 @@ def small_job(job: Job, plan: Plan) -> float | None:
     return seconds
 
 
-def prepare_new(job: Job, out: str | os.PathLike[str] | None, max_tasks: int = MAX_TASKS) -> Prepared:
+def prepare_new(job: Job, out: str | os.PathLike[str] | None, max_tasks: int = MAX_TASKS) -> RunPlan:
     """A new run of ``job`` in ``out``, planned and tuned, not yet fitted to any workers (tests, benchmarks)."""
     return Engine().start(job, out, Options(max_tasks=max_tasks))
 
 
-def prepare_resume(path: str | os.PathLike[str]) -> Prepared:
+def prepare_resume(path: str | os.PathLike[str]) -> RunPlan:
     """Check that the run in ``path`` can be resumed with the job it started with."""
     import re
 
@@ -517,7 +509,12 @@ def prepare_resume(path: str | os.PathLike[str]) -> Prepared:
             f"{run.job_path} has changed since the run started; resume only continues the "
             "same job (restore the file, or start a new run with 'epcg run')"
         )
-    return Prepared(job, plan_of_run(run, job), run)
+    return RunPlan(run, job, plan_of_run(run, job))
+
+
+def _run_dir(job: Job, out: str | os.PathLike[str] | None) -> RunDir:
+    """The run directory ``out`` names (default ``runs/<job name>``), checked as a place for a run."""
+    return RunDir(run_directory(out if out is not None else Path("runs") / job.name))
 
 
 def _stored_job(where: str | os.PathLike[str]) -> dict[str, Any]:
@@ -553,13 +550,13 @@ def refuse_in_use(run: RunDir) -> None:
 
 
 @contextlib.contextmanager
-def claimed(prepared: Prepared, new: bool) -> Iterator[None]:
+def claimed(planned: RunPlan, new: bool) -> Iterator[None]:
     """Hold the run directory's lock and start a new epoch; lay the directory out first if the run is new.
 
     The checks of :meth:`Engine.start` are repeated under the lock, so of two runs started on one new
     directory at once exactly one proceeds; a new directory that cannot be laid out is removed again.
     """
-    run = prepared.run
+    run = planned.run
     with contextlib.ExitStack() as held:
         with os_errors_are_input(), created(Path(run.location.where) if new and run.location.is_local else None):
             held.enter_context(run.lock())
@@ -571,22 +568,22 @@ def claimed(prepared: Prepared, new: bool) -> Iterator[None]:
                                     f"{command('resume', run.path)}, or pass another --out")
                 if not run.is_empty():
                     raise UserError(f"--out {run.path} exists and is not an epcg run directory")
-                run.create(prepared.job.to_toml(), prepared.job.digest)
-            elif not run.exists() or run.read_job().digest != prepared.job.digest:
+                run.create(planned.job.to_toml(), planned.job.digest)
+            elif not run.exists() or run.read_job().digest != planned.job.digest:
                 raise UserError(f"run directory {run.path} changed while this client was starting")
             run.new_epoch()
-            run.write_plan(prepared.plan)  # readers count its chunks by it, running no code, and weigh them
+            run.write_plan(planned.plan)  # readers count its chunks by it, running no code, and weigh them
         yield
 
 
-def run_plan(prepared: Prepared, executor: Executor | None = None, callbacks: Sequence[Callback] = (),
+def run_plan(planned: RunPlan, executor: Executor | None = None, callbacks: Sequence[Callback] = (),
              allocations: Allocations = for_results) -> dict[str, Any]:
     """Warm up, execute the unfinished tasks, reduce, write results/summary/figures.
 
     The caller holds the run's lock (see :func:`claimed`).
     """
     executor = executor or SerialExecutor()
-    job, plan, run = prepared.job, prepared.plan, prepared.run
+    job, plan, run = planned.job, planned.plan, planned.run
     job_json = json.dumps(job.to_dict(), sort_keys=True)
     kind = job_kind(job.domain)
     kind.prepare(job.config, run)
@@ -601,7 +598,7 @@ def run_plan(prepared: Prepared, executor: Executor | None = None, callbacks: Se
     parts = computed_parts(records.values(), starts, None, now)
     if len(parts) > 1:
         timing["parts"] = parts
-    return finish(prepared, records, timing, allocations)
+    return finish(planned, records, timing, allocations)
 
 
 TIMING_KEYS = ("warm_up_seconds", "wall_seconds", "parts")
@@ -618,7 +615,7 @@ def recorded_timing(run: RunDir) -> dict[str, Any]:
     return {key: results[key] for key in TIMING_KEYS if key in results}
 
 
-def finish(prepared: Prepared, records: dict[str, dict[str, Any]] | None = None, timing: dict[str, Any] | None = None,
+def finish(planned: RunPlan, records: dict[str, dict[str, Any]] | None = None, timing: dict[str, Any] | None = None,
            allocations: Allocations = for_results) -> dict[str, Any]:
     """Reduce the records into results.json and write the summary and figures: the only writer of results.json
     and summary.md (report.html is written from them).
@@ -628,7 +625,7 @@ def finish(prepared: Prepared, records: dict[str, dict[str, Any]] | None = None,
     """
     import shutil
 
-    job, plan, run = prepared.job, prepared.plan, prepared.run
+    job, plan, run = planned.job, planned.plan, planned.run
     records = records if records is not None else run.done(plan.tasks())
     timing = timing if timing is not None else recorded_timing(run)
     missing = plan.num_tasks - len(records)

@@ -342,8 +342,8 @@ def share(fraction: float | None) -> str:
     return "<0.1 %" if fraction < 0.001 else f"{100 * fraction:.1f} %"
 
 
-def table(figs: Sequence[StageFigures], limits: Limits) -> str:
-    """The plan as a text table, with a total row and the limits it was checked against."""
+def table(figs: Sequence[StageFigures], limits: Limits | None) -> str:
+    """The plan as a text table, with a total row and the limits it was checked against (if any)."""
     head = (f"{'stage':<22} {'tasks':>9} {'per task':>9} {'overhead':>9} {'written':>10} {'disk':>10} "
             f"{'peak/worker':>12} {'wall':>9}")
     lines = [head, "-" * len(head)]
@@ -359,6 +359,8 @@ def table(figs: Sequence[StageFigures], limits: Limits) -> str:
                  f"{size(known([f.bytes_written for f in figs])):>10} "
                  f"{size(known([f.disk_bytes for f in figs])):>10} {size(max(peaks) if peaks else None):>12} "
                  f"{duration(known([f.wall_seconds for f in figs])):>9}")
+    if limits is None:
+        return "\n".join(lines)
     threads = f" x {limits.threads} threads" if limits.threads > 1 else ""
     usable = f" ({size(usable_memory(limits.memory_per_worker))} before Dask pauses it)" \
         if limits.memory_per_worker else ""

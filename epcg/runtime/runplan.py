@@ -1,23 +1,26 @@
-"""A job planned for the workers it will run on, in one place: what ``epcg plan`` prints, what the engine checks
-and executes, and what a plan too long for them would need instead.
+"""One job's plan for one run, from tuning to the workers it runs on: what ``epcg plan`` prints, what the engine
+checks and executes, what ``epcg status`` reads back, and what a plan too long for its workers would need instead.
 
-:func:`fitted` is the one way a plan meets its workers (``epcg plan``, ``epcg run``, ``epcg.run()``, ``epcg
-submit`` and each allocation): memory parts chosen for the memory per worker, the figures of every stage, the
-limits they are checked against, and each stage's seconds per task kept on the plan for the time left.
+A :class:`RunPlan` is made by :func:`~epcg.runtime.tuning.plan_job` (chunk keys tuned, nothing fitted yet) and
+fitted by :func:`~epcg.runtime.tuning.fitted` (``epcg plan``, ``epcg run``, ``epcg.run()``, ``epcg submit`` and
+each allocation): memory parts chosen for the memory per worker, the figures of every stage, the limits they are
+checked against, and each stage's seconds per task kept on the plan for the time left.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from epcg.runtime.errors import UserError
-from epcg.runtime.estimate import TASK_OVERHEAD, Limits, StageFigures, check, duration, figures, size
+from epcg.runtime.estimate import Limits, StageFigures, duration, size
 from epcg.runtime.jobs import Job
 from epcg.runtime.plan import Plan
 from epcg.runtime.registry import job_kind
-from epcg.runtime.tuning import Tuned, fit_memory
+
+if TYPE_CHECKING:
+    from epcg.runtime.store import RunDir
 
 DAY = 86400.0
 """A plan longer than this says what would make it shorter."""
@@ -40,44 +43,29 @@ class Placement:
 
 @dataclass(frozen=True)
 class RunPlan:
-    """A job's plan fitted to its workers: stages and tasks, every stage's figures, the limits they were checked
-    against, the notes for the user and, where the run would refuse it, why."""
+    """A job planned for one run directory: the tuned job, its stages and tasks and the notes for the user; once
+    fitted to its workers, also every stage's figures, the limits they were checked against and, where the run
+    would refuse it, why. Nothing is written while a run is planned."""
 
+    run: RunDir
+    """Where it runs (it may not exist yet)."""
     job: Job
     plan: Plan
-    notes: tuple[str, ...]
-    figures: tuple[StageFigures, ...]
-    limits: Limits
-    placement: Placement
-    refusal: str | None
-    """The one line ``epcg run`` would refuse it with (None: it accepts)."""
+    notes: tuple[str, ...] = ()
+    """What tuning and fitting changed and why (chunks coarsened, memory parts), to print before the run."""
+    placement: Placement | None = None
+    """The workers it is fitted to (None: not fitted yet)."""
+    figures: tuple[StageFigures, ...] = ()
+    limits: Limits | None = None
+    refusal: str | None = None
+    """The one line ``epcg run`` would refuse it with (None: it accepts, or it is not fitted yet)."""
 
     @property
     def wall_seconds(self) -> float | None:
-        """Estimated seconds of work on the workers, stage after stage (None where a stage has no estimate)."""
+        """Estimated seconds of work on the workers, stage after stage (None where a stage has no estimate, or
+        the plan is not fitted yet)."""
         walls = [f.wall_seconds for f in self.figures]
         return sum(w for w in walls if w is not None) if walls and None not in walls else None
-
-
-def fitted(job: Job, plan: Plan, notes: Sequence[str], placement: Placement, free_disk: int | None,
-           max_tasks: int, new: bool = True, done: frozenset[str] = frozenset(), force: bool = False) -> RunPlan:
-    """``job``'s ``plan`` fitted to ``placement``: a new run's memory parts chosen for its memory per worker, the
-    figures of every stage (those of ``done`` tasks left out), checked against the limits."""
-    if new:
-        tuned = fit_memory(Tuned(job, plan, tuple(notes)), placement.memory_per_worker, placement.workers)
-        job, plan, notes = tuned.job, tuned.plan, tuned.notes
-    limits = Limits(workers=placement.workers, memory_per_worker=placement.memory_per_worker, free_disk=free_disk,
-                    max_tasks=max(max_tasks, plan.num_tasks if not new else 0), threads=placement.threads)
-    figs = figures(job_kind(job.domain), job.config, plan, placement.slots, set(done))
-    try:
-        check(figs, limits, force)
-        refusal = None
-    except UserError as exc:
-        refusal = str(exc)
-    seconds = {f.name: None if f.task_seconds is None else f.task_seconds + TASK_OVERHEAD for f in figs}
-    plan = Plan(tuple(replace(stage, task_seconds=seconds.get(stage.name)) for stage in plan.stages),
-                slots=placement.slots)
-    return RunPlan(job, plan, tuple(notes), tuple(figs), limits, placement, refusal)
 
 
 @dataclass(frozen=True)
@@ -123,8 +111,10 @@ def alternative(run_plan: RunPlan, budget: Budget, refit: Callable[[int, int | N
     """The smallest change of workers that brings ``run_plan`` within ``budget``: memory per worker doubled
     first (a job split into memory parts does each part's work again), then workers doubled, then both;
     ``refit(workers, memory)`` plans the same job for them. None when nothing up to ``most_workers`` workers of
-    ``most_memory`` each would."""
+    ``most_memory`` each would, or the plan is not fitted to any workers."""
     placement = run_plan.placement
+    if placement is None:
+        return None
     memory = placement.memory_per_worker
     tried = []
     for memory_steps in range(0, 8):

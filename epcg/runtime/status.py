@@ -3,14 +3,15 @@ page on the Dask dashboard and ``Run.readout()``. Read-only: no lock is taken an
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from epcg.runtime.engine import Prepared, prepare_resume
+from epcg.runtime.engine import prepare_resume
 from epcg.runtime.history import load
 from epcg.runtime.plan import Plan
 from epcg.runtime.readout import Readout, outputs_written, read
 from epcg.runtime.registry import job_kind, reading
+from epcg.runtime.runplan import RunPlan
 from epcg.runtime.schemas import Live, Malformed
 from epcg.runtime.shell import command
 from epcg.runtime.store import LIVE, RESULTS, RunDir
@@ -21,7 +22,7 @@ class Status:
     """A run as its views read it: the job and plan it runs, its records, the readout and the live session's
     connection details (empty when no client holds the run)."""
 
-    prepared: Prepared
+    planned: RunPlan
     done: dict[str, dict[str, Any]]
     readout: Readout
     live: dict[str, Any]
@@ -31,7 +32,7 @@ class Status:
 
     @property
     def run(self) -> RunDir:
-        return self.prepared.run
+        return self.planned.run
 
 
 def run_status(where: str | Any, now: float | None = None) -> Status:
@@ -39,18 +40,18 @@ def run_status(where: str | Any, now: float | None = None) -> Status:
     from epcg.runtime.batch import read_batch
 
     with reading():
-        prepared = prepare_resume(where)
-    run = prepared.run
-    plan = _fitted(run, prepared.plan)
-    prepared = Prepared(prepared.job, plan, run, prepared.notes)
+        planned = prepare_resume(where)
+    run = planned.run
+    plan = _fitted(run, planned.plan)
+    planned = replace(planned, plan=plan)
     done = run.done(plan.tasks())
     locked = run.is_locked()
     batch = read_batch(run)
     waiting = bool(batch) and not locked and load(run).next is not None
-    damaged = damaged_results(prepared) if run.has(RESULTS) else None
+    damaged = damaged_results(planned) if run.has(RESULTS) else None
     figures = read(plan, done, run.epoch_starts(), locked, outputs_written(run), waiting, damaged is not None, now)
     live = _live(run) if locked else {}
-    return Status(prepared, done, figures, live, batch, damaged)
+    return Status(planned, done, figures, live, batch, damaged)
 
 
 def _fitted(run: RunDir, plan: Plan) -> Plan:
@@ -63,10 +64,10 @@ def _fitted(run: RunDir, plan: Plan) -> Plan:
     return kept if kept is not None and kept == plan else plan
 
 
-def damaged_results(prepared: Prepared) -> str | None:
+def damaged_results(planned: RunPlan) -> str | None:
     """The line saying results.json is damaged (truncated, or not of its kind's shape), None if it is absent or
     sound."""
-    job, run = prepared.job, prepared.run
+    job, run = planned.job, planned.run
     try:
         run.read_json(RESULTS, job_kind(job.domain).Results, f"{command('report', run.path)} writes it again",
                       {"config": job.config})

@@ -1,11 +1,12 @@
 """Tuning a job's plan before it runs, without changing its results: chunk keys scaled so tasks are neither
-too many nor too small (``COARSEN``), memory-splitting keys set so every stage fits the workers
-(``SPLIT_FOR_MEMORY``). Each change is said in one note."""
+too many nor too small (``COARSEN``, :func:`plan_job`), memory-splitting keys set so every stage fits the workers
+(``SPLIT_FOR_MEMORY``, :func:`fitted`). Each change is said in one note; both return a
+:class:`~epcg.runtime.runplan.RunPlan`."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from epcg.runtime.errors import UserError
@@ -14,7 +15,9 @@ from epcg.runtime.estimate import (
     TARGET_TASK_SECONDS,
     TASK_OVERHEAD,
     WORKER_BASE,
+    Limits,
     StageFigures,
+    check,
     coarsen_factor,
     figures,
     finer_than_target,
@@ -27,6 +30,7 @@ from epcg.runtime.estimate import (
 from epcg.runtime.jobs import Job, validate
 from epcg.runtime.plan import Plan, TooManyTasks
 from epcg.runtime.registry import job_kind
+from epcg.runtime.runplan import Placement, RunPlan
 
 if TYPE_CHECKING:
     from epcg.runtime.store import RunDir
@@ -37,15 +41,6 @@ the factor the task count asks for, so one or two rounds suffice unless the sche
 COST_ROUNDS = 6
 """Times chunk keys are scaled again while their stages' tasks are still shorter than the target time (each
 round's estimate is of the plan the previous round made)."""
-
-
-@dataclass(frozen=True)
-class Tuned:
-    """A job with the plan it runs and what tuning changed (notes printed before the run)."""
-
-    job: Job
-    plan: Plan
-    notes: tuple[str, ...] = ()
 
 
 def plan_of(job: Job) -> Plan:
@@ -80,8 +75,9 @@ def _nonempty(job: Job, plan: Plan) -> Plan:
     return plan
 
 
-def plan_job(job: Job, max_tasks: int = MAX_TASKS) -> Tuned:
-    """The job's plan, its chunk keys scaled up where its tasks would be too small (results are identical).
+def plan_job(job: Job, run: RunDir, max_tasks: int = MAX_TASKS) -> RunPlan:
+    """The job's plan for a run in ``run``, its chunk keys scaled up where its tasks would be too small (results
+    are identical); not yet fitted to any workers (:func:`fitted`).
 
     A job kind names in ``COARSEN`` the keys it may scale without changing any
     result (chunk sizes). The kind's own notes (``notes(config)``: what the job
@@ -101,14 +97,14 @@ def plan_job(job: Job, max_tasks: int = MAX_TASKS) -> Tuned:
     job, plan, first = _bounded(job, keys, max_tasks)
     fitted = _fit_cost(job, plan, keys)
     if fitted is None and job is original:
-        return Tuned(job, plan, said)
+        return RunPlan(run, job, plan, said)
     old, new = original.to_dict(), (fitted or (job,))[0].to_dict()
     changed = [k for k in keys if old[k] != new[k]]
     given, using = (", ".join(f"{k}={d[k]}" for k in changed) for d in (old, new))
     if fitted is None:
         note = (f"{given} would give {first:,} tasks, more than {max_tasks:,}; using {using} "
                 f"({plan.num_tasks:,} tasks, identical results; --max-tasks raises the bound)")
-        return Tuned(job, plan, (*said, note))
+        return RunPlan(run, job, plan, (*said, note))
     job, plan, before, after = fitted
     counts = {f.name: f.tasks for f in after}
     moved = [f for f in before if counts.get(f.name) != f.tasks]
@@ -125,7 +121,7 @@ def plan_job(job: Job, max_tasks: int = MAX_TASKS) -> Tuned:
             f"a task should take here (scheduling them about {share(was)} of the work); using {using} "
             f"({sum(counts[f.name] for f in moved):,} tasks there, scheduling {share(overhead_share(after))} of "
             "the job, identical results)")
-    return Tuned(job, plan, (*said, note))
+    return RunPlan(run, job, plan, (*said, note))
 
 
 def _bounded(job: Job, keys: tuple[str, ...], max_tasks: int) -> tuple[Job, Plan, int]:
@@ -224,7 +220,7 @@ MAX_SPLIT = 1 << 16
 """Largest value :func:`fit_memory` gives a job's ``SPLIT_FOR_MEMORY`` keys."""
 
 
-def fit_memory(tuned: Tuned, memory_per_worker: int | None, workers: int) -> Tuned:
+def fit_memory(tuned: RunPlan, memory_per_worker: int | None, workers: int) -> RunPlan:
     """``tuned`` with its unset memory-splitting keys chosen so that every stage fits ``memory_per_worker``
     (below the fraction at which Dask pauses a worker, :func:`~epcg.runtime.estimate.usable_memory`).
 
@@ -268,6 +264,28 @@ def fit_memory(tuned: Tuned, memory_per_worker: int | None, workers: int) -> Tun
                     f"{size(usable)} at which Dask pauses a worker with the memory limit {size(memory_per_worker)}; "
                     f"using {', '.join(f'{k}={value}' for k in keys)} "
                     f"({size(now)}, identical results)")
-            return Tuned(scaled, plan_of(scaled), tuned.notes + (note,))
+            return replace(tuned, job=scaled, plan=plan_of(scaled), notes=tuned.notes + (note,))
         last, value = now, value * 2
     return tuned
+
+
+def fitted(planned: RunPlan, placement: Placement, free_disk: int | None, max_tasks: int, new: bool = True,
+           done: frozenset[str] = frozenset(), force: bool = False) -> RunPlan:
+    """``planned`` fitted to ``placement``: a new run's memory parts chosen for its memory per worker, the
+    figures of every stage (those of ``done`` tasks left out), checked against the limits (``refusal`` says why
+    ``epcg run`` would refuse it), and each stage's seconds per task kept on the plan for the time left."""
+    if new:
+        planned = fit_memory(planned, placement.memory_per_worker, placement.workers)
+    job, plan = planned.job, planned.plan
+    limits = Limits(workers=placement.workers, memory_per_worker=placement.memory_per_worker, free_disk=free_disk,
+                    max_tasks=max(max_tasks, plan.num_tasks if not new else 0), threads=placement.threads)
+    figs = figures(job_kind(job.domain), job.config, plan, placement.slots, set(done))
+    try:
+        check(figs, limits, force)
+        refusal = None
+    except UserError as exc:
+        refusal = str(exc)
+    seconds = {f.name: None if f.task_seconds is None else f.task_seconds + TASK_OVERHEAD for f in figs}
+    plan = Plan(tuple(replace(stage, task_seconds=seconds.get(stage.name)) for stage in plan.stages),
+                slots=placement.slots)
+    return replace(planned, plan=plan, placement=placement, figures=tuple(figs), limits=limits, refusal=refusal)

@@ -154,7 +154,7 @@ def test_worker_killed_mid_layer(reference: Path, tmp_path: Path) -> None:
     from epcg.runtime.progress import Callback
 
     job = load_job(JOBS / "fling.toml", ["max_pieces=6", "chunk_words=4096", "top_puzzles=0"])
-    prepared = prepare_new(job, tmp_path / "lost-worker")
+    planned = prepare_new(job, tmp_path / "lost-worker")
 
     class KillOneWorker(Callback):
         """SIGKILL one worker process once a few layer-6 tasks are done."""
@@ -172,10 +172,10 @@ def test_worker_killed_mid_layer(reference: Path, tmp_path: Path) -> None:
 
     with connect(LocalSpec(workers=2, dashboard_address=None)) as client:
         killer = KillOneWorker(client)
-        with claimed(prepared, new=True):
-            run_plan(prepared, DaskExecutor(client), [killer])
+        with claimed(planned, new=True):
+            run_plan(planned, DaskExecutor(client), [killer])
         assert killer.killed is not None
-    assert checksums(prepared.run.path) == checksums(reference)
+    assert checksums(planned.run.path) == checksums(reference)
 
 
 @pytest.mark.parametrize(
