@@ -40,7 +40,7 @@ def test_transient_oserror_is_retried(monkeypatch, prepared) -> None:
     with claimed(prepared, new=True):
         run_plan(prepared)
     assert attempts[: execute.RETRIES] == [attempts[0]] * execute.RETRIES
-    assert len(prepared.run.done(prepared.plan.tasks())) == prepared.plan.num_tasks
+    assert len(prepared.run.records.done(prepared.plan.tasks())) == prepared.plan.num_tasks
 
 
 def test_persistent_oserror_stops_after_the_retries(monkeypatch, prepared) -> None:

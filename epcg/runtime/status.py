@@ -13,7 +13,8 @@ from epcg.runtime.readout import Readout, outputs_written, read
 from epcg.runtime.registry import job_kind, reading
 from epcg.runtime.schemas import Live, Malformed
 from epcg.runtime.shell import command
-from epcg.runtime.store import LIVE, RESULTS, RunDir
+from epcg.runtime.outputs import LIVE, RESULTS
+from epcg.runtime.store import RunDir
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ def run_status(where: str | Any, now: float | None = None) -> Status:
     run = prepared.run
     plan = _fitted(run, prepared.plan)
     prepared = Prepared(prepared.job, plan, run, prepared.notes)
-    done = run.done(plan.tasks())
+    done = run.records.done(plan.tasks())
     locked = run.is_locked()
     batch = read_batch(run)
     waiting = bool(batch) and not locked and load(run).next is not None
