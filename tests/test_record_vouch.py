@@ -1,5 +1,5 @@
 """A record vouches for what made it: each chunk's record carries a digest of its chunk and of the job keys its
-output may depend on (store.vouch), and resume, verify and every reader refuse a record made under other
+output may depend on (records.vouch), and resume, verify and every reader refuse a record made under other
 parameters, whatever was edited, repaired or deleted."""
 
 from __future__ import annotations

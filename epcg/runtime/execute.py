@@ -174,7 +174,7 @@ class Executor(Protocol):
         """Prepare every worker; return the slowest worker's seconds."""
 
     def check(self, run_path: str, records: list[dict[str, Any]], on_checked: Callable[[int], None]) -> list[bool]:
-        """Whether each record's chunk is stored intact (``store.check_chunks``), read where the tasks run;
+        """Whether each record's chunk is stored intact (``arrays.check_chunks``), read where the tasks run;
         ``on_checked`` is told how many chunks each batch held as it ends."""
 
     def run(

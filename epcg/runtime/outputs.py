@@ -14,9 +14,10 @@ import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from epcg.runtime.rundir import Location
+if TYPE_CHECKING:
+    from epcg.runtime.store import RunDir
 
 __all__ = ["Outputs", "FIGURES", "LIVE", "LOGS", "REPORT", "RESULTS", "SUMMARY"]
 
@@ -29,23 +30,21 @@ LOGS = "logs"
 
 
 class Outputs:
-    """A run's outputs at one :class:`~epcg.runtime.rundir.Location`; figures and logs are drawn and written into
-    local directories (the run's own on a filesystem, this machine's scratch on an object store)."""
+    """A run's outputs, written as text through its :class:`~epcg.runtime.store.RunDir`; figures and logs are drawn
+    and written into local directories (the run's own on a filesystem, this machine's scratch on an object store)."""
 
-    def __init__(self, location: Location) -> None:
-        self.location = location
+    def __init__(self, run: RunDir) -> None:
+        self.run = run
+        self.location = run.location
 
     results_path = property(lambda self: self.location.describe(RESULTS))
     summary_path = property(lambda self: self.location.describe(SUMMARY))
 
     def write_results(self, results: dict[str, Any]) -> None:
-        self._write_text(RESULTS, json.dumps(results, indent=2) + "\n")
+        self.run.write_text(RESULTS, json.dumps(results, indent=2) + "\n")
 
     def write_summary(self, text: str) -> None:
-        self._write_text(SUMMARY, text)
-
-    def _write_text(self, key: str, text: str) -> None:
-        self.location.write(key, text.encode("utf-8", "surrogateescape"))
+        self.run.write_text(SUMMARY, text)
 
     @property
     def figures_dir(self) -> Path:

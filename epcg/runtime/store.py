@@ -74,7 +74,7 @@ class RunDir:
         """The run's Zarr arrays, and what this process wrote and read of them."""
         self.records = Records(self)
         """The manifest: which tasks are done, their records and the reduction's."""
-        self.outputs = Outputs(self.location)
+        self.outputs = Outputs(self)
         """Results, summary, figures, logs and this machine's scratch."""
 
     @property

@@ -91,9 +91,10 @@ class Location(ABC):
     def check(self) -> None:
         """Raise UserError in one line if the location cannot be reached (missing bucket, credentials, endpoint)."""
 
+    @abstractmethod
     def check_conditional(self) -> None:
         """Refuse, in one line, a store whose ``create`` would overwrite (one that ignores conditional writes):
-        records could then be overwritten. A filesystem's ``link(2)`` never does: nothing to check."""
+        records could then be overwritten."""
 
     @abstractmethod
     def scratch(self, name: str) -> Path:

@@ -271,6 +271,9 @@ class PosixLocation(Location):
     def drop_scratch(self, name: str) -> None:
         """Nothing: scratch here is the run's own directory."""
 
+    def check_conditional(self) -> None:
+        """Nothing: ``link(2)`` never overwrites."""
+
     def publish(self, prefix: str, directory: Path) -> builtins.list[str]:
         target = self._path(prefix.rstrip("/"))
         if Path(directory).absolute() != target:
