@@ -622,7 +622,6 @@ def finish(prepared: Prepared, records: dict[str, dict[str, Any]] | None = None,
     Without ``timing`` (``epcg report``) the timing of the execution that finished the run is kept.
     ``allocations`` gives the allocations a submitted run used (see :attr:`Engine.allocations`).
     """
-
     job, plan, run = prepared.job, prepared.plan, prepared.run
     records = records if records is not None else run.records.done(plan.tasks())
     timing = timing if timing is not None else recorded_timing(run)
