@@ -29,7 +29,8 @@ import zarr
 from zarr.storage import LocalStore
 
 from epcg.runtime.allocator import keep_chunk_buffers
-from epcg.runtime.store import ZARR, RunDir
+from epcg.runtime.arrays import ZARR
+from epcg.runtime.store import RunDir
 
 SETTINGS = {"glibc": {}, "nanny": {"MALLOC_TRIM_THRESHOLD_": "65536"}, "kept": {"MALLOC_TRIM_THRESHOLD_": "65536"}}
 
@@ -47,17 +48,17 @@ def _child(setting: str, run_path: str, array: str, writes: int, scratch_path: s
     run = RunDir(run_path)
     before = resource.getrusage(resource.RUSAGE_SELF)
     began = time.perf_counter()
-    words = run.read_array(array)
+    words = run.arrays.read_array(array)
     read = time.perf_counter() - began
-    chunk = run.array(array).chunks[0]
+    chunk = run.arrays.array(array).chunks[0]
     scratch = _new_run(scratch_path)
-    scratch.group.create_array(setting, shape=(chunk * writes,), dtype="uint64", chunks=(chunk,), fill_value=0)
+    scratch.arrays.group.create_array(setting, shape=(chunk * writes,), dtype="uint64", chunks=(chunk,), fill_value=0)
     began = time.perf_counter()
     for i in range(writes):
         out = np.zeros(chunk, dtype=np.uint64)
         source = words[i * chunk % words.size:][:chunk]
         out[:source.size] |= source
-        scratch.write_slice(setting, i * chunk, out)
+        scratch.arrays.write_slice(setting, i * chunk, out)
     written = time.perf_counter() - began
     after = resource.getrusage(resource.RUSAGE_SELF)
     return {"read": read, "writes": written, "user": after.ru_utime - before.ru_utime,
@@ -68,13 +69,13 @@ def _child(setting: str, run_path: str, array: str, writes: int, scratch_path: s
 def _synthetic(path: str, words: int, chunk: int) -> None:
     """A run directory with one array ``layer`` of ``words`` words, about as compressible as a layer."""
     run = _new_run(path)
-    run.group.create_array("layer", shape=(words,), dtype="uint64", chunks=(chunk,), fill_value=0)
+    run.arrays.group.create_array("layer", shape=(words,), dtype="uint64", chunks=(chunk,), fill_value=0)
     rng = np.random.default_rng(1)
     for start in range(0, words, chunk):
         n = min(chunk, words - start)
         block = rng.integers(0, 2**63, n, dtype=np.uint64) & rng.integers(0, 2**63, n, dtype=np.uint64)
         block[rng.random(n) < 0.5] = 0
-        run.write_slice("layer", start, block)
+        run.arrays.write_slice("layer", start, block)
 
 
 def main() -> None:

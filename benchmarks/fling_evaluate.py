@@ -33,8 +33,8 @@ def main() -> None:
     args = parser.parse_args()
 
     run = open_run(args.run)
-    name = f"orbits/unique/{args.pieces}" if run.has_array(f"orbits/unique/{args.pieces}") else f"unique/{args.pieces}"
-    array = run.array(name)
+    name = f"orbits/unique/{args.pieces}" if run.arrays.has_array(f"orbits/unique/{args.pieces}") else f"unique/{args.pieces}"
+    array = run.arrays.array(name)
     symmetric = name.startswith("orbits/")
     total = array.shape[0]
     starts = np.linspace(0, max(total - args.words, 0), args.tasks).astype(np.int64).tolist()

@@ -68,7 +68,7 @@ def stored_layer(run: str, k: int, prefix: str) -> tuple[np.ndarray, sparse.BitI
     """Layer ``k`` of a symmetric Fling! run, the orbit layer (``prefix`` ``"orbits/"``) or the filled one
     (``""``): its ``solvable`` words and the index of its ``unique`` bits."""
     stored = open_run(run)
-    return stored.read_array(f"{prefix}solvable/{k}"), read_unique(stored, f"{prefix}unique/{k}")
+    return stored.arrays.read_array(f"{prefix}solvable/{k}"), read_unique(stored, f"{prefix}unique/{k}")
 
 
 def main() -> None:

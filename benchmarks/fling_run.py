@@ -19,7 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from epcg.runtime.jobs import load_job
-from epcg.runtime.store import unseal
+from epcg.runtime.records import unseal
 
 
 def stage_records(run: Path) -> dict[str, list[dict]]:

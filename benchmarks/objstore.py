@@ -62,7 +62,8 @@ def stage_walls(records: list[dict]) -> dict[str, float]:
 
 
 def records_of(where: str) -> list[dict]:
-    from epcg.runtime.store import RunDir, unseal
+    from epcg.runtime.records import unseal
+    from epcg.runtime.store import RunDir
 
     run = RunDir(where)
     out = []

@@ -19,7 +19,8 @@ from pathlib import Path
 from distributed import Client, LocalCluster
 
 from epcg.runtime.dask_executor import DaskExecutor
-from epcg.runtime.store import check_chunks, unseal
+from epcg.runtime.arrays import check_chunks
+from epcg.runtime.records import unseal
 
 
 def sample(run: Path, stage: str, count: int, at: float) -> list[dict]:

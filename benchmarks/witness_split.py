@@ -49,8 +49,8 @@ def main() -> None:
         with claimed(planned, new=True):
             results = run_plan(planned, DaskExecutor(client))
         wall = time.perf_counter() - began
-        records = planned.run.done(planned.plan.tasks())
-        ats = {stage.name: planned.run.read_array(f"{stage.name}/at_min/ranks") for stage in planned.plan.stages}
+        records = planned.run.records.done(planned.plan.tasks())
+        ats = {stage.name: planned.run.arrays.read_array(f"{stage.name}/at_min/ranks") for stage in planned.plan.stages}
     print(f"{args.job} rows {args.rows} {' '.join(args.set)}: {args.workers} workers, "
           f"warm-up {results['warm_up_seconds']:.2f} s, wall {wall:.1f} s")
     print(f"{'row':<8} {'time':<4} {'tasks':>5} {'median s':>9} {'mean s':>8} {'max s':>7} {'max/median':>10} "

@@ -172,7 +172,7 @@ def plan(job_file: Path, overrides: tuple[str, ...], workers, threads_per_worker
         echo(f"estimated: {basis}")
     for line in kind.plan_notes(planned.job.config):
         echo(line)
-    if not location.is_local:
+    if location.metered:
         echo(f"\non the object store {planned.run.path}:\n{io_table(planned.figures, placement.slots)}")
     seconds = small_job(planned.job, planned.plan) if cluster_file is None and not workers else None
     if seconds is not None:
@@ -310,7 +310,7 @@ def _status(run_dir: str) -> None:
         echo(status.damaged or "")
     elif figures.state != RUNNING and figures.done == figures.total and figures.state != FINISHED:
         echo(f"every chunk is done, but results or summary are missing: {shell_command('report', run.path)} writes them")
-    unsound = run.unsound(plan.tasks())
+    unsound = run.records.unsound(plan.tasks())
     torn = [task for task, why in unsound.items() if why != "stale"]
     stale = [task for task, why in unsound.items() if why == "stale"]
     if torn:

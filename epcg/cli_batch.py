@@ -102,7 +102,7 @@ def cancel(run_dir: str, wait: float) -> None:
     if run.is_locked() or still_running(load(run), live):
         echo(f"the running allocation has not stopped yet; {shell_command('status', run.path)} shows when it has")
     with reading():
-        done = len(run.done(prepare_resume(run_dir).plan.tasks()))
+        done = len(run.records.done(prepare_resume(run_dir).plan.tasks()))
     echo(f"{done} chunks kept; {batch.continue_command(run, info)} or {shell_command('resume', run.path)} "
          "continues later")
 

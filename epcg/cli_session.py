@@ -53,8 +53,8 @@ def run_session(runner: Engine, planned: RunPlan, new: bool, target: Target, opt
 
 def print_outputs(run, report: str) -> None:
     """Say where the outputs are (only once all of them are written)."""
-    from epcg.runtime.store import FIGURES, SUMMARY
+    from epcg.runtime.outputs import FIGURES, SUMMARY
 
     echo(run.read_text(SUMMARY))
-    echo(f"results: {run.results_path}\nsummary: {run.summary_path}\nfigures: {run.describe(FIGURES)}/")
+    echo(f"results: {run.outputs.results_path}\nsummary: {run.outputs.summary_path}\nfigures: {run.describe(FIGURES)}/")
     echo(f"report:  {report} (open it in any browser)")

@@ -75,7 +75,7 @@ def test_the_results_list_the_end_the_allocation_records(detached_run: Path) -> 
 
     def run_chunks(_scheduler_file) -> None:
         time.sleep(0.01)
-        listed.append(driver.ending(planned.run, planned.run.done(planned.plan.tasks())))
+        listed.append(driver.ending(planned.run, planned.run.records.done(planned.plan.tasks())))
 
     driver = Driver(planned.run, planned.plan.tasks(), INFO["detached"], run_chunks, say=lambda line: None)
     assert driver.drive() == 0

@@ -37,8 +37,8 @@ def assert_same_rows(example: Path, builtin: Path, rows: list[tuple[int, int, in
     theirs = json.loads((builtin / "results.json").read_text())["rows"]
     assert [(r["min"], r["at_min"]) for r in ours] == [(r["min_solutions"], r["puzzles_at_min"]) for r in theirs]
     for i, (w, h, k) in enumerate(rows):
-        a = RunDir(example).read_array(f"row-{i:03d}/at_min/ranks")
-        b = RunDir(builtin).read_array(f"{w}x{h}-k{k}/at_min/ranks")
+        a = RunDir(example).arrays.read_array(f"row-{i:03d}/at_min/ranks")
+        b = RunDir(builtin).arrays.read_array(f"{w}x{h}-k{k}/at_min/ranks")
         assert np.array_equal(a, b)
 
 

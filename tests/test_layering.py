@@ -130,3 +130,28 @@ def test_each_game_registers_its_kind_and_run_class_from_its_own_package(game: s
     runs = {ep.name: ep.value for ep in entry_points(group="epcg.runs")}
     assert kinds[game].startswith(f"epcg.games.{game}.")
     assert runs[game].startswith(f"epcg.games.{game}.run:")
+
+
+LOCATION_KINDS = {"is_local", "PosixLocation", "ObjectLocation"}
+"""What a module would name to ask where a run lives instead of asking its Location."""
+
+
+def _asks_where_a_run_lives(path: Path) -> list[str]:
+    """``file:line name`` of every use of :data:`LOCATION_KINDS` in ``path``: an attribute, a name, an import."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        names = [node.attr] if isinstance(node, ast.Attribute) else [node.id] if isinstance(node, ast.Name) else \
+            [alias.name for alias in node.names] if isinstance(node, ast.ImportFrom) else []
+        found += [f"{path.relative_to(ROOT)}:{node.lineno} {name}" for name in names if name in LOCATION_KINDS]
+    return found
+
+
+def test_only_the_location_decides_what_differs_between_a_directory_and_an_object_store() -> None:
+    """Outside epcg/runtime/rundir/, no module asks which kind of Location a run has (an ``is_local`` flag, a
+    PosixLocation or ObjectLocation): each such decision is a method of the Location (``local_path``, ``address``,
+    ``written_through``, ``drop_scratch``, ``io``, ``metered``, ``check_conditional``)."""
+    rundir = ROOT / "epcg" / "runtime" / "rundir"
+    asked = [hit for path in sorted((ROOT / "epcg").rglob("*.py")) if rundir not in path.parents
+             for hit in _asks_where_a_run_lives(path)]
+    assert asked == []
+    assert _asks_where_a_run_lives(rundir / "__init__.py"), "the check finds the names where they are allowed"

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from epcg.runtime.rundir import open_location
-from epcg.runtime.store import unseal
+from epcg.runtime.records import unseal
 
 from .conftest import without_timings
 from .s3server import S3Server, free_port
@@ -214,6 +214,7 @@ def test_straggler_of_an_older_session_writes_no_record(jobs, bucket):
     from epcg.runtime.errors import StaleTask
     from epcg.runtime.execute import run_task
     from epcg.runtime.registry import job_kind
+    from epcg.runtime.records import Records
     from epcg.runtime.store import RunDir
 
     url = f"{bucket}/straggler"
@@ -225,10 +226,10 @@ def test_straggler_of_an_older_session_writes_no_record(jobs, bucket):
         run.new_epoch()
     job = run.read_job()
     task = job_kind("witness").plan(job.config).tasks()[1]
-    run.forget(task)
+    run.records.forget(task)
     with pytest.raises(StaleTask):
         run_task("witness", json.dumps(job.to_dict(), sort_keys=True), url, old, task)
-    assert not run.location.exists(RunDir.record_key(task))
+    assert not run.location.exists(Records.key(task))
 
 
 def test_plan_says_what_a_run_reads_and_writes_on_the_store(bucket):

@@ -1,5 +1,5 @@
 """A record vouches for what made it: each chunk's record carries a digest of its chunk and of the job keys its
-output may depend on (store.vouch), and resume, verify and every reader refuse a record made under other
+output may depend on (records.vouch), and resume, verify and every reader refuse a record made under other
 parameters, whatever was edited, repaired or deleted."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import pytest
 
 import epcg
 from epcg.runtime.engine import Engine, target
-from epcg.runtime.store import OUTPUT_FREE_KEYS, RunDir, seal, unseal
+from epcg.runtime.records import OUTPUT_FREE_KEYS, seal, unseal
+from epcg.runtime.store import RunDir
 
 from .conftest import without_timings
 
@@ -81,7 +82,7 @@ def test_a_changed_sample_size_is_not_accepted_even_with_a_matching_digest(tmp_p
 
     opened = RunDir(out)
     plan = plan_of_run(opened, opened.read_job())
-    assert len(opened.done(plan.tasks())) < plan.num_tasks
+    assert len(opened.records.done(plan.tasks())) < plan.num_tasks
     run({**FLING, "count_sample": 20}, out)
     assert without_timings(json.loads((out / "results.json").read_text())) == fresh
 
@@ -137,9 +138,9 @@ def test_records_of_an_earlier_epcg_count_until_a_repair(tmp_path: Path) -> None
     from epcg.runtime.tuning import plan_of_run
 
     plan = plan_of_run(opened, opened.read_job())
-    assert len(opened.done(plan.tasks())) == plan.num_tasks
+    assert len(opened.records.done(plan.tasks())) == plan.num_tasks
     (out / "manifest" / "job.sha256").unlink()
     said: list[str] = []
     Engine(say=said.append).verify(out, target(serial=True), everything=True, repair=True)
     assert any(f"{plan.num_tasks} chunks recorded by an earlier epcg" in line for line in said), said
-    assert len(RunDir(out).done(plan.tasks())) == 0
+    assert len(RunDir(out).records.done(plan.tasks())) == 0

@@ -104,6 +104,40 @@ def test_publish_and_local_copy(location, tmp_path):
     assert (location.local_copy("figures/") / "a.png").read_bytes() == b"png"
 
 
+def test_a_file_written_through_a_local_path_is_stored_at_its_key(location):
+    """A writer that takes a filename (Dask's performance report) writes through ``written_through``: both keep the
+    file at its key; only a filesystem gives the key a path of its own, and only an object store counts requests."""
+    location.write("job.toml", b"")
+    with location.written_through("performance-report.html") as local:
+        local.write_text("<html>")
+    with location.written_through("never-written.html"):
+        pass
+    assert location.read("performance-report.html") == b"<html>" and location.read("never-written.html") is None
+    own = location.local_path("performance-report.html")
+    assert (own is None) == location.metered == (location.io() is not None)
+    assert str(location.address("performance-report.html")) == location.describe("performance-report.html")
+    assert own is None or own.read_bytes() == b"<html>"
+
+
+def test_scratch_is_dropped_only_where_it_is_a_copy(location):
+    """A filesystem's scratch is the run's own directory and is kept; an object store's is this machine's copy."""
+    location.write("job.toml", b"")
+    figures = location.scratch("figures")
+    figures.mkdir(parents=True, exist_ok=True)
+    (figures / "a.png").write_bytes(b"png")
+    location.drop_scratch("figures")
+    assert (figures / "a.png").exists() == (location.local_path() is not None)
+
+
+def test_requests_are_counted_where_the_location_is_metered(location):
+    before = location.io()
+    location.write("job.toml", b"x")
+    location.check_conditional()  # a filesystem has nothing to check; moto honours If-None-Match: *
+    after = location.io()
+    assert location.list() == ["job.toml"]
+    assert (before is None and after is None) if not location.metered else after["requests"] > before["requests"]
+
+
 def test_urls_are_never_paths(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert isinstance(open_location("file://" + str(tmp_path / "x")), PosixLocation)
@@ -153,7 +187,8 @@ def test_a_task_reads_the_store_metadata_once_per_array(tmp_path, monkeypatch):
     from zarr.storage import LocalStore
 
     from epcg.runtime.plan import Task
-    from epcg.runtime.store import ZARR, RunDir
+    from epcg.runtime.arrays import ZARR
+    from epcg.runtime.store import RunDir
 
     group = zarr.open_group(LocalStore(tmp_path / ZARR), mode="w-")
     for name in ("solvable/9", "unique/9"):
@@ -168,10 +203,10 @@ def test_a_task_reads_the_store_metadata_once_per_array(tmp_path, monkeypatch):
     monkeypatch.setattr(LocalStore, "get", counted)
     run = RunDir(tmp_path)
     for name in ("solvable/9", "unique/9"):
-        run.write_slice(name, 16, np.arange(16, dtype=np.uint64))
-    run.write_record(Task("k09", 1, 16, 32), {"task": "k09/00001", "bytes": run.bytes_written()})
+        run.arrays.write_slice(name, 16, np.arange(16, dtype=np.uint64))
+    run.records.write(Task("k09", 1, 16, 32), {"task": "k09/00001", "bytes": run.arrays.bytes_written()})
     assert sorted(reads) == ["solvable/9/zarr.json", "unique/9/zarr.json", "zarr.json"]
-    assert np.array_equal(RunDir(tmp_path).read_array("unique/9")[16:32], np.arange(16))
+    assert np.array_equal(RunDir(tmp_path).arrays.read_array("unique/9")[16:32], np.arange(16))
 
 
 def test_an_all_zero_slice_is_stored_and_overwrites_what_its_chunk_held(tmp_path):
@@ -180,12 +215,13 @@ def test_an_all_zero_slice_is_stored_and_overwrites_what_its_chunk_held(tmp_path
     import zarr
     from zarr.storage import LocalStore
 
-    from epcg.runtime.store import ZARR, RunDir
+    from epcg.runtime.arrays import ZARR
+    from epcg.runtime.store import RunDir
 
     group = zarr.open_group(LocalStore(tmp_path / ZARR), mode="w-")
     group.create_array("solvable/9", shape=(64,), dtype="uint64", chunks=(16,), fill_value=0)
     chunk = tmp_path / ZARR / "solvable/9/c/1"
-    RunDir(tmp_path).write_slice("solvable/9", 16, np.arange(1, 17, dtype=np.uint64))
-    RunDir(tmp_path).write_slice("solvable/9", 16, np.zeros(16, dtype=np.uint64))
+    RunDir(tmp_path).arrays.write_slice("solvable/9", 16, np.arange(1, 17, dtype=np.uint64))
+    RunDir(tmp_path).arrays.write_slice("solvable/9", 16, np.zeros(16, dtype=np.uint64))
     assert chunk.is_file()
-    assert not RunDir(tmp_path).read_array("solvable/9").any()
+    assert not RunDir(tmp_path).arrays.read_array("solvable/9").any()

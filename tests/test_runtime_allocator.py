@@ -48,9 +48,10 @@ if sys.argv[1] == "kept":
     assert keep_chunk_buffers()
 if sys.argv[1] == "store":  # a process that only reads a run: verify, report, epcg.open
     import zarr
-    from epcg.runtime.store import ZARR, RunDir
+    from epcg.runtime.arrays import ZARR
+    from epcg.runtime.store import RunDir
     zarr.open_group(f"{sys.argv[2]}/{ZARR}", mode="w-")
-    RunDir(sys.argv[2]).group
+    RunDir(sys.argv[2]).arrays.group
 print(buffer_faults())
 """
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from epcg.runtime.records import Records
 from epcg.runtime.store import RunDir
 
 from .conftest import epcg
@@ -226,7 +227,7 @@ def test_straggler_of_an_older_session_writes_nothing(reference: Path, tmp_path:
     with RunDir(out).lock():
         RunDir(out).new_epoch()
     task = Task("k06", 0, 0, 1024)
-    record = out / RunDir.record_key(task)
+    record = out / Records.key(task)
     record.unlink()
     job = json.dumps({"name": "f66", "domain": "fling", "width": 6, "height": 6, "max_pieces": 6,
                       "chunk_words": 1024, "top_puzzles": 0}, sort_keys=True)
@@ -250,7 +251,7 @@ def test_a_group_run_again_runs_only_its_unrecorded_tasks(reference: Path, tmp_p
     shutil.copytree(reference, out)
     ident = RunDir(out).identity()
     tasks = [Task("k06", 0, 0, 1024), Task("k06", 1, 1024, 2048)]
-    first, second = (out / RunDir.record_key(t) for t in tasks)
+    first, second = (out / Records.key(t) for t in tasks)
     before = json.loads(first.read_text())["record"]
     first.unlink()
     mtime = second.stat().st_mtime_ns

@@ -40,7 +40,7 @@ def test_transient_oserror_is_retried(monkeypatch, planned) -> None:
     with claimed(planned, new=True):
         run_plan(planned)
     assert attempts[: execute.RETRIES] == [attempts[0]] * execute.RETRIES
-    assert len(planned.run.done(planned.plan.tasks())) == planned.plan.num_tasks
+    assert len(planned.run.records.done(planned.plan.tasks())) == planned.plan.num_tasks
 
 
 def test_persistent_oserror_stops_after_the_retries(monkeypatch, planned) -> None:

@@ -131,8 +131,8 @@ def test_retrograde_job_of_a_reduced_space(tmp_path: Path) -> None:
     expected = solve_layers(LINE, chunk_words=1).rows
     rows = [{k: v for k, v in r.items() if k not in ("tasks", "seconds", "fill_seconds")} for r in results["rows"]]
     assert rows == expected and "full_checksum" in rows[1] and "full_checksum" not in rows[-1]
-    assert planned.run.has_array("orbits/reach/9") and not planned.run.has_array("reach/9")
-    assert planned.run.has_array("reach/8") and planned.run.has_array("orbits/reach/8")
+    assert planned.run.arrays.has_array("orbits/reach/9") and not planned.run.arrays.has_array("reach/9")
+    assert planned.run.arrays.has_array("reach/8") and planned.run.arrays.has_array("orbits/reach/8")
 
 
 def _runs_by_union(bounds: list[int], ranges: list[tuple[int, int]]) -> list[int]:

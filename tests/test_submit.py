@@ -19,7 +19,7 @@ import pytest
 from epcg.runtime import batch
 from epcg.runtime.cluster import JobqueueSpec
 from epcg.runtime.history import History, decide, settle
-from epcg.runtime.store import unseal
+from epcg.runtime.records import unseal
 
 from .conftest import JOBS, epcg, load_results
 

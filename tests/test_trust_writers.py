@@ -177,7 +177,7 @@ def test_an_export_onto_a_full_disk_says_what_is_kept(finished: Path, tmp_path: 
 def test_readers_of_a_deleted_run_name_the_cause(finished: Path, tmp_path: Path) -> None:
     """Deleted after it was opened, before or after its arrays were first read: every reader says it is gone."""
     import epcg
-    from epcg.runtime.store import StoreMissing
+    from epcg.runtime.arrays import StoreMissing
 
     run = tmp_path / "run"
     shutil.copytree(finished, run)

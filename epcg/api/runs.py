@@ -47,7 +47,9 @@ from epcg.runtime.progress import Callback
 from epcg.runtime.readout import FINISHED, Readout, outputs_written
 from epcg.runtime.registry import kinds_with_run_types, may_import, reading, run_type
 from epcg.runtime.shell import command
-from epcg.runtime.store import RESULTS, SUMMARY, RunDir, Vouched
+from epcg.runtime.outputs import RESULTS, SUMMARY
+from epcg.runtime.records import Vouched
+from epcg.runtime.store import RunDir
 from epcg.runtime.text import shown
 from epcg.runtime.verification import open_run
 
@@ -212,7 +214,7 @@ class Run:
             results = self.dir.read_json(RESULTS, job_kind(self.job.domain).Results,
                                          f"{command('report', self.path)} writes it again", {"config": self.job.config})
         except OSError as exc:
-            raise UserError(f"{self.dir.results_path} cannot be read ({one_line(exc)}): "
+            raise UserError(f"{self.dir.outputs.results_path} cannot be read ({one_line(exc)}): "
                             f"{command('report', self.path)} writes it again") from None
         if results is None:
             raise UserError(f"run {self.path} has no results yet: finish it with epcg.run or "
@@ -227,7 +229,7 @@ class Run:
 
         with self._reading():
             plan = plan_of_run(self.dir, self.job)
-        return self.dir.vouched(plan.tasks())
+        return self.dir.records.vouched(plan.tasks())
 
     @property
     def summary(self) -> str:
@@ -236,7 +238,7 @@ class Run:
 
     def figures(self) -> list[Path]:
         """The PNG figures the run's report wrote."""
-        return sorted(self.dir.local_figures().glob("*.png"))
+        return sorted(self.dir.outputs.local_figures().glob("*.png"))
 
     def table(self):
         """results.json's rows as a pandas DataFrame, one row per table row."""

@@ -192,12 +192,12 @@ def covering(kept: list[dict[str, Any]] | None, low: int, high: int) -> int | No
 
 
 def _write(run: RunDir, prefix: str, band: Kept) -> None:
-    run.write_array(f"{prefix}/ranks", band.ranks.astype(np.uint64))
-    run.write_array(f"{prefix}/scores", band.scores)
+    run.arrays.write_array(f"{prefix}/ranks", band.ranks.astype(np.uint64))
+    run.arrays.write_array(f"{prefix}/scores", band.scores)
     if len(band.payload):
-        run.write_array(f"{prefix}/payload", band.payload)
+        run.arrays.write_array(f"{prefix}/payload", band.payload)
 
 
 def _read(run: RunDir, prefix: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    payload = run.read_array(f"{prefix}/payload") if run.has_array(f"{prefix}/payload") else np.zeros(0, np.uint8)
-    return run.read_array(f"{prefix}/ranks"), run.read_array(f"{prefix}/scores"), payload
+    payload = run.arrays.read_array(f"{prefix}/payload") if run.arrays.has_array(f"{prefix}/payload") else np.zeros(0, np.uint8)
+    return run.arrays.read_array(f"{prefix}/ranks"), run.arrays.read_array(f"{prefix}/scores"), payload

@@ -173,8 +173,8 @@ def create_arrays(space: RetrogradeSpace, run: RunDir, chunk_words: int, last: i
     """Create every array a stage of the plan writes (empty) before any task writes a chunk (idempotent)."""
     for layer in layer_plan(space, chunk_words, last):
         for name in written_by(space, stage_prefix(row) + layer.name):
-            if not run.has_array(name):
-                run.group.create_array(name, shape=(layer.words,), dtype="uint64",
+            if not run.arrays.has_array(name):
+                run.arrays.group.create_array(name, shape=(layer.words,), dtype="uint64",
                                        chunks=(max(1, min(chunk_words, layer.words)),), fill_value=0)
 
 
@@ -200,13 +200,13 @@ def read_steps(array: Any, spans: Spans) -> Iterator[tuple[int, int]]:
 def read_layer(run: RunDir, names: tuple[str, ...], spans: Spans | None = None) -> Words:
     """The default :data:`Loader`: a private in-memory copy of each array (or of its spans)."""
     if spans is None:
-        return tuple(run.read_array(name) for name in names)
+        return tuple(run.arrays.read_array(name) for name in names)
     out = []
     for name in names:
-        array = run.array(name)
+        array = run.arrays.array(name)
         words, at = np.empty(span_words(spans), dtype=np.uint64), 0
         for lo, hi in read_steps(array, spans):
-            words[at:at + hi - lo] = run.read_slice(name, lo, hi)
+            words[at:at + hi - lo] = run.arrays.read_slice(name, lo, hi)
             at += hi - lo
         out.append(words)
     return tuple(out)
@@ -235,9 +235,9 @@ def solve_task(space: RetrogradeSpace, task: Task, run: RunDir, load: Loader = r
     words, counts = solve_part(space, k, task.start, task.stop, lambda: load(run, names, None),
                                key=(run.cache_key, row) if row else run.cache_key, fill=fill, partitions=partitions,
                                load_spans=lambda spans: load(run, names, spans), on_read=read.append,
-                               align=run.array(written[0]).chunks[0])
+                               align=run.arrays.array(written[0]).chunks[0])
     for name, w in zip(written, words):
-        run.write_slice(name, task.start, w)
+        run.arrays.write_slice(name, task.start, w)
     return {**summarize(space, words, task.start, counts),
             "read_words": sum(read), "held_words": max(read, default=0)}
 
@@ -455,10 +455,10 @@ def _first_set(space: RetrogradeSpace, run: RunDir, row: str, k: int, count: int
     """The ``count`` lowest ranks with the first bit set in layer ``k``, read a step at a time until they are
     found: of the full layer where it is stored, else of its reduced form (one state per class; then True)."""
     (name,) = array_names(space, k, row=row)[:1]
-    reduced = not run.has_array(name)
+    reduced = not run.arrays.has_array(name)
     if reduced:
         (name,) = array_names(space, k, reduced=True, row=row)[:1]
-    array, found = run.array(name), []
+    array, found = run.arrays.array(name), []
     for lo, hi in read_steps(array, [(0, array.shape[0])]):
         bits = np.unpackbits(np.asarray(array[lo:hi]).view(np.uint8), bitorder="little")
         found += [64 * lo + int(r) for r in np.flatnonzero(bits)[:count - len(found)]]
@@ -488,7 +488,7 @@ def _layers_figure(name: str, bits: list[str], rows: list[dict[str, Any]], run: 
     ax.set_ylabel("states")
     ax.legend(fontsize=8)
     ax.set_title(figure_text(f"{name}: states per layer"), fontsize=10)
-    stem = run.figures_dir / (f"{row}-layers" if row else "layers")
+    stem = run.outputs.figures_dir / (f"{row}-layers" if row else "layers")
     return next(p for p in save_figure(fig, stem) if p.suffix == ".png")
 
 

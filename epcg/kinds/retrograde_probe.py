@@ -24,7 +24,7 @@ from epcg.api.probe import Probe
 from epcg.kinds.designs import State
 from epcg.kinds.retrograde import array_prefix
 from epcg.runtime.errors import InvalidValue
-from epcg.runtime.store import Vouched
+from epcg.runtime.records import Vouched
 from epcg.search.retrograde import RetrogradeSpace
 
 LAYER_RANK = re.compile(r"(?:layer\s*)?([0-9]+)\s*[\s,/]\s*(?:rank\s*)?([0-9]+)", re.IGNORECASE)

@@ -283,9 +283,9 @@ def _store_extreme(run: RunDir, prefix: str, found: ArgMin) -> dict[str, Any]:
     if len(ranks) <= INLINE_RANKS:
         record["inline"] = {"ranks": ranks.tolist(), "payload": payload.tolist(), "dtype": str(payload.dtype)}
     else:
-        run.write_array(f"{prefix}/ranks", ranks)
+        run.arrays.write_array(f"{prefix}/ranks", ranks)
         if len(payload):
-            run.write_array(f"{prefix}/payload", payload)
+            run.arrays.write_array(f"{prefix}/payload", payload)
     return record
 
 
@@ -300,8 +300,8 @@ def _load_extreme(cls: type[ArgMin], run: RunDir, prefix: str, record: dict[str,
         inline = record["inline"]
         ranks = np.array(inline["ranks"], dtype=np.uint64)
         return cls(value, ranks, np.array(inline["payload"], dtype=inline["dtype"]))
-    payload = run.read_array(f"{prefix}/payload") if record["payload"] else np.zeros(0, np.int64)
-    return cls(value, run.read_array(f"{prefix}/ranks"), payload)
+    payload = run.arrays.read_array(f"{prefix}/payload") if record["payload"] else np.zeros(0, np.int64)
+    return cls(value, run.arrays.read_array(f"{prefix}/ranks"), payload)
 
 
 def _load_partial(run: RunDir, prefix: str, record: dict[str, Any], best: int | None,
@@ -351,12 +351,12 @@ def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) ->
         row: dict[str, Any] = {"row": name, "params": params, "ranks": plan.by_name[name].size,
                                "count": merged.count, "ignored": merged.ignored}
         if merged.argmin is not None:
-            run.write_array(f"{name}/at_min/ranks", merged.argmin.ranks)
+            run.arrays.write_array(f"{name}/at_min/ranks", merged.argmin.ranks)
             row.update({"min": merged.argmin.value, "at_min": int(len(merged.argmin.ranks)),
                         "first_at_min": merged.argmin.ranks[:MAX_LISTED].tolist(),
                         "store": f"store.zarr/{name}/at_min"})
         if merged.argmax is not None:
-            run.write_array(f"{name}/at_max/ranks", merged.argmax.ranks)
+            run.arrays.write_array(f"{name}/at_max/ranks", merged.argmax.ranks)
             row.update({"max": merged.argmax.value, "at_max": int(len(merged.argmax.ranks)),
                         "first_at_max": merged.argmax.ranks[:MAX_LISTED].tolist(),
                         "store_max": f"store.zarr/{name}/at_max"})
@@ -480,7 +480,7 @@ def _histogram_figures(config: Config, results: dict[str, Any], run: RunDir) -> 
         left_out = f"; {row['ignored']:,} with the ignored score {config.ignore} left out" \
             if config.ignore is not None and row.get("ignored") else ""
         ax.set_title(figure_text(f"scores of {row['row']}{f' ({params})' if params else ''}{left_out}"), fontsize=10)
-        written += save_figure(fig, run.figures_dir / f"{row['row']}-histogram")
+        written += save_figure(fig, run.outputs.figures_dir / f"{row['row']}-histogram")
     return written
 
 
@@ -497,8 +497,8 @@ def _figures(config: Config, results: dict[str, Any], run: RunDir) -> list[Path]
         for rank, which in firsts:
             obj = space.decode(rank) if space.decode is not None else rank
             picture = space.render(obj)
-            run.figures_dir.mkdir(parents=True, exist_ok=True)
-            stem = run.figures_dir / f"{row['row']}-{which}rank-{rank}"
+            run.outputs.figures_dir.mkdir(parents=True, exist_ok=True)
+            stem = run.outputs.figures_dir / f"{row['row']}-{which}rank-{rank}"
             if isinstance(picture, str):
                 stem.with_suffix(".svg").write_text(picture)
                 written.append(stem.with_suffix(".svg"))

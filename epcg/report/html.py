@@ -29,7 +29,7 @@ from typing import Any
 from epcg.report.gallery import Group, Item, Reported
 from epcg.report.pictures import data_uri
 from epcg.runtime.estimate import duration
-from epcg.runtime.store import REPORT
+from epcg.runtime.outputs import REPORT
 
 GALLERY_ITEMS = 32
 """Pictures in the gallery at most (each is drawn by the domain's render code)."""
@@ -44,7 +44,7 @@ def write_report(run: Reported, items: int = GALLERY_ITEMS, page_size: int = PAG
     """Write ``DIR/report.html`` for a finished run (an :class:`epcg.api.Run`) and return its path (or URL, for a
     run on an object store)."""
     run.dir.write_text(REPORT, build_html(run, items, page_size))
-    return Path(run.dir.describe(REPORT)) if run.dir.location.is_local else run.dir.describe(REPORT)
+    return run.dir.location.address(REPORT)
 
 
 def build_html(run: Reported, items: int = GALLERY_ITEMS, page_size: int = PAGE_SIZE) -> str:

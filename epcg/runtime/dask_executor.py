@@ -19,7 +19,8 @@ from epcg.runtime.plan import Stage, Task
 from epcg.runtime.progress import WorkersLost, note
 from epcg.runtime.reads import host_of
 from epcg.runtime.shell import command
-from epcg.runtime.store import CHECK_BATCH, RUN_FILE, RunDir, check_chunks
+from epcg.runtime.arrays import CHECK_BATCH, check_chunks
+from epcg.runtime.store import RUN_FILE, RunDir
 
 PATIENCE = 20.0
 """Seconds a run waits with no live worker (none started, or all died) before it ends with one line."""

@@ -82,7 +82,7 @@ class Driver:
 
     def _start(self) -> str | None:
         """Record this allocation and decide in one update; why it must not compute (None: it computes)."""
-        done = self.run.done(self.tasks)
+        done = self.run.records.done(self.tasks)
         finished = state(False, len(done), len(self.tasks), outputs_written(self.run), False) == FINISHED
         limit = self.kind.max_requeues(self.info)
         alloc = cast(Allocation, {"job": self.job_id, **processes.identity(), "started_at": self.began})
@@ -180,7 +180,7 @@ class Driver:
 
     def _end(self, why: str) -> None:
         """Record how this allocation ended; if it computed nothing or the run is done, cancel the continuation."""
-        records = self.run.done(self.tasks)
+        records = self.run.records.done(self.tasks)
         at = self.finished_at if why == "finished" and self.finished_at is not None else round(time.time(), 3)
 
         def record(history: History) -> None:
@@ -235,7 +235,7 @@ class Driver:
             return
         now = time.time()
         cancelled = load(self.run).cancel
-        if not cancelled and len(self.run.done(self.tasks)) == len(self.tasks):
+        if not cancelled and len(self.run.records.done(self.tasks)) == len(self.tasks):
             _note(f"{signal.Signals(signum).name} at {time.strftime('%H:%M:%S')}: every chunk is done, "
                   "finishing the results")
             return

@@ -46,9 +46,10 @@ from epcg.runtime.readout import FINISHED, length, outputs_written, state
 from epcg.runtime.registry import job_kind
 from epcg.runtime.runplan import Placement, RunPlan
 from epcg.runtime.shell import command
-from epcg.runtime.rundir import ObjectLocation
 from epcg.runtime.stopping import caught_signals
-from epcg.runtime.store import DIGEST_FILE, REDUCE, REDUCED_FILE, RESULTS, RunDir, seal
+from epcg.runtime.outputs import LOGS, RESULTS
+from epcg.runtime.records import REDUCE, REDUCED_FILE, seal
+from epcg.runtime.store import DIGEST_FILE, RunDir
 from epcg.runtime.tuning import fitted, plan_job, plan_of_run
 from epcg.runtime.verification import checkable, open_run, unverified, verify
 
@@ -205,7 +206,7 @@ class Engine:
             raise UserError(f"run directory {path} holds another job ({existing.job_path}); "
                             "open it with epcg.open, or pass another out")
         planned = self.reopen(path)
-        done = existing.done(planned.plan.tasks())
+        done = existing.records.done(planned.plan.tasks())
         finished = state(existing.is_locked(), len(done), planned.plan.num_tasks, outputs_written(existing),
                          False) == FINISHED
         return (FINISHED if finished else RESUME), planned
@@ -228,13 +229,13 @@ class Engine:
         target = self.placement(planned, target)
         with os_errors_are_input():
             if not new:
-                run.group  # noqa: B018 - a missing store ends here, before the lock or any write
+                run.arrays.group  # noqa: B018 - a missing store ends here, before the lock or any write
                 refuse_in_use(run)
                 run.identity()  # a damaged run.json ends here, before the cluster starts
             if target.in_process and options.performance_report:
                 raise UserError("--performance-report is Dask's report, and this run has no Dask: "
                                 + ("leave out one" if target.named else "name a cluster (--workers N)"))
-            done = run.done(planned.plan.tasks()) if run.exists() else {}
+            done = run.records.done(planned.plan.tasks()) if run.exists() else {}
         callbacks = [*self.callbacks, *([self.progress(set(done))] if self.progress else [])]
         if options.check:
             from epcg.runtime.checked import check_first_slices
@@ -247,7 +248,7 @@ class Engine:
                 if target.in_process:
                     planned = self.fit(planned, new, *_capacity(None, None), done, options)
                     self._announce(planned, done, in_process=True, named=target.named)
-                    with claimed(planned, new), to_run_directory(log, None, run.logs_dir()), \
+                    with claimed(planned, new), to_run_directory(log, None, run.outputs.logs_dir()), \
                             run_faults(run):
                         if not new:
                             self._verify_before_resume(planned, None, options.verify_all)
@@ -288,7 +289,7 @@ class Engine:
             self.say(f"Dask dashboard: {dashboard}")
             self.say(f"epcg progress: {page or 'not on this scheduler'}")
             executor = DaskExecutor(client, patience=None if isinstance(spec, JobqueueSpec) else PATIENCE)
-            with claimed(planned, new), to_run_directory(log, client, run.logs_dir()), \
+            with claimed(planned, new), to_run_directory(log, client, run.outputs.logs_dir()), \
                     _live(run, client, dashboard), _performance_report(run, options.performance_report), \
                     run_faults(run):
                 if not new:
@@ -329,7 +330,7 @@ class Engine:
         if bad:
             self.say(f"{len(bad)} of {checked} checked chunks were damaged on disk and will be recomputed: "
                      f"{', '.join(bad)}")
-            self.say(f"now {plan.num_tasks - len(run.done(plan.tasks()))} of {plan.num_tasks} chunks to do")
+            self.say(f"now {plan.num_tasks - len(run.records.done(plan.tasks()))} of {plan.num_tasks} chunks to do")
         elif checked:
             self.say(f"checked {checked:,} chunks in {duration(time.perf_counter() - began)}: all intact")
 
@@ -363,12 +364,12 @@ class Engine:
         planned = self.reopen(where)
         run, plan = planned.run, planned.plan
         with os_errors_are_input():
-            run.group  # noqa: B018 - a missing store ends here, before the cluster, the lock or any write
+            run.arrays.group  # noqa: B018 - a missing store ends here, before the cluster, the lock or any write
         if not everything and not unverified(plan, run):
             target = Target()  # nothing to read: no cluster to start
         with kept(restore=not self.exits_after) as log, claimed(planned, new=False), \
-                to_run_directory(log, None, run.logs_dir()), _connected_executor(target) as executor:
-            stale = [t for t, why in run.unsound(plan.tasks()).items() if why == "stale"]
+                to_run_directory(log, None, run.outputs.logs_dir()), _connected_executor(target) as executor:
+            stale = [t for t, why in run.records.unsound(plan.tasks()).items() if why == "stale"]
             checked, bad = self._checked(plan, run, executor, everything)
             where_text = "in this process" if executor is None else f"on {_workers_text(executor)}"
         damaged = [t for t in bad if t not in stale]
@@ -416,11 +417,11 @@ class Engine:
         run = planned.run
         if not new:
             with os_errors_are_input():
-                run.group  # noqa: B018 - a missing store ends here, before anything is written
+                run.arrays.group  # noqa: B018 - a missing store ends here, before anything is written
                 batch.check_idle(run)
         kind, spec, info = submission.kind, submission.spec, submission.info
         if spec is not None:  # a running scheduler's workers are known only once the run starts
-            done = run.done(planned.plan.tasks()) if not new else {}
+            done = run.records.done(planned.plan.tasks()) if not new else {}
             planned = self.fit(planned, new, *kind.workers(spec), done, options)
         if new:
             with claimed(planned, new=True):
@@ -558,10 +559,9 @@ def claimed(planned: RunPlan, new: bool) -> Iterator[None]:
     """
     run = planned.run
     with contextlib.ExitStack() as held:
-        with os_errors_are_input(), created(Path(run.location.where) if new and run.location.is_local else None):
+        with os_errors_are_input(), created(run.location.local_path() if new else None):
             held.enter_context(run.lock())
-            if isinstance(run.location, ObjectLocation):
-                run.location.check_conditional()
+            run.location.check_conditional()
             if new:
                 if run.exists():
                     raise UserError(f"run directory {run.path} already holds a run (started at the same moment?): "
@@ -623,10 +623,8 @@ def finish(planned: RunPlan, records: dict[str, dict[str, Any]] | None = None, t
     Without ``timing`` (``epcg report``) the timing of the execution that finished the run is kept.
     ``allocations`` gives the allocations a submitted run used (see :attr:`Engine.allocations`).
     """
-    import shutil
-
     job, plan, run = planned.job, planned.plan, planned.run
-    records = records if records is not None else run.done(plan.tasks())
+    records = records if records is not None else run.records.done(plan.tasks())
     timing = timing if timing is not None else recorded_timing(run)
     missing = plan.num_tasks - len(records)
     if missing:
@@ -634,23 +632,22 @@ def finish(planned: RunPlan, records: dict[str, dict[str, Any]] | None = None, t
     kind = job_kind(job.domain)
     with writing_outputs(run):
         run.delete(REDUCED_FILE)
-        run.written = {}
+        run.arrays.written = {}
         results: dict[str, Any] = {"job": job.name, "domain": job.domain}
         results.update(kind.reduce(job.config, plan, records, run))
         results.update(timing)
         used = allocations(run, records)
         if used:
             results["allocations"] = used
-        if run.written:
-            run.sync_written()
+        if run.arrays.written:
+            run.arrays.sync_written()
             run.write_text(REDUCED_FILE, seal({"task": REDUCE, "ended_at": round(time.time(), 3),
-                                               "fence": run.fence, "data": run.written}))
-        run.write_results(results)
-        if not run.location.is_local:
-            shutil.rmtree(run.figures_dir, ignore_errors=True)  # this machine's drawing board, not the run's figures
+                                               "fence": run.fence, "data": run.arrays.written}))
+        run.outputs.write_results(results)
+        run.outputs.fresh_figures()
         summary, _figures = kind.report(job.config, results, run)
-        run.write_summary(summary)
-        run.publish_figures()
+        run.outputs.write_summary(summary)
+        run.outputs.publish_figures()
     return results
 
 
@@ -822,8 +819,9 @@ def _logs_in_run(spec: Any, run: RunDir) -> Any:
     run on an object store has no directory the nodes share: there the batch system's default stays)."""
     from epcg.runtime.cluster import JobqueueSpec
 
-    if isinstance(spec, JobqueueSpec) and spec.log_directory is None and run.location.is_local:
-        return spec.model_copy(update={"log_directory": str(Path(run.location.where) / "logs")})
+    logs = run.location.local_path(LOGS)
+    if isinstance(spec, JobqueueSpec) and spec.log_directory is None and logs is not None:
+        return spec.model_copy(update={"log_directory": str(logs)})
     return spec
 
 
@@ -833,7 +831,7 @@ def _performance_report(run: RunDir, enabled: bool) -> contextlib.AbstractContex
         return contextlib.nullcontext()
     from distributed import performance_report
 
-    return run.published(performance_report, "performance-report.html")
+    return run.outputs.published(performance_report, "performance-report.html")
 
 
 LIVE_REFRESH = 5.0
@@ -846,7 +844,7 @@ def _live(run: RunDir, client: Any, dashboard: str | None) -> Iterator[None]:
     import socket
 
     from epcg.runtime.dask_executor import hosts
-    from epcg.runtime.store import LIVE
+    from epcg.runtime.outputs import LIVE
 
     info = {"pid": os.getpid(), "host": socket.gethostname(), "dashboard": dashboard,
             "scheduler": client.scheduler.address}

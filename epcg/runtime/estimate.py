@@ -116,7 +116,7 @@ TASK_GETS = 4
 """GETs every task makes besides its arrays': run.json twice (the fence, at start and before the record), the
 group's zarr.json twice (present? open)."""
 GETS_PER_ARRAY = 1
-"""GETs of each array a task writes: its metadata, read once per task (:meth:`RunDir.array`)."""
+"""GETs of each array a task writes: its metadata, read once per task (:meth:`~epcg.runtime.arrays.Arrays.array`)."""
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,9 @@ from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.registry import job_kind, vetted
 from epcg.runtime.progress import Callback, TaskEndEvent
 from epcg.runtime.shell import command
-from epcg.runtime.store import CHECK_BATCH, RunDir, check_chunks, vouch
+from epcg.runtime.arrays import CHECK_BATCH, check_chunks
+from epcg.runtime.records import vouch
+from epcg.runtime.store import RunDir
 
 OnDone = Callable[[Task, dict[str, Any]], None]
 
@@ -107,7 +109,7 @@ def run_tasks_quietly(domain: str, job_json: str, run_path: str, fence: str | No
     out: list[dict[str, Any] | Failed] = []
     for task in tasks:
         try:
-            record = run.read_record(task)
+            record = run.records.read(task)
         except (OSError, UserError):  # the task itself meets the fault, and says it in its one line
             record = None
         out.append(record or run_task_quietly(domain, job_json, run_path, fence, task))
@@ -130,7 +132,7 @@ def _attempt(domain: str, job_json: str, run_path: str, fence: str | None, task:
     config = _config(domain, job_json)
     run = RunDir(run_path, fence)
     run.check_fence()
-    io_before = run.io()
+    io_before = run.location.io()
     began, cpu = time.perf_counter(), time.thread_time()
     result = experiment.run_task(config, task, run)
     record = {
@@ -142,16 +144,16 @@ def _attempt(domain: str, job_json: str, run_path: str, fence: str | None, task:
         "cpu_seconds": round(time.thread_time() - cpu, 6),
         "ended_at": round(time.time(), 3),
         "fence": fence,
-        "bytes": run.bytes_written(),
-        "read_bytes": run.bytes_read,
+        "bytes": run.arrays.bytes_written(),
+        "read_bytes": run.arrays.bytes_read,
         "max_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         "worker": worker_address(),
         "result": result,
-        "data": run.written,
+        "data": run.arrays.written,
     }
     if io_before is not None:
-        record["io"] = {key: value - io_before[key] for key, value in (run.io() or {}).items()}
-    run.write_record(task, record)
+        record["io"] = {key: value - io_before[key] for key, value in (run.location.io() or {}).items()}
+    run.records.write(task, record)
     return record
 
 
@@ -172,7 +174,7 @@ class Executor(Protocol):
         """Prepare every worker; return the slowest worker's seconds."""
 
     def check(self, run_path: str, records: list[dict[str, Any]], on_checked: Callable[[int], None]) -> list[bool]:
-        """Whether each record's chunk is stored intact (``store.check_chunks``), read where the tasks run;
+        """Whether each record's chunk is stored intact (``arrays.check_chunks``), read where the tasks run;
         ``on_checked`` is told how many chunks each batch held as it ends."""
 
     def run(
@@ -216,7 +218,7 @@ def execute(
     callbacks: Sequence[Callback] = (),
 ) -> dict[str, dict[str, Any]]:
     """Run every task of ``plan`` that has no manifest record; return all records."""
-    done = run.done(plan.tasks())
+    done = run.records.done(plan.tasks())
     pending = {
         stage.name: [task for task in stage.tasks if task.id not in done] for stage in plan.stages
     }

@@ -27,10 +27,10 @@ def run_directory(out: str | os.PathLike[str]) -> Path | str:
     location = open_location(out)
     if is_url(out):
         location.check()
-        if location.is_local:
-            out = location.where
-        else:
+        local = location.local_path()
+        if local is None:
             return location.where
+        out = local
     given = Path(out)
     if given.is_symlink() and not given.exists():
         raise UserError(f"--out {out} is a symbolic link to {os.readlink(given)}, which does not exist")

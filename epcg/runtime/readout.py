@@ -21,7 +21,8 @@ from typing import Any
 
 from epcg.runtime.parts import computed_parts, epoch_of
 from epcg.runtime.plan import Plan
-from epcg.runtime.store import REPORT, RESULTS, SUMMARY, RunDir
+from epcg.runtime.outputs import REPORT, RESULTS, SUMMARY
+from epcg.runtime.store import RunDir
 
 RUNNING, WAITING, FINISHED, DAMAGED, STOPPED, NEW = ("running", "waiting for its next allocation", "finished",
                                                    "damaged", "stopped", "new")

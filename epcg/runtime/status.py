@@ -14,7 +14,8 @@ from epcg.runtime.registry import job_kind, reading
 from epcg.runtime.runplan import RunPlan
 from epcg.runtime.schemas import Live, Malformed
 from epcg.runtime.shell import command
-from epcg.runtime.store import LIVE, RESULTS, RunDir
+from epcg.runtime.outputs import LIVE, RESULTS
+from epcg.runtime.store import RunDir
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ def run_status(where: str | Any, now: float | None = None) -> Status:
     run = planned.run
     plan = _fitted(run, planned.plan)
     planned = replace(planned, plan=plan)
-    done = run.done(plan.tasks())
+    done = run.records.done(plan.tasks())
     locked = run.is_locked()
     batch = read_batch(run)
     waiting = bool(batch) and not locked and load(run).next is not None

@@ -16,16 +16,9 @@ from epcg.runtime.errors import UserError
 from epcg.runtime.execute import Executor, SerialExecutor
 from epcg.runtime.plan import Plan
 from epcg.runtime.schemas import Malformed, Verified
-from epcg.runtime.store import (
-    DIGEST_FILE,
-    JOB_FILE,
-    REDUCE,
-    REDUCED_FILE,
-    RESULTS,
-    RUN_FILE,
-    RunDir,
-    unseal,
-)
+from epcg.runtime.outputs import RESULTS
+from epcg.runtime.records import REDUCE, REDUCED_FILE, unseal
+from epcg.runtime.store import DIGEST_FILE, JOB_FILE, RUN_FILE, RunDir
 from epcg.runtime.tuning import plan_of_run
 
 VERIFIED_FILE = "manifest/verified.json"
@@ -48,7 +41,7 @@ def repair(path: str | os.PathLike[str]) -> list[str]:
     job = run.read_job()
     plan = plan_of_run(run, job)
     for task in plan.tasks():
-        record = run.read_record(task)
+        record = run.records.read(task)
         if record is not None and (record.get("start"), record.get("stop")) != (task.start, task.stop):
             raise UserError(f"job.toml does not match the records (chunk {task.id} covers [{record.get('start')}, "
                             f"{record.get('stop')}) in its record, [{task.start}, {task.stop}) by job.toml): "
@@ -56,9 +49,9 @@ def repair(path: str | os.PathLike[str]) -> list[str]:
     rebuilt = []
     stored = run.stored_digest()
     if stored is None or not re.fullmatch(r"[0-9a-f]{64}", stored):
-        unvouched = run.unvouched(plan.tasks())
+        unvouched = run.records.unvouched(plan.tasks())
         for task_id in unvouched:  # nothing says which job.toml made them: computed again under this one
-            run.forget(task_id)
+            run.records.forget(task_id)
         digest = run.job_file_digest()
         assert digest is not None  # read_job() has just read job.toml
         run.write_text(DIGEST_FILE, digest + "\n")
@@ -68,7 +61,7 @@ def repair(path: str | os.PathLike[str]) -> list[str]:
     try:
         run.identity()
     except UserError:
-        fences = [str(r.get("fence") or "") for r in run.done(plan.tasks()).values()]
+        fences = [str(r.get("fence") or "") for r in run.records.done(plan.tasks()).values()]
         seen = [(int(epoch), run_id) for run_id, _, epoch in (f.rpartition("/") for f in fences)
                 if run_id and epoch.isdigit()]
         epoch, run_id = max(seen) if seen else (0, uuid.uuid4().hex)
@@ -105,19 +98,19 @@ def verify(plan: Plan, run: RunDir, executor: Executor | None = None, everything
     raises StoreMissing (a UserError) and nothing is deleted. The caller holds
     the run's lock.
     """
-    run.group  # noqa: B018 - raises StoreMissing before anything is checked or deleted
+    run.arrays.group  # noqa: B018 - raises StoreMissing before anything is checked or deleted
     records = checkable(run, plan)
     verified = _verified(run)
     todo = _to_read(records, verified, everything)
     ids = sorted(todo)
     with progress(len(ids)) as on_checked:
         intact = (executor or SerialExecutor()).check(run.location.where, [todo[t] for t in ids], on_checked)
-    torn = run.torn(plan.tasks())
+    torn = run.records.torn(plan.tasks())
     if not ids and not torn:
         return 0, []
     bad = [t for t, ok in zip(ids, intact) if not ok] + torn
     for task_id in bad:
-        run.delete(REDUCED_FILE) if task_id == REDUCE else run.forget(task_id)
+        run.delete(REDUCED_FILE) if task_id == REDUCE else run.records.forget(task_id)
     if bad:
         run.delete(RESULTS)
     good = {_stamp(t, r) for t, r in records.items() if t not in bad and (t in todo or _stamp(t, r) in verified)}
@@ -128,7 +121,7 @@ def verify(plan: Plan, run: RunDir, executor: Executor | None = None, everything
 def unverified(plan: Plan, run: RunDir) -> int:
     """Finished chunks not verified since they were recorded, and damaged records: what :func:`verify` reads by
     default."""
-    return len(_to_read(checkable(run, plan), _verified(run), everything=False)) + len(run.torn(plan.tasks()))
+    return len(_to_read(checkable(run, plan), _verified(run), everything=False)) + len(run.records.torn(plan.tasks()))
 
 
 def _to_read(records: dict[str, dict[str, Any]], verified: set[str], everything: bool) -> dict[str, dict[str, Any]]:
@@ -137,7 +130,7 @@ def _to_read(records: dict[str, dict[str, Any]], verified: set[str], everything:
 
 def checkable(run: RunDir, plan: Plan) -> dict[str, dict[str, Any]]:
     """What verify checks, by name: the finished tasks' records, and the reduction's (:data:`REDUCE`) if intact."""
-    records = run.done(plan.tasks())
+    records = run.records.done(plan.tasks())
     try:
         reduced = unseal(run.read_text(REDUCED_FILE) or "")
     except (OSError, UnicodeDecodeError):

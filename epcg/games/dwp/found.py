@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from epcg.report.found import Found
-from epcg.runtime.store import Vouched
+from epcg.runtime.records import Vouched
 
 
 @dataclass(frozen=True, eq=False)

@@ -189,8 +189,8 @@ def _row(config: Config, stage: str) -> ExperimentRow:
 def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
     row = _row(config, task.stage)
     result = run_replicate(config.params(row), seed_for(row.id, task.start, config.base_seed))
-    run.write_array(f"{task.stage}/maps/{task.start:04d}", result.best_map.ravel())
-    run.write_array(f"{task.stage}/rooms/{task.start:04d}", result.best_rooms.ravel())
+    run.arrays.write_array(f"{task.stage}/maps/{task.start:04d}", result.best_map.ravel())
+    run.arrays.write_array(f"{task.stage}/rooms/{task.start:04d}", result.best_rooms.ravel())
     return {
         "run": task.start,
         "seed": result.seed,

@@ -41,21 +41,21 @@ def summary(config: Any, results: dict[str, Any]) -> str:
 def figures(config: Any, results: dict[str, Any], run: RunDir) -> list[Path]:
     from epcg.games.dwp.domain.render import box_plot, map_figure, save_figure
 
-    run.figures_dir.mkdir(parents=True, exist_ok=True)
+    run.outputs.figures_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     rows = results["rows"]
     for group, (paper_figure, ids) in PAPER_FIGURES.items():
         chosen = {r["experiment"]: r["fitness"] for r in rows if r["experiment"] in ids}
         if len(chosen) > 1:
             fig = box_plot(chosen, title=f"Best fitness per experiment ({paper_figure} of the paper)")
-            written += save_figure(fig, run.figures_dir / f"box-{group}")
+            written += save_figure(fig, run.outputs.figures_dir / f"box-{group}")
     for r in rows:
         order = np.argsort(-np.asarray(r["fitness"]), kind="stable")[: config.maps_drawn]
         for place, i in enumerate(order):
             stage = f"exp{r['experiment']:02d}"
-            grid = run.read_array(f"{stage}/maps/{int(i):04d}").reshape(r["grid"])
-            rooms = run.read_array(f"{stage}/rooms/{int(i):04d}").reshape(-1, 5)
+            grid = run.arrays.read_array(f"{stage}/maps/{int(i):04d}").reshape(r["grid"])
+            rooms = run.arrays.read_array(f"{stage}/rooms/{int(i):04d}").reshape(-1, 5)
             title = (f"experiment {r['experiment']}, run {int(i)}: fitness {r['fitness'][int(i)]:.1f}, "
                      f"{r['per_run'][int(i)]['rooms']} rooms")
-            written += save_figure(map_figure(grid, rooms, title=title), run.figures_dir / f"map-{stage}-{place}")
+            written += save_figure(map_figure(grid, rooms, title=title), run.outputs.figures_dir / f"map-{stage}-{place}")
     return written

@@ -299,7 +299,7 @@ def run_task(config: Any, task: Task, run: RunDir, arrays: Arrays) -> dict[str, 
     """One task of an evaluation stage (see the module docstring)."""
     if task.stage == EVALUATE or task.stage.startswith("r"):
         k = config.max_pieces if task.stage == EVALUATE else int(task.stage[1:])
-        words = sample_words(config, k, run.read_slice(arrays(k)[1], task.start, task.stop), task.start)
+        words = sample_words(config, k, run.arrays.read_slice(arrays(k)[1], task.start, task.stop), task.start)
         ranks, brute, expert, weights = distribution.trees_of_words(
             config.width, config.height, k, words, task.start, symmetric=config.symmetry and k > 1)
         out: dict[str, Any] = {"evaluated": popcount(words)}
@@ -325,7 +325,7 @@ def run_task(config: Any, task: Task, run: RunDir, arrays: Arrays) -> dict[str, 
         return out
     k = int(task.stage[1:])
     if exact(config, k):
-        words = run.read_slice(arrays(k)[0], task.start, task.stop)
+        words = run.arrays.read_slice(arrays(k)[0], task.start, task.stop)
         ranks, weights = distribution.ranks_of_words(config.width, config.height, k, words, task.start,
                                                      symmetric=config.symmetry and k > 1)
     else:

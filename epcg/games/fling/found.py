@@ -36,7 +36,7 @@ from epcg.games.fling.domain.patterns import pattern as pattern_of
 from epcg.games.fling.domain.rules import Board, Move
 from epcg.games.fling.domain.symmetry import _image, canonical_words, orbit_size, symmetry_maps
 from epcg.report.found import Found
-from epcg.runtime.store import Vouched
+from epcg.runtime.records import Vouched
 
 
 @dataclass(frozen=True, eq=False)

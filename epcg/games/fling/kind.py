@@ -612,7 +612,7 @@ def plan(config: Config) -> Plan:
 def prepare(config: Config, run: RunDir) -> None:
     """Create every layer's arrays (empty) before any task writes a chunk; drop raw layer files of
     earlier sessions (a resumed run may have recomputed a damaged chunk since)."""
-    shutil.rmtree(run.scratch(SHARED), ignore_errors=True)
+    shutil.rmtree(run.outputs.scratch(SHARED), ignore_errors=True)
     retrograde.create_arrays(config.space, run, config.chunk_words, config.max_pieces)
 
 
@@ -656,7 +656,7 @@ def _map_shared(run: RunDir, names: tuple[str, ...], spans: Spans | None = None)
     """The arrays of a finished layer (or the words of one span of them) as read-only maps of one raw file each,
     written once per machine (the driver's loader with ``shared_previous``; slices exclude it, parts give one
     span)."""
-    directory = run.scratch(SHARED) / run.cache_key.replace("/", "-")  # a machine's copy of this session's layers
+    directory = run.outputs.scratch(SHARED) / run.cache_key.replace("/", "-")  # a machine's copy of this session's layers
     directory.mkdir(parents=True, exist_ok=True)
     maps = []
     for name in names:
@@ -666,7 +666,7 @@ def _map_shared(run: RunDir, names: tuple[str, ...], spans: Spans | None = None)
             if not path.exists():
                 _drop_shared_before(directory, path.name)
                 partial = path.with_suffix(".partial")
-                run.read_array(name).tofile(partial)
+                run.arrays.read_array(name).tofile(partial)
                 os.replace(partial, path)
         words = np.memmap(path, dtype=np.uint64, mode="r")
         maps.append(words if spans is None else words[spans[0][0]:spans[0][1]])
@@ -677,11 +677,11 @@ def read_unique(run: RunDir, name: str, spans: Spans | None = None) -> BitIndex:
     """The ``unique`` array ``name`` (or the words of ``spans``, one after another) as a
     :class:`~epcg.games.fling.domain.sparse.BitIndex`, read a few chunks at a time, so the process never holds its
     dense words (few boards are unique)."""
-    array = run.array(name)
+    array = run.arrays.array(name)
     spans = spans if spans is not None else ((0, array.shape[0]),)
     builder = IndexBuilder(span_words(spans))
     for lo, hi in retrograde.read_steps(array, spans):
-        builder.add(run.read_slice(name, lo, hi))
+        builder.add(run.arrays.read_slice(name, lo, hi))
     return builder.finish()
 
 

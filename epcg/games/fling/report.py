@@ -347,15 +347,15 @@ def figures(config: Any, results: dict[str, Any], run: RunDir) -> list[Path]:
 
     written: list[Path] = []
     for stem, fig in distribution_figures(results):
-        written += save_figure(fig, run.figures_dir / stem)
+        written += save_figure(fig, run.outputs.figures_dir / stem)
     puzzles = results.get("puzzles") or []
     if puzzles:
-        run.figures_dir.mkdir(parents=True, exist_ok=True)
+        run.outputs.figures_dir.mkdir(parents=True, exist_ok=True)
     for place, p in enumerate(puzzles, 1):
         board = Board.from_rank(config.width, config.height, config.max_pieces, p["rank"])
         title = f"#{place}: rank {p['rank']:,}, ratio {p['ratio']:.2f} ({p['brute_force_nodes']:,} / {p['expert_nodes']:,} nodes)"
         if p.get("boards", 1) > 1:
             title += f", 1 of {p['boards']} boards alike by symmetry"
         fig = puzzle_figure(board, evaluate.solution(board), title=title)
-        written += save_figure(fig, run.figures_dir / f"puzzle-{place:02d}")
+        written += save_figure(fig, run.outputs.figures_dir / f"puzzle-{place:02d}")
     return written

@@ -33,7 +33,7 @@ from epcg.games.witness.domain.patterns import orbit, pattern_key
 from epcg.games.witness.domain.puzzles import encode
 from epcg.kinds.keep import read_kept
 from epcg.report.found import Found
-from epcg.runtime.store import Vouched
+from epcg.runtime.records import Vouched
 
 DRAWN_SOLUTIONS = 4
 """A puzzle with at most this many solutions is drawn, and exported, with every one of them."""

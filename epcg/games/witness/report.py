@@ -134,13 +134,13 @@ def figures(config: Any, results: dict[str, Any], run: RunDir) -> list[Path]:
     written: list[Path] = []
     if config.figures_per_row == 0:
         return written
-    run.figures_dir.mkdir(parents=True, exist_ok=True)
+    run.outputs.figures_dir.mkdir(parents=True, exist_ok=True)
     for text, result in zip(config.rows, results["rows"]):
         row = parse_row(text, config.kind)
         if not result["puzzles_at_min"]:
             continue
-        ranks = run.read_array(f"{row.name}/at_min/ranks")
-        longest = run.read_array(f"{row.name}/at_min/longest").astype(np.int64)
+        ranks = run.arrays.read_array(f"{row.name}/at_min/ranks")
+        longest = run.arrays.read_array(f"{row.name}/at_min/longest").astype(np.int64)
         order = np.lexsort((ranks, -longest))[: config.figures_per_row]
         paths = paths_for(row.width, row.height)
         views = []
@@ -157,5 +157,5 @@ def figures(config: Any, results: dict[str, Any], run: RunDir) -> list[Path]:
                  f"{result['puzzles_at_min']:,} puzzles with {result['min_solutions']} solution(s)"
                  + (f", first {len(views)} shown" if result["puzzles_at_min"] > len(views) else ""))
         fig = gallery_figure(row.geometry, views, columns=4, title=title)
-        written += save_figure(fig, run.figures_dir / f"{config.kind}-{row.name}")
+        written += save_figure(fig, run.outputs.figures_dir / f"{config.kind}-{row.name}")
     return written

@@ -50,12 +50,12 @@ def figures(config: Any, results: dict[str, Any], run: RunDir) -> list[Path]:
     written: list[Path] = []
     if config.figures_per_row == 0:
         return written
-    run.figures_dir.mkdir(parents=True, exist_ok=True)
+    run.outputs.figures_dir.mkdir(parents=True, exist_ok=True)
     for row, result in zip(config.parsed_rows(), results["rows"]):
         if not result["puzzles_at_min"]:
             continue
-        ranks = run.read_array(f"{row.name}/at_min/ranks")
-        longest = run.read_array(f"{row.name}/at_min/longest").astype(np.int64)
+        ranks = run.arrays.read_array(f"{row.name}/at_min/ranks")
+        longest = run.arrays.read_array(f"{row.name}/at_min/longest").astype(np.int64)
         order = np.lexsort((ranks, -longest))[: config.figures_per_row]
         views = []
         for i in order:
@@ -65,5 +65,5 @@ def figures(config: Any, results: dict[str, Any], run: RunDir) -> list[Path]:
             views.append(RulesView(decode(row, rank), path, caption))
         title = (f"{row.name}: {result['puzzles_at_min']:,} placements with {result['min_solutions']} solution(s)"
                  + (f", first {len(views)} shown" if result["puzzles_at_min"] > len(views) else ""))
-        written += save_figure(rules_gallery(row, views, columns=4, title=title), run.figures_dir / f"rules-{row.name}")
+        written += save_figure(rules_gallery(row, views, columns=4, title=title), run.outputs.figures_dir / f"rules-{row.name}")
     return written

@@ -200,8 +200,8 @@ def _reduce_row(config: Config, plan: Plan, row: RuleRow, records: dict, run: Ru
     merged = merge_stage(plan, row.name, records, run)
     ranks = merged.argmin.ranks.astype(np.uint64)
     longest = merged.argmin.payload.astype(np.uint8)
-    run.write_array(f"{row.name}/at_min/ranks", ranks)
-    run.write_array(f"{row.name}/at_min/longest", longest)
+    run.arrays.write_array(f"{row.name}/at_min/ranks", ranks)
+    run.arrays.write_array(f"{row.name}/at_min/longest", longest)
     top = int(longest.max()) if len(longest) else None
     order = np.lexsort((ranks, -longest.astype(np.int64)))
     out: dict[str, Any] = {

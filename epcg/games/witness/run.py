@@ -23,7 +23,7 @@ from epcg.kinds.keep import MAX_KEPT, band_of, band_text, covering, read_kept
 from epcg.report.gallery import Group, Item, plot_axes, share, spread
 from epcg.report.pictures import png_bytes
 from epcg.runtime.errors import InvalidValue, UserError
-from epcg.runtime.store import Vouched
+from epcg.runtime.records import Vouched
 
 TRIPLES_SHOWN = 6
 """Triples per variant in the gallery at most (each is six panels, slow to draw)."""

@@ -266,7 +266,7 @@ def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
         if not row.listed:
             return {"paths": count_paths(row.width, row.height), "listed": False}
         paths = paths_for(row.width, row.height)
-        run.write_array(f"paths/{row.name}/length", paths.length)
+        run.arrays.write_array(f"paths/{row.name}/length", paths.length)
         return {"paths": len(paths), "listed": True}
     space = scan.puzzle_space(config.kind, row.width, row.height, row.kernel_k)
     part = scan_range(space, task.start, task.stop, config.reductions(row))
@@ -301,8 +301,8 @@ def _reduce_scan(config: Config, plan: Plan, row: Row, records: dict, run: RunDi
     best = merged.argmin.value
     ranks = merged.argmin.ranks.astype(np.uint64)
     longest = merged.argmin.payload.astype(np.uint8)
-    run.write_array(f"{row.name}/at_min/ranks", ranks)
-    run.write_array(f"{row.name}/at_min/longest", longest)
+    run.arrays.write_array(f"{row.name}/at_min/ranks", ranks)
+    run.arrays.write_array(f"{row.name}/at_min/longest", longest)
     top = int(longest.max()) if len(longest) else None
     order = np.lexsort((ranks, -longest.astype(np.int64)))
     g = row.geometry

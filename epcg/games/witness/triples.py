@@ -218,7 +218,7 @@ def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, l
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     written: list[Path] = []
-    run.figures_dir.mkdir(parents=True, exist_ok=True)
+    run.outputs.figures_dir.mkdir(parents=True, exist_ok=True)
     for r in results["rows"]:
         moves = r["triples"][0]["moves"] if r["triples"] else "–"
         out.append(f"| {r['variant']} | {r['panels']:,} | {r['solvable']:,} | {r['distinct_solution_sets']:,} "
@@ -227,8 +227,8 @@ def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, l
         if r["triples"]:
             problem = config.problem(r["variant"])
             classes = r["triples"][0]["classes"]
-            written += save_figure(triple_figure(problem, classes), run.figures_dir / f"triple-{r['variant']}")
-            written += save_figure(subpanels_figure(problem, classes), run.figures_dir / f"subpanels-{r['variant']}")
+            written += save_figure(triple_figure(problem, classes), run.outputs.figures_dir / f"triple-{r['variant']}")
+            written += save_figure(subpanels_figure(problem, classes), run.outputs.figures_dir / f"subpanels-{r['variant']}")
     out += [
         "",
         "Score: the smallest number of joint solutions of any single sub-panel or pair, for triples that exactly "

@@ -122,7 +122,7 @@ def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
     result = unique_covers(w, h, task.start, task.stop, kmax=kmax, incumbent=shared, batch=config.batch)
     if len(result.paths):
         prefix = f"{task.stage}/partial/{task.index:05d}"
-        run.write_array(f"{prefix}/paths", result.paths)
+        run.arrays.write_array(f"{prefix}/paths", result.paths)
         _write_masks(run, prefix, result.masks)
     return {
         "k": result.k if len(result.paths) else None,
@@ -137,11 +137,11 @@ def run_task(config: Config, task: Task, run: RunDir) -> dict[str, Any]:
 def _write_masks(run: RunDir, prefix: str, masks: np.ndarray) -> None:
     """Cover masks as one 1-D array per uint64 word (the store keeps 1-D arrays)."""
     for w in range(masks.shape[1]):
-        run.write_array(f"{prefix}/mask{w}", masks[:, w].astype(np.uint64))
+        run.arrays.write_array(f"{prefix}/mask{w}", masks[:, w].astype(np.uint64))
 
 
 def _read_masks(run: RunDir, prefix: str) -> np.ndarray:
-    return np.stack([run.read_array(f"{prefix}/mask{w}") for w in range(2)], axis=1)
+    return np.stack([run.arrays.read_array(f"{prefix}/mask{w}") for w in range(2)], axis=1)
 
 
 def reduce(config: Config, plan: Plan, records: dict[str, dict], run: RunDir) -> dict[str, Any]:
@@ -156,7 +156,7 @@ def _reduce_board(config: Config, plan: Plan, text: str, records: dict, run: Run
     ks = [r["result"]["k"] for r in recs if r["result"]["k"] is not None]
     k = min(ks) if ks else None
     at_k = [t for t, r in zip(stage.tasks, recs) if r["result"]["k"] == k and k is not None]
-    paths_idx = np.concatenate([run.read_array(f"{name}/partial/{t.index:05d}/paths") for t in at_k]) \
+    paths_idx = np.concatenate([run.arrays.read_array(f"{name}/partial/{t.index:05d}/paths") for t in at_k]) \
         if at_k else np.zeros(0, np.int64)
     masks = np.concatenate([_read_masks(run, f"{name}/partial/{t.index:05d}") for t in at_k]) \
         if at_k else np.zeros((0, 2), np.uint64)
@@ -171,9 +171,9 @@ def _reduce_board(config: Config, plan: Plan, text: str, records: dict, run: Run
     orbit = np.zeros(len(masks), dtype=np.int64)
     for c, members in enumerate(reps):
         orbit[members] = c
-    run.write_array(f"{name}/covers/paths", paths_idx.astype(np.int64))
+    run.arrays.write_array(f"{name}/covers/paths", paths_idx.astype(np.int64))
     _write_masks(run, f"{name}/covers", masks)
-    run.write_array(f"{name}/covers/class", orbit)
+    run.arrays.write_array(f"{name}/covers/class", orbit)
     longest = int(ps.length[paths_idx].max()) if len(paths_idx) else None
     return {
         "width": w,
@@ -228,9 +228,9 @@ def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, l
             continue
         g = Geometry(b["width"], b["height"])
         name = _name(b["width"], b["height"])
-        paths_idx = run.read_array(f"{name}/covers/paths")
+        paths_idx = run.arrays.read_array(f"{name}/covers/paths")
         masks = _read_masks(run, f"{name}/covers")
-        orbit = run.read_array(f"{name}/covers/class")
+        orbit = run.arrays.read_array(f"{name}/covers/class")
         ps = paths_for(g.width, g.height)
         views = []
         for c in range(min(b["classes"], config.figures)):
@@ -244,7 +244,7 @@ def report(config: Config, results: dict[str, Any], run: RunDir) -> tuple[str, l
         title = (f"{name}: k={b['k']} hexagons, {b['panels']:,} panels with one solution in "
                  f"{b['classes']:,} symmetry classes{shown}")
         written += save_figure(gallery_figure(g, views, columns=4, title=title),
-                               run.figures_dir / f"unique-cover-{name}")
+                               run.outputs.figures_dir / f"unique-cover-{name}")
     out += [
         "",
         "k: the fewest must-cross hexagons (on vertices or edges) that leave exactly one solution; every panel "

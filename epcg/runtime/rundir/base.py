@@ -21,7 +21,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +36,8 @@ class Location(ABC):
 
     where: str
     """How the location is shown and passed to workers: an absolute path or a URL (never credentials)."""
-    is_local: bool
-    """True for a POSIX directory every process can open by path."""
+    metered: bool
+    """True where every read and write is a request to the store (an object store): plans show how many."""
 
     @abstractmethod
     def read(self, key: str) -> bytes | None:
@@ -92,6 +92,11 @@ class Location(ABC):
         """Raise UserError in one line if the location cannot be reached (missing bucket, credentials, endpoint)."""
 
     @abstractmethod
+    def check_conditional(self) -> None:
+        """Refuse, in one line, a store whose ``create`` would overwrite (one that ignores conditional writes):
+        records could then be overwritten."""
+
+    @abstractmethod
     def scratch(self, name: str) -> Path:
         """A directory on this machine's disk for per-machine copies (shared by the processes of one machine)."""
 
@@ -106,6 +111,40 @@ class Location(ABC):
     @abstractmethod
     def free_bytes(self) -> int | None:
         """Free space where the run will be written (None: not limited, as on an object store)."""
+
+    @abstractmethod
+    def local_path(self, key: str = "") -> Path | None:
+        """``key`` as a path every process of this machine can open (the run's own file on a filesystem), or None
+        where the run has no such path (an object store)."""
+
+    @abstractmethod
+    def drop_scratch(self, name: str) -> None:
+        """Forget this machine's :meth:`scratch` copy ``name`` so that it is made afresh; where scratch is the run's
+        own directory (a filesystem) it is kept."""
+
+    def io(self) -> dict[str, int] | None:
+        """Requests and bytes this process has sent to the store so far; None where none are counted (a
+        filesystem, not :attr:`metered`)."""
+        return None
+
+    def address(self, key: str = "") -> Path | str:
+        """``key`` as a person and a worker name it: its absolute path, or its URL on an object store."""
+        local = self.local_path(key)
+        return self.describe(key) if local is None else local
+
+    @contextlib.contextmanager
+    def written_through(self, key: str) -> Iterator[Path]:
+        """A local file to write ``key`` through, for a writer that takes a filename: the key's own file where
+        the run has a local path; elsewhere a :meth:`scratch` file, stored at ``key`` when the block ends (if the
+        writer wrote it)."""
+        local = self.local_path(key)
+        if local is not None:
+            yield local
+            return
+        staged = self.scratch("out") / key
+        yield staged
+        if staged.is_file():
+            self.write(key, staged.read_bytes())
 
     def exists(self, key: str) -> bool:
         return self.read(key) is not None

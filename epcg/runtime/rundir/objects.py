@@ -36,6 +36,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import socket
 import tempfile
 import threading
@@ -146,7 +147,7 @@ def _store(url: str) -> Any:
 class ObjectLocation(Location):
     """Keys are objects under the URL's prefix; every request goes straight to the store."""
 
-    is_local = False
+    metered = True
 
     def __init__(self, url: str) -> None:
         self.where = url.rstrip("/")
@@ -367,6 +368,15 @@ class ObjectLocation(Location):
         path = Path(tempfile.gettempdir()) / "epcg-scratch" / tag / name
         path.mkdir(parents=True, exist_ok=True)
         return path
+
+    def drop_scratch(self, name: str) -> None:
+        shutil.rmtree(self.scratch(name), ignore_errors=True)
+
+    def local_path(self, key: str = "") -> Path | None:
+        return None
+
+    def io(self) -> dict[str, int] | None:
+        return IO.snapshot()
 
     def local_copy(self, prefix: str) -> Path:
         target = self.scratch("copy") / prefix.rstrip("/")

@@ -125,7 +125,7 @@ def _named(method: Callable[..., Any]) -> Callable[..., Any]:
 class PosixLocation(Location):
     """Keys are files below ``root``; the lock is an open-file-description lock the kernel drops with its process."""
 
-    is_local = True
+    metered = False
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root).absolute()
@@ -264,6 +264,15 @@ class PosixLocation(Location):
 
     def local_copy(self, prefix: str) -> Path:
         return self._path(prefix.rstrip("/"))
+
+    def local_path(self, key: str = "") -> Path | None:
+        return self._path(key)
+
+    def drop_scratch(self, name: str) -> None:
+        """Nothing: scratch here is the run's own directory."""
+
+    def check_conditional(self) -> None:
+        """Nothing: ``link(2)`` never overwrites."""
 
     def publish(self, prefix: str, directory: Path) -> builtins.list[str]:
         target = self._path(prefix.rstrip("/"))

@@ -14,7 +14,8 @@ from epcg.games.fling.domain.layers import first_layer, layer_words, solve_words
 from epcg.games.fling.domain.sparse import IndexBuilder, _index_bit, bit_index
 from epcg.games.fling.domain.symmetry import expand_words, solve_words_symmetric
 from epcg.games.fling.kind import fling_space
-from epcg.runtime.store import ZARR, RunDir
+from epcg.runtime.arrays import ZARR
+from epcg.runtime.store import RunDir
 from epcg.search.retrograde import solve_layers
 
 from tests.reference import fling as ref
