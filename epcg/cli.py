@@ -400,6 +400,9 @@ def export(run_dir: str, out: Path | None, limit: int, pictures: str, where: tup
     if done.cut:
         echo(f"note: the run found more than {limit:,} that match; these are the first {limit:,} "
              "(--limit N for more, --where KEY=VALUE to choose)")
+    if done.undrawn:
+        echo("note: these are listed by rank, without text, their pictures naming them only: the space is the job's code, and reading a "
+             "run never imports it; --trust-space draws them")
 
 
 @main.command()

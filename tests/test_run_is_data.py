@@ -103,8 +103,14 @@ def test_the_api_reads_a_run_without_its_space_unless_trusted(finished, tmp_path
     env = {"PYTHONPATH": os.pathsep.join([str(plugin), os.environ.get("PYTHONPATH", "")])}
     export = epcg("export", str(run), "--out", str(tmp_path / "x"), "--pictures", "none", env=env)
     assert export.returncode == 0, export.stderr
+    assert "listed by rank, without text" in export.stdout and "--trust-space draws them" in export.stdout
     found = [json.loads(line) for line in (tmp_path / "x" / "found.jsonl").read_text().splitlines()]
     assert sorted(d["rank"] for d in found if d["role"] == "max") == [r for r in range(50) if r % 7 == 6]
+    assert all(d["text"] == "" for d in found)
+    warned = python(f"import epcg, warnings; warnings.simplefilter('error'); "
+                    f"epcg.open({str(run)!r}).export({str(tmp_path / 'z')!r}, pictures=None)", tmp_path,
+                    PYTHONPATH=env["PYTHONPATH"])
+    assert warned.returncode == 1 and "trust_space=True) draws them" in warned.stderr, warned.stderr
     opened = python(f"import epcg; r = epcg.open({str(run)!r}); print(len(list(r.designs())))", tmp_path,
                     PYTHONPATH=env["PYTHONPATH"])
     assert opened.returncode == 0, opened.stderr
@@ -115,7 +121,7 @@ def test_the_api_reads_a_run_without_its_space_unless_trusted(finished, tmp_path
     assert marker.exists()
     marker.unlink()
     export = epcg("export", str(run), "--out", str(tmp_path / "y"), "--pictures", "none", "--trust-space", env=env)
-    assert export.returncode == 0, export.stderr
+    assert export.returncode == 0 and "without text" not in export.stdout, export.stdout + export.stderr
     first = json.loads((tmp_path / "y" / "found.jsonl").read_text().splitlines()[0])
     assert json.loads(first["text"]) == {"rank": first["rank"]} and marker.exists()
 

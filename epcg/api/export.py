@@ -63,6 +63,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from epcg.runtime.checked import names_space
 from epcg.runtime.errors import InvalidValue, OutputFailed, UserError
 
 SCHEMA = "epcg-found/1"
@@ -76,11 +77,14 @@ FILES = ("found.jsonl", "pictures")
 
 @dataclass(frozen=True)
 class Exported:
-    """What an export wrote: the JSONL file, how many objects, and whether ``limit`` left matching ones out."""
+    """What an export wrote: the JSONL file, how many objects, whether ``limit`` left matching ones out, and
+    whether its objects lack the text and pictures only the job's own space can give (an untrusted run of a
+    user's space: listed by rank and score)."""
 
     path: Path
     count: int
     cut: bool
+    undrawn: bool = False
 
 
 def export(run: Any, path: Path, *, limit: int | None = LIMIT, pictures: str | None = "png",
@@ -116,7 +120,7 @@ def export(run: Any, path: Path, *, limit: int | None = LIMIT, pictures: str | N
             raise UserError(f"cannot write {where}: {exc.strerror}") from None
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-    return Exported(path / "found.jsonl", count, cut)
+    return Exported(path / "found.jsonl", count, cut, count > 0 and names_space(run.job.to_dict()) and not run.trusted)
 
 
 @contextlib.contextmanager

@@ -165,6 +165,7 @@ class Run:
         return reading(self._trusted)
 
     path = property(lambda self: self.dir.path, doc="The run directory.")
+    trusted = property(lambda self: self._trusted, doc="Whether readers may import the space its job names.")
     name = property(lambda self: self.job.name, doc="The job's name.")
     config = property(lambda self: self.job.config, doc="The validated job (a pydantic model).")
 
@@ -334,6 +335,10 @@ class Run:
         if done.cut:
             warnings.warn(f"run {self.name} found more than {limit:,} that match; these are the first {limit:,} "
                           "(limit=N for more, limit=None for all, filters to choose)", stacklevel=2)
+        if done.undrawn:
+            warnings.warn(f"run {self.name}: its objects are listed by rank, without text, their pictures naming "
+                          "them only: the space is the job's code, and reading a run never imports it; "
+                          "epcg.open(DIR, trust_space=True) draws them", stacklevel=2)
         return done.path
 
 
