@@ -192,12 +192,12 @@ def stages(config: Any) -> list[Stage]:
 
 RATIO_SECONDS = 1.3e-8
 """Compute per board of a layer (of its sample, when sampled) in its expert-ratio stage with symmetry (7×8 layer 7:
-2.7 s, layer 8: 18.1 s; ``epcg run jobs/fling.toml``, 2026-11-24); without symmetry every orbit's boards are
+2.7 s, layer 8: 18.1 s in ``epcg run jobs/fling.toml``'s results.json); without symmetry every orbit's boards are
 evaluated, about as many times more as the board has symmetries. Deeper layers cost less per board: their unique
 boards thin out faster than their trees grow (about 1.5e-8 at 9 pieces, 4e-9 at 11)."""
 DEEP_RATIO_DECAY = 0.52
 """Per piece beyond 9, the factor by which a board's share of its layer's expert-ratio compute falls (7×8 layers 9
-to 11, memoised evaluator: about 1.5e-8, 9e-9 and 4e-9 s a board, docs/scaling.md)."""
+to 11, memoised evaluator: about 1.5e-8, 9e-9 and 4e-9 s a board)."""
 
 
 def ratio_seconds(k: int) -> float:

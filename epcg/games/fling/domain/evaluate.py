@@ -162,8 +162,7 @@ def _skipped(parent, last, move, child, masks, width):
     ``parent`` and playing it first, then ``last``, gives the same board.
 
     Straight-line, like :func:`_may_move` and :func:`_pair_size`: where an inlined helper branches while it
-    holds ``masks``, Numba keeps an atomic reference-count update of the array at each call inside the walk
-    (docs/scaling.md, "11 pieces in 38 min 34 s")."""
+    holds ``masks``, Numba keeps an atomic reference-count update of the array at each call inside the walk."""
     before = max(last, 0)
     earlier = _play(parent, move, masks, width)
     return ((last >= 0) & _may_move(parent, move, masks) & _may_move(earlier, before, masks)

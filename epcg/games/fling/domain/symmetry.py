@@ -256,7 +256,7 @@ def _expand(n, k, r0, r1, src_s, out_s, w0, maps, part):
     The ranks of a few thousand boards are computed first, then read in one
     pass that prefetches a little ahead (:func:`_read_bits`): prefetched as
     soon as they are computed, the scattered reads of a large layer hold up
-    the ranking itself (docs/scaling.md). ``part`` is None
+    the ranking itself (docs/fling-symmetry.md). ``part`` is None
     (``src_s`` is the whole layer) or the first word of the layer ``src_s``
     holds: then only boards whose canonical image lies inside get bits.
     Unchecked: ``r0 < r1 <= C(n, k)``, ``out_s`` zeroed and long enough.
