@@ -14,26 +14,32 @@ from epcg.runtime import batch
 from epcg.runtime.driver import Driver
 from epcg.runtime.engine import prepare_resume
 from epcg.runtime.history import History, load
-from epcg.runtime.schemas import Batch
+from epcg.runtime.schemas import Batch, Malformed, check, typed
 from epcg.runtime.store import RunDir
 
 from .conftest import epcg
 
-INFO = {
+DATA = {
     "slurm": {"kind": "slurm", "script": "batch.sh", "walltime_seconds": 600, "signal_lead": 60, "max_requeues": 3,
               "cluster": {"kind": "slurm", "cores": 2, "memory": "4GiB"}},
     "pbs": {"kind": "pbs", "script": "batch.pbs", "walltime_seconds": 600, "signal_lead": 60, "max_requeues": 3,
             "cluster": {"kind": "pbs", "cores": 2, "memory": "4GiB"}},
     "detached": {"kind": "detached", "connect": {}},
 }
+"""batch.json of each kind, as JSON."""
+INFO = {name: typed(data, Batch) for name, data in DATA.items()}
+"""The same, as the records the kinds read."""
 
 
 def test_batch_json_names_only_a_kind_that_exists() -> None:
     assert set(INFO) == set(batch.KINDS)
-    for info in INFO.values():
-        Batch.model_validate(info)
-    with pytest.raises(ValueError, match="kind"):
-        Batch.model_validate({"kind": "lsf"})
+    for name, info in INFO.items():
+        assert batch.kind_of(info) is batch.KINDS[name]
+        assert typed(json.loads(info.model_dump_json()), Batch) == info  # written and read back, the same record
+    with pytest.raises(Malformed, match="kind"):
+        check({"kind": "lsf"}, Batch, "batch.json")
+    with pytest.raises(Malformed, match="script"):
+        check({k: v for k, v in DATA["slurm"].items() if k != "script"}, Batch, "batch.json")
 
 
 @pytest.mark.parametrize("name", sorted(INFO))
@@ -64,7 +70,7 @@ def detached_run(tmp_path_factory) -> Path:
     assert epcg("run", str(job), "--out", str(run), "--serial").returncode == 0
     shutil.rmtree(run / "manifest" / next(p.name for p in (run / "manifest").iterdir() if p.is_dir()))
     (run / "results.json").unlink()
-    (run / "batch.json").write_text(json.dumps(INFO["detached"]))
+    (run / "batch.json").write_text(json.dumps(DATA["detached"]))
     (run / "allocations.json").write_bytes(History().to_json())
     return run
 

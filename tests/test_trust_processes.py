@@ -19,6 +19,7 @@ import pytest
 
 from epcg.runtime import processes
 from epcg.runtime.history import History
+from epcg.runtime.schemas import DetachedBatch
 
 from .conftest import epcg
 
@@ -145,7 +146,7 @@ def test_a_driver_holds_the_run_for_its_whole_life(finished_run, tmp_path: Path)
         seen.append(epcg("submit", "--resume", str(run), "--detach"))
         seen.append(load(planned.run).allocations)
 
-    driver = Driver(planned.run, planned.plan.tasks(), {"kind": "detached", "connect": {}}, compute,
+    driver = Driver(planned.run, planned.plan.tasks(), DetachedBatch(kind="detached"), compute,
                     say=lambda line: None)
     assert driver.drive() == 0
     refused, allocations = seen

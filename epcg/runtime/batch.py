@@ -45,12 +45,12 @@ import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from epcg.runtime import history, processes
 from epcg.runtime.cluster import JobqueueSpec
 from epcg.runtime.errors import UserError, one_line
-from epcg.runtime.schemas import Batch, Malformed
+from epcg.runtime.schemas import Batch, DetachedBatch, Malformed, SystemBatch, typed
 from epcg.runtime.shell import command as shell_command
 from epcg.runtime.store import RunDir, write_atomic
 
@@ -65,10 +65,16 @@ DRAIN_MARGIN = 10
 # -- batch systems --------------------------------------------------------------
 
 
-class BatchKind:
+Info = TypeVar("Info", SystemBatch, DetachedBatch)
+"""The record of batch.json a batch kind writes and reads."""
+Submitted = SystemBatch | DetachedBatch
+"""A run's batch.json, as the record of its batch kind."""
+
+
+class BatchKind(Generic[Info]):
     """How a submitted run's allocations start, continue, stop and are described: a batch system's
     (:class:`BatchSystem`: SLURM, PBS) or a detached driver on this machine's (:class:`Detached`). ``info`` is
-    the run's batch.json; each kind reads the keys it wrote there."""
+    the run's batch.json, the record of the kind's own type."""
 
     name: str
     continue_how: str
@@ -80,11 +86,11 @@ class BatchKind:
         """Workers and memory per worker of one allocation (what the plan is fitted to)."""
         raise NotImplementedError
 
-    def script(self, spec: Any, info: dict[str, Any], run: Path, job_name: str) -> str | None:
+    def script(self, spec: Any, info: Info, run: Path, job_name: str) -> str | None:
         """The batch script of one allocation (None: the kind has none)."""
         raise NotImplementedError
 
-    def start(self, run: RunDir, spec: Any, info: dict[str, Any], job_name: str, say: Callable[[str], None]) -> None:
+    def start(self, run: RunDir, spec: Any, info: Info, job_name: str, say: Callable[[str], None]) -> None:
         """Start the run's first allocation (the run is recorded in batch.json and the history) and say how."""
         raise NotImplementedError
 
@@ -94,19 +100,19 @@ class BatchKind:
         """The batch job id of the allocation this process runs in (None: not a batch job)."""
         return None
 
-    def limits(self, info: dict[str, Any], job_id: str | None, began: float) -> tuple[float | None, float | None]:
+    def limits(self, info: Info, job_id: str | None, began: float) -> tuple[float | None, float | None]:
         """The allocation's time limit and when to drain before it (epoch seconds; None: no limit)."""
         return None, None
 
-    def grace(self, info: dict[str, Any]) -> int:
+    def grace(self, info: Info) -> int:
         """Seconds the chunks in flight get after a drain."""
         raise NotImplementedError
 
-    def max_requeues(self, info: dict[str, Any]) -> int | None:
+    def max_requeues(self, info: Info) -> int | None:
         """Allocations after the first that a submission may use (None: no limit)."""
         return None
 
-    def continuation(self, run: RunDir, info: dict[str, Any], after: str | None, number: int,
+    def continuation(self, run: RunDir, info: Info, after: str | None, number: int,
                      say: Callable[[str], None]) -> str | None:
         """Submit the allocation that follows this one (its job id), or say why none (None)."""
         return None
@@ -114,7 +120,7 @@ class BatchKind:
     def cancel_job(self, job_id: str, drain: bool) -> None:
         """Cancel a job of this kind (``drain``: tell the running one to stop handing out chunks instead)."""
 
-    def cluster(self, run: RunDir, info: dict[str, Any]) -> contextlib.AbstractContextManager[Path | str | None]:
+    def cluster(self, run: RunDir, info: Info) -> contextlib.AbstractContextManager[Path | str | None]:
         """Where the allocation's chunks run: the scheduler file to connect through (None: the submission's)."""
         raise NotImplementedError
 
@@ -129,17 +135,17 @@ class BatchKind:
         """The batch system's state of each of these jobs it knows."""
         return {}
 
-    def head(self, run: RunDir, info: dict[str, Any], requeues: int) -> str:
+    def head(self, run: RunDir, info: Info, requeues: int) -> str:
         """``epcg status``'s first line of the submission."""
         return f"submitted: {self.name}"
 
-    def unseen(self, run: RunDir, info: dict[str, Any], alloc: history.Allocation) -> str | None:
+    def unseen(self, run: RunDir, info: Info, alloc: history.Allocation) -> str | None:
         """Why an allocation without an end does not run any more, when only this host can tell (None: ask
         :meth:`states`)."""
         return None
 
 
-class BatchSystem(BatchKind):
+class BatchSystem(BatchKind[SystemBatch]):
     """What differs between batch systems: the script header, the commands, the launcher, the job id."""
 
     submit_command: str
@@ -171,43 +177,43 @@ class BatchSystem(BatchKind):
     def workers(self, spec: Any) -> tuple[int, int | None]:
         return spec.nodes * workers_per_node(spec), worker_memory_limit(spec)
 
-    def script(self, spec: Any, info: dict[str, Any], run: Path, job_name: str) -> str | None:
-        return script(self, spec, info["walltime_seconds"], run, job_name, spec.python or sys.executable)
+    def script(self, spec: Any, info: SystemBatch, run: Path, job_name: str) -> str | None:
+        return script(self, spec, int(info.walltime_seconds), run, job_name, spec.python or sys.executable)
 
-    def start(self, run: RunDir, spec: Any, info: dict[str, Any], job_name: str, say: Callable[[str], None]) -> None:
+    def start(self, run: RunDir, spec: Any, info: SystemBatch, job_name: str, say: Callable[[str], None]) -> None:
         logs_dir(run)
         script_path = folder(run) / self.script_name
         job_id = submit(self, script_path)
         history.update(run, lambda past: past.waiting(job_id))
         say(f"{job_name}: submitted batch job {job_id} -> {run.path}")
-        say(f"batch script: {script_path} (walltime {info['walltime_seconds']} s, "
+        say(f"batch script: {script_path} (walltime {info.walltime_seconds} s, "
             f"signal {spec.signal_lead} s before it, at most {spec.max_requeues} requeues)")
 
     def allocation_id(self) -> str | None:
         return os.environ.get(self.job_id_variable)
 
-    def limits(self, info: dict[str, Any], job_id: str | None, began: float) -> tuple[float | None, float | None]:
-        end = (self.end_time(job_id) if job_id else None) or began + info["walltime_seconds"]
-        return end, end - info["signal_lead"]
+    def limits(self, info: SystemBatch, job_id: str | None, began: float) -> tuple[float | None, float | None]:
+        end = (self.end_time(job_id) if job_id else None) or began + info.walltime_seconds
+        return end, end - info.signal_lead
 
-    def grace(self, info: dict[str, Any]) -> int:
-        return max(1, int(info["signal_lead"]) - DRAIN_MARGIN)
+    def grace(self, info: SystemBatch) -> int:
+        return max(1, int(info.signal_lead) - DRAIN_MARGIN)
 
-    def max_requeues(self, info: dict[str, Any]) -> int | None:
-        return int(info["max_requeues"])
+    def max_requeues(self, info: SystemBatch) -> int | None:
+        return int(info.max_requeues)
 
-    def continuation(self, run: RunDir, info: dict[str, Any], after: str | None, number: int,
+    def continuation(self, run: RunDir, info: SystemBatch, after: str | None, number: int,
                      say: Callable[[str], None]) -> str | None:
-        if number - 1 >= info["max_requeues"]:
-            say(f"epcg: no continuation: all {info['max_requeues']} requeues are spent")
+        if number - 1 >= info.max_requeues:
+            say(f"epcg: no continuation: all {info.max_requeues} requeues are spent")
             return None
-        return submit(self, folder(run) / info["script"], after=after)
+        return submit(self, folder(run) / info.script, after=after)
 
     def cancel_job(self, job_id: str, drain: bool) -> None:
         call(self.cancel_args(job_id, drain))
 
-    def cluster(self, run: RunDir, info: dict[str, Any]) -> contextlib.AbstractContextManager[Path | str | None]:
-        return allocation_cluster(run, JobqueueSpec.model_validate(info["cluster"]), self)
+    def cluster(self, run: RunDir, info: SystemBatch) -> contextlib.AbstractContextManager[Path | str | None]:
+        return allocation_cluster(run, JobqueueSpec.model_validate(info.cluster), self)
 
     def stop(self, run: RunDir, past: history.History, waiting: str | None) -> tuple[list[str], list[str]]:
         stopped = []
@@ -220,8 +226,8 @@ class BatchSystem(BatchKind):
                 stopped.append(f"job {alloc['job']} (running: stops handing out chunks)")
         return stopped, []
 
-    def head(self, run: RunDir, info: dict[str, Any], requeues: int) -> str:
-        return f"submitted: {self.name} ({run.path / info['script']}), requeued {requeues} of {info['max_requeues']}"
+    def head(self, run: RunDir, info: SystemBatch, requeues: int) -> str:
+        return f"submitted: {self.name} ({folder(run) / info.script}), requeued {requeues} of {info.max_requeues}"
 
 
 def _clock(seconds: int) -> str:
@@ -352,7 +358,7 @@ DETACHED_GRACE = 30
 """Seconds a detached driver gives the chunks in flight after ``epcg cancel``."""
 
 
-class Detached(BatchKind):
+class Detached(BatchKind[DetachedBatch]):
     """No batch system (``submit --detach``): one driver, a daemon on this machine, runs the run on the cluster
     the submission named; nothing requeues it, ``epcg cancel`` signals its process."""
 
@@ -364,19 +370,19 @@ class Detached(BatchKind):
 
         return spec.workers or default_workers(), local_memory(spec)
 
-    def script(self, spec: Any, info: dict[str, Any], run: Path, job_name: str) -> str | None:
+    def script(self, spec: Any, info: DetachedBatch, run: Path, job_name: str) -> str | None:
         return None
 
-    def start(self, run: RunDir, spec: Any, info: dict[str, Any], job_name: str, say: Callable[[str], None]) -> None:
+    def start(self, run: RunDir, spec: Any, info: DetachedBatch, job_name: str, say: Callable[[str], None]) -> None:
         pid = spawn_detached(run)
         say(f"{job_name}: driver started in the background (pid {pid}) -> {run.path}")
         say(f"its output: {driver_log(run)}")
 
-    def grace(self, info: dict[str, Any]) -> int:
+    def grace(self, info: DetachedBatch) -> int:
         return DETACHED_GRACE
 
-    def cluster(self, run: RunDir, info: dict[str, Any]) -> contextlib.AbstractContextManager[Path | str | None]:
-        return contextlib.nullcontext((info.get("connect") or {}).get("scheduler_file"))
+    def cluster(self, run: RunDir, info: DetachedBatch) -> contextlib.AbstractContextManager[Path | str | None]:
+        return contextlib.nullcontext(info.connect.scheduler_file)
 
     def stop(self, run: RunDir, past: history.History, waiting: str | None) -> tuple[list[str], list[str]]:
         stopped, left = [], []
@@ -394,7 +400,7 @@ class Detached(BatchKind):
                             "nothing was signalled)")
         return stopped, left
 
-    def unseen(self, run: RunDir, info: dict[str, Any], alloc: history.Allocation) -> str | None:
+    def unseen(self, run: RunDir, info: DetachedBatch, alloc: history.Allocation) -> str | None:
         seen = processes.state(alloc)
         if seen == "alive":
             return None
@@ -407,13 +413,13 @@ class Detached(BatchKind):
 
 SYSTEMS: dict[str, BatchSystem] = {"slurm": Slurm(), "pbs": Pbs()}
 """The batch systems a cluster file's ``kind`` names."""
-KINDS: dict[str, BatchKind] = {**SYSTEMS, "detached": Detached()}
+KINDS: dict[str, BatchKind[Any]] = {**SYSTEMS, "detached": Detached()}
 """Every batch kind by the name batch.json records."""
 
 
-def kind_of(info: dict[str, Any]) -> BatchKind:
+def kind_of(info: Submitted) -> BatchKind[Any]:
     """The batch kind a run's batch.json names."""
-    return KINDS[info["kind"]]
+    return KINDS[info.kind]
 
 
 def call(args: list[str]) -> None:
@@ -439,9 +445,9 @@ class Submission:
     detached driver's local cluster, or None: a running scheduler, whose workers the plan cannot know before
     it runs), and the record batch.json keeps of it."""
 
-    kind: BatchKind
+    kind: BatchKind[Any]
     spec: Any
-    info: dict[str, Any]
+    info: Submitted
 
 
 def check_idle(run: RunDir) -> None:
@@ -506,22 +512,23 @@ def submit(kind: BatchSystem, script_path: Path, after: str | None = None) -> st
 # -- run directory ----------------------------------------------------------------
 
 
-def write_batch(run: RunDir, info: dict[str, Any], script_text: str | None) -> None:
+def write_batch(run: RunDir, info: Submitted, script_text: str | None) -> None:
     """Record how the run was submitted (and its script) in the run directory."""
-    if script_text is not None:
-        path = folder(run) / info["script"]
+    if script_text is not None and isinstance(info, SystemBatch):
+        path = folder(run) / info.script
         write_atomic(path, script_text)
         path.chmod(0o755)
-    run.write_text(BATCH_FILE, json.dumps(info, indent=2) + "\n")
+    run.write_text(BATCH_FILE, info.model_dump_json(indent=2) + "\n")
 
 
-def read_batch(run: RunDir) -> dict[str, Any] | None:
+def read_batch(run: RunDir) -> Submitted | None:
     """How the run was submitted, or None for a run that was not (``epcg run``)."""
     try:
-        info: dict[str, Any] | None = run.read_json(BATCH_FILE, Batch)
-        return info
+        data = run.read_json(BATCH_FILE, Batch)
     except (FileNotFoundError, Malformed):
         return None
+    info: Submitted | None = None if data is None else typed(data, Batch)
+    return info
 
 
 def write_scheduler_file(run: RunDir, address: str) -> Path:
@@ -551,7 +558,7 @@ def driver_log(run: RunDir) -> Path:
 # -- the history of allocations ---------------------------------------------------
 
 
-def describe(run: RunDir, info: dict[str, Any], records: dict[str, dict[str, Any]], finished: bool,
+def describe(run: RunDir, info: Submitted, records: dict[str, dict[str, Any]], finished: bool,
              env: dict[str, str] | None = None) -> list[str]:
     """Lines for ``epcg status``: the batch kind, each allocation, the pending continuation and its state."""
     past = history.load(run)
@@ -560,7 +567,7 @@ def describe(run: RunDir, info: dict[str, Any], records: dict[str, dict[str, Any
     kind = kind_of(info)
     ids = [job for a in allocations if (job := a.get("job"))] + ([past.next] if past.next else [])
     states = kind.states(ids, env)
-    limit = info.get("max_requeues")
+    limit = info.max_requeues if isinstance(info, SystemBatch) else None
     requeues = max(0, len(allocations) - 1)
     lines = [kind.head(run, info, requeues)]
     for n, alloc in enumerate(allocations, 1):
@@ -585,7 +592,7 @@ def describe(run: RunDir, info: dict[str, Any], records: dict[str, dict[str, Any
     return lines
 
 
-def continue_command(run: RunDir, info: dict[str, Any]) -> str:
+def continue_command(run: RunDir, info: Submitted) -> str:
     """The command that continues a submitted run, as it must be typed."""
     return shell_command("submit --resume", run.path, *kind_of(info).continue_how.split())
 

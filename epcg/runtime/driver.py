@@ -43,7 +43,7 @@ class Driver:
     ``run_chunks`` (default: the allocation's own Dask cluster for a batch kind, the submission's scheduler file
     for ``--detach``)."""
 
-    def __init__(self, run: RunDir, tasks: list[Task], info: dict[str, Any], run_chunks: Chunks,
+    def __init__(self, run: RunDir, tasks: list[Task], info: batch.Submitted, run_chunks: Chunks,
                  say: Callable[[str], None] = print,
                  cluster: Callable[[], AbstractContextManager[Path | str | None]] | None = None) -> None:
         self.run, self.tasks, self.info = run, tasks, info
@@ -122,7 +122,7 @@ class Driver:
             self.say(f"epcg: continuation job {job} cancelled: cancelled by epcg cancel")
             return
         self.say(f"epcg: continuation: job {job} submitted, starts after job {self.job_id} ends "
-                 f"(requeue {self.number} of {self.info['max_requeues']})")
+                 f"(requeue {self.number} of {self.kind.max_requeues(self.info)})")
 
     def _compute(self) -> tuple[str, int]:
         """Run the unfinished chunks; why the allocation ended and the exit status."""
@@ -265,7 +265,7 @@ def _note(line: str) -> None:
 # -- epcg cancel -----------------------------------------------------------------------
 
 
-def cancel(run: RunDir, info: dict[str, Any]) -> tuple[History, list[str], list[str]]:
+def cancel(run: RunDir, info: batch.Submitted) -> tuple[History, list[str], list[str]]:
     """Ask a submitted run to stop: ``cancel`` set (no allocation computes after this), the waiting
     continuation cancelled, each running allocation told to drain. Returns the history as stored, what was
     stopped and what was not signalled (a driver gone, or on another host), as phrases."""

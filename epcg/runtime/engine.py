@@ -446,19 +446,20 @@ class Engine:
         report.html list it."""
         from epcg.runtime.batch import read_batch
         from epcg.runtime.driver import Driver
+        from epcg.runtime.schemas import Connect, DetachedBatch
 
         planned = prepare_resume(where)
         run = planned.run
         info = read_batch(run)
         if info is None:
             raise UserError(f"{run.path} was not submitted: use {command('resume', run.path)}")
-        connect = info.get("connect") or {}
+        connect = info.connect if isinstance(info, DetachedBatch) else Connect()  # an allocation's own cluster
         options = Options(max_tasks=max(planned.plan.num_tasks, 1), force=True)
         run_session = session or (lambda runner, p, new, t, o: runner.execute(p, new, t, o))
 
         def run_chunks(scheduler_file: Path | str | None) -> None:
-            on = target(connect.get("cluster_file"), connect.get("scheduler"), scheduler_file,
-                        connect.get("workers"), connect.get("threads_per_worker"))
+            on = target(connect.cluster_file, connect.scheduler, scheduler_file, connect.workers,
+                        connect.threads_per_worker)
             run_session(self, planned, False, on, options)
 
         driver = Driver(run, planned.plan.tasks(), info, run_chunks, say=self.say)

@@ -29,8 +29,8 @@ from pydantic import ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr
 
 from epcg.runtime.errors import UserError, one_line
 
-__all__ = ["Malformed", "Stored", "Identity", "Record", "Results", "Allocation", "History", "Batch", "Live",
-           "Verified", "Lease", "PlanFile", "loads", "check"]
+__all__ = ["Malformed", "Stored", "Identity", "Record", "Results", "Allocation", "History", "Batch",
+           "SystemBatch", "DetachedBatch", "Live", "Verified", "Lease", "PlanFile", "loads", "check", "typed"]
 
 Number = Annotated[StrictInt | StrictFloat, pydantic.Field(allow_inf_nan=False)]
 """A finite number (JSON reads NaN and Infinity too)."""
@@ -119,25 +119,27 @@ class Connect(Stored):
     scheduler_file: StrictStr | None = None
 
 
-class Batch(Stored):
-    """batch.json: how a run was submitted (a batch system's script and limits, or a detached driver)."""
+class SystemBatch(Stored):
+    """batch.json of a run submitted to a batch system (SLURM, PBS): its script and limits, and the cluster file
+    its allocations start."""
 
-    kind: Literal["slurm", "pbs", "detached"]
-    """The batch kind (``epcg.runtime.batch.KINDS``)."""
-    script: StrictStr | None = None
-    walltime_seconds: Seconds | None = None
-    signal_lead: Seconds | None = None
-    max_requeues: StrictInt | None = None
-    cluster: dict[str, Any] | None = None
-    connect: Connect | None = None
+    kind: Literal["slurm", "pbs"]
+    script: StrictStr
+    walltime_seconds: Seconds
+    signal_lead: Seconds
+    max_requeues: Annotated[StrictInt, pydantic.Field(ge=0)]
+    cluster: dict[str, Any]
 
-    @pydantic.model_validator(mode="after")
-    def _submitted(self) -> Batch:
-        if self.kind != "detached":
-            for key in ("script", "walltime_seconds", "max_requeues", "cluster"):
-                if getattr(self, key) is None:
-                    raise ValueError(f"a {self.kind} submission needs {key}")
-        return self
+
+class DetachedBatch(Stored):
+    """batch.json of a run a detached driver on this machine runs: how it reaches its cluster."""
+
+    kind: Literal["detached"]
+    connect: Connect = Connect()
+
+
+Batch = Annotated[SystemBatch | DetachedBatch, pydantic.Field(discriminator="kind")]
+"""batch.json: how a run was submitted, as the record of its batch kind (``epcg.runtime.batch.KINDS``)."""
 
 
 class Live(Stored):
@@ -197,6 +199,11 @@ def check(value: Any, schema: Any, where: str, context: dict[str, Any] | None = 
     except (RecursionError, OverflowError, MemoryError) as exc:
         raise Malformed(f"{where} is damaged (nested or sized beyond reading: {type(exc).__name__})") from None
     return value
+
+
+def typed(value: Any, schema: Any) -> Any:
+    """``value`` (checked against ``schema`` already: :func:`check`) as ``schema``'s objects, models and all."""
+    return _adapter(schema).validate_python(value)
 
 
 def loads(data: str | bytes | None, schema: Any, where: str, context: dict[str, Any] | None = None) -> Any:

@@ -12,7 +12,7 @@ from epcg.runtime.plan import Plan
 from epcg.runtime.readout import Readout, outputs_written, read
 from epcg.runtime.registry import job_kind, reading
 from epcg.runtime.runplan import RunPlan
-from epcg.runtime.schemas import Live, Malformed
+from epcg.runtime.schemas import DetachedBatch, Live, Malformed, SystemBatch
 from epcg.runtime.shell import command
 from epcg.runtime.outputs import LIVE, RESULTS
 from epcg.runtime.store import RunDir
@@ -27,7 +27,8 @@ class Status:
     done: dict[str, dict[str, Any]]
     readout: Readout
     live: dict[str, Any]
-    batch: dict[str, Any] | None
+    batch: SystemBatch | DetachedBatch | None
+    """How the run was submitted (batch.json), None for a run that was not."""
     damaged: str | None
     """The line saying results.json is damaged (truncated, or not of its kind's shape); None if absent or sound."""
 

@@ -11,6 +11,7 @@ from epcg.runtime.batch import KINDS, Submission, check_submittable
 from epcg.runtime.cluster import JobqueueSpec, SchedulerSpec, load_cluster, parse_walltime
 from epcg.runtime.engine import target
 from epcg.runtime.errors import UserError
+from epcg.runtime.schemas import Connect, DetachedBatch, SystemBatch
 
 
 def batch_submission(cluster_file: Path | None, walltime: str | None, max_requeues: int | None,
@@ -39,9 +40,9 @@ def batch_submission(cluster_file: Path | None, walltime: str | None, max_requeu
     spec = spec.model_copy(update=update)
     source = f"cluster file {cluster_file}" + (f" with --walltime {walltime}" if walltime else "")
     kind = check_submittable(spec, spec.walltime_seconds, source)
-    info = {"kind": kind.name, "script": kind.script_name, "walltime_seconds": spec.walltime_seconds,
-            "signal_lead": spec.signal_lead, "max_requeues": spec.max_requeues,
-            "cluster": spec.model_dump(mode="json")}
+    info = SystemBatch(kind=kind.name, script=kind.script_name, walltime_seconds=spec.walltime_seconds,
+                       signal_lead=spec.signal_lead, max_requeues=spec.max_requeues,
+                       cluster=spec.model_dump(mode="json"))
     return Submission(kind, spec, info)
 
 
@@ -55,8 +56,8 @@ def detached_submission(cluster_file: Path | None, walltime: str | None, max_req
     spec = target(cluster_file, scheduler, scheduler_file, workers, threads_per_worker).spec
     if isinstance(spec, JobqueueSpec):
         raise UserError(f"cluster file {cluster_file} is kind = {spec.kind!r}: submit it without --detach")
-    info = {"kind": "detached", "connect": {
-        "cluster_file": str(Path(cluster_file).absolute()) if cluster_file else None,
-        "scheduler": scheduler, "workers": workers, "threads_per_worker": threads_per_worker,
-        "scheduler_file": str(Path(scheduler_file).absolute()) if scheduler_file else None}}
+    info = DetachedBatch(kind="detached", connect=Connect(
+        cluster_file=str(Path(cluster_file).absolute()) if cluster_file else None,
+        scheduler=scheduler, workers=workers, threads_per_worker=threads_per_worker,
+        scheduler_file=str(Path(scheduler_file).absolute()) if scheduler_file else None))
     return Submission(KINDS["detached"], None if isinstance(spec, SchedulerSpec) else spec, info)
