@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import pytest
@@ -23,9 +24,13 @@ FIELDS = {
                                     for d in ["witness", "fling", "triple", "dwp"]])
 def test_export_lines_and_pictures(domain: str, tmp_path: Path) -> None:
     run = small_run(domain)
-    out = run.export(tmp_path / "x", limit=3)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        out = run.export(tmp_path / "x", limit=3)
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert 0 < len(lines) <= 3 and len({line["id"] for line in lines}) == len(lines)
+    cut = [str(w.message) for w in said if "found more than 3" in str(w.message)]
+    assert len(cut) == (len(lines) == 3 and len(list(run.found())) > 3), said  # said exactly when some were left out
     for line in lines:
         assert line["schema"] == SCHEMA and line["job"] == run.name
         assert FIELDS[line["type"]] <= set(line)
