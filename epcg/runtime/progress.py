@@ -237,21 +237,27 @@ def counting(say: Callable[[str], None], what: str, total: int, every: float | N
              ) -> Iterator[Callable[[int], None]]:
     """A counter of ``total`` units for the block to call as units end; every ``every`` seconds (None: never)
     ``say`` is told "<time> <what>: N of TOTAL (P %)": progress of a step that is not a run's chunks, such as
-    verifying them before a resume."""
-    done = 0
+    verifying them before a resume. A block that outlasts one interval says it at least once."""
+    done = lines = 0
     lock = threading.Lock()
     stopped = threading.Event()
+    began = time.monotonic()
 
     def count(units: int) -> None:
         nonlocal done
         with lock:
             done += units
 
+    def report() -> None:
+        nonlocal lines
+        with lock:
+            now = done
+            lines += 1
+        say(f"{time.strftime('%H:%M:%S')} {what}: {now:,} of {total:,} ({100 * now / max(total, 1):.0f} %)")
+
     def tick() -> None:
         while not stopped.wait(every):
-            with lock:
-                now = done
-            say(f"{time.strftime('%H:%M:%S')} {what}: {now:,} of {total:,} ({100 * now / max(total, 1):.0f} %)")
+            report()
 
     thread = threading.Thread(target=tick, name="epcg-counting", daemon=True) if every else None
     if thread is not None:
@@ -262,3 +268,5 @@ def counting(say: Callable[[str], None], what: str, total: int, every: float | N
         stopped.set()
         if thread is not None:
             thread.join()
+            if not lines and time.monotonic() - began >= (every or 0):
+                report()  # the ticker may not have woken yet (a busy machine)
