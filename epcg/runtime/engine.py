@@ -298,7 +298,7 @@ class Engine:
 
     def fit(self, planned: RunPlan, new: bool, workers: int, memory: int | None, done: dict[str, Any],
             options: Options, threads: int = 1, parallel: int | None = None) -> RunPlan:
-        """A new run's plan fitted to ``workers`` with ``memory`` each (:func:`~epcg.runtime.runplan.fitted`);
+        """A new run's plan fitted to ``workers`` with ``memory`` each (:func:`~epcg.runtime.tuning.fitted`);
         refuse (one line) what they cannot take. ``parallel``: tasks computing at once (default: every thread of
         every worker). (``epcg submit`` fits a job to one allocation's workers before any of them exists.)"""
         with os_errors_are_input():
