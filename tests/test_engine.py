@@ -72,7 +72,8 @@ def test_a_bad_job_is_refused_alike_by_the_cli_the_api_and_the_driver(tmp_path: 
     messages = {refusal(cli.stderr).replace(str(tmp_path / "cli"), "OUT"),
                 refusal(detached.stderr).replace(str(tmp_path / "detached"), "OUT"),
                 " ".join(str(api.value).split()).replace(str(tmp_path / "api"), "OUT")}
-    assert len(messages) == 1, messages
+    free = re.compile(r"only [\d.]+ [KMGT]?i?B is free")  # other processes write meanwhile: the figure is live
+    assert len({free.sub("only … is free", m) for m in messages}) == 1, messages
     assert seconds < 2 * cli_seconds + 5, f"epcg.run took {seconds:.0f} s to refuse, epcg run {cli_seconds:.0f} s"
     assert sorted(p.name for p in tmp_path.iterdir()) == (["cluster.toml"] if cluster else [])
 
