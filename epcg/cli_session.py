@@ -41,7 +41,7 @@ def run_session(runner: Engine, planned: RunPlan, new: bool, target: Target, opt
     """Run ``planned`` to the end and print its outputs; Ctrl-C, SIGTERM and SIGHUP stop it with the resume
     command and the signal's exit status."""
     try:
-        outcome = runner.execute(planned, new, target, options)
+        outcome = runner.run(planned, new, target, options)
     except KeyboardInterrupt as exc:
         if new and not planned.run.exists():
             echo("\ninterrupted before the run directory was created; nothing was written", err=True)

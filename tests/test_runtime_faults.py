@@ -145,8 +145,9 @@ def test_soak_short(fling_job: Path, reference: Path, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_soak_20_kills(tmp_path: Path) -> None:
-    job = tmp_path / "f66-7.toml"
-    job.write_text(FLING_6X6.replace("max_pieces = 6", "max_pieces = 7"))
+    """20 kills at random moments of a run of 860 chunks (a session does about ten before its kill), each resumed."""
+    job = tmp_path / "f66-8.toml"
+    job.write_text(FLING_6X6.replace("max_pieces = 6", "max_pieces = 8"))
     reference = tmp_path / "ref"
     assert epcg("run", str(job), "--out", str(reference), "--serial").returncode == 0
     tally = soak(job, reference, tmp_path / "run", kills=20, seed=20, pause=0.5)

@@ -89,7 +89,7 @@ def run(job: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str
     path = out if out is not None else Path("runs") / validated.name
     decision, planned = runner.resolve(validated, path, Options())
     if decision != FINISHED:
-        runner.execute(planned, decision == NEW, where)
+        runner.run(planned, decision == NEW, where)
     return Run(path, trust_space=True)
 
 

@@ -13,7 +13,7 @@ Preparing a new run (:meth:`Engine.start`)::
                         ─► the target: this process for a small job, else the cluster asked for
                         ─► memory fit (tuning.fit_memory) ─► limits checked (estimate.check)
 
-and then (:meth:`Engine.execute`) claim → verify (resume) → execute → finish → report → release.
+and then (:meth:`Engine.run`) claim → verify (resume) → execute → finish → report → release.
 Every ``OSError`` on the way is one line naming the path and the system's reason: a
 :class:`UserError` before the run directory is claimed, a :class:`TaskFailed` with the resume command
 after.
@@ -64,7 +64,7 @@ starting the embedded cluster and warming its workers costs about as much."""
 
 
 Session = Callable[["Engine", RunPlan, bool, "Target", "Options"], Any]
-"""Runs a planned run's unfinished chunks with an engine (``runner.execute(planned, new, target, options)``,
+"""Runs a planned run's unfinished chunks with an engine (``runner.run(planned, new, target, options)``,
 and whatever its caller prints around it)."""
 Allocations = Callable[[RunDir, dict[str, dict[str, Any]]], list[dict[str, Any]] | None]
 """The allocations results.json lists, given the run and its records (None: the run was never submitted)."""
@@ -219,7 +219,7 @@ class Engine:
 
     # ---- running --------------------------------------------------------------------------------------------
 
-    def execute(self, planned: RunPlan, new: bool, target: Target, options: Options = Options()) -> Outcome:
+    def run(self, planned: RunPlan, new: bool, target: Target, options: Options = Options()) -> Outcome:
         """Fit, check, claim, verify (resume), run the unfinished chunks, finish and report; then release.
 
         SIGTERM and SIGHUP stop it like Ctrl-C (an :class:`Interrupted` carrying the signal); whole chunks are
@@ -441,7 +441,7 @@ class Engine:
 
     def drive(self, where: str | os.PathLike[str], session: Session | None = None) -> int:
         """One allocation of a submitted run (what its batch script or detached driver runs); the exit status.
-        ``session`` runs the unfinished chunks (default: :meth:`execute`; the command line prints the outputs
+        ``session`` runs the unfinished chunks (default: :meth:`run`; the command line prints the outputs
         and the resume command with it); the allocation hands its end to :func:`finish`, so results.json and
         report.html list it."""
         from epcg.runtime.batch import read_batch
@@ -455,7 +455,7 @@ class Engine:
             raise UserError(f"{run.path} was not submitted: use {command('resume', run.path)}")
         connect = info.connect if isinstance(info, DetachedBatch) else Connect()  # an allocation's own cluster
         options = Options(max_tasks=max(planned.plan.num_tasks, 1), force=True)
-        run_session = session or (lambda runner, p, new, t, o: runner.execute(p, new, t, o))
+        run_session = session or (lambda runner, p, new, t, o: runner.run(p, new, t, o))
 
         def run_chunks(scheduler_file: Path | str | None) -> None:
             on = target(connect.cluster_file, connect.scheduler, scheduler_file, connect.workers,

@@ -121,6 +121,7 @@ def test_sampled_counts_are_the_draws_counted_and_do_not_depend_on_chunks(tmp_pa
 def test_a_layer_beyond_ratio_sample_is_evaluated_on_its_sampled_blocks(tmp_path: Path) -> None:
     from epcg.combinatorics.bitboard import BitboardCombinations
     from epcg.games.fling.domain.evaluate import tree_sizes
+    from epcg.games.fling.domain.patterns import patterns_of
     from epcg.games.fling.domain.symmetry import canonical, symmetry_maps
 
     job = {**JOB, "width": 5, "height": 5, "ratio_sample": 20_000, "seed": 3, "top_puzzles": 5}
@@ -138,9 +139,12 @@ def test_a_layer_beyond_ratio_sample_is_evaluated_on_its_sampled_blocks(tmp_path
     assert plain.results["ratio_histograms"][-2]["exact"] and plain.results["evaluated"] == len(sample)
     best = max(b / e for b, e in ratio.values())
     maps, lex = symmetry_maps(5, 5), BitboardCombinations(25, 5)
-    # the best list shows each orbit by its lowest-rank board, which may lie outside the sampled blocks
+    # the best orbits are named by their lowest-rank boards and the puzzles by their patterns' lowest-rank
+    # boards, either of which may lie outside the sampled blocks: each must stand for a sampled board
     sampled_orbits = {lex.rank(int(canonical(_bits(25, 5, r), maps))) for r in ratio}
-    assert {p["rank"] for p in plain.results["puzzles"]} <= sampled_orbits
+    assert len(plain.results["best_orbits"]) == 5 and set(plain.results["best_orbits"]) <= sampled_orbits
+    sampled_patterns = {p.key for p in patterns_of(5, 5, np.array([_bits(25, 5, r) for r in ratio], np.uint64))}
+    assert {p["pattern"] for p in plain.results["puzzles"]} <= sampled_patterns
     assert plain.results["puzzles"][0]["ratio"] == best
     assert "random 3" in plain.summary  # "the N in a random 37.6% of the layer's blocks"
     # with symmetry, an orbit is in the sample when its canonical board's block is: all its boards count
