@@ -86,7 +86,7 @@ def test_example_gives_table_2(example_on_path: None, tmp_path: Path) -> None:
     rows = [(3, 3, 3), (3, 3, 5), (3, 4, 3), (3, 4, 5), (4, 4, 3), (4, 4, 4), (4, 4, 5), (4, 4, 6)]
     builtin, example = tmp_path / "builtin", tmp_path / "example"
     assert epcg("run", str(JOBS / "witness-must-cross.toml"), "--out", str(builtin),
-                "--set", "figures_per_row=0").returncode == 0
+                "--set", builtin_rows(rows), "--set", "figures_per_row=0").returncode == 0
     result = epcg("run", str(EXAMPLE / "job.toml"), "--out", str(example), timeout=3600)
     assert result.returncode == 0, result.stderr
     assert_same_rows(example, builtin, rows)

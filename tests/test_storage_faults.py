@@ -58,7 +58,7 @@ def reference(request, tmp_path_factory) -> tuple[str, Any, int]:
     return request.param, results(out), counted.calls
 
 
-@pytest.mark.parametrize("store", ["posix", pytest.param("s3", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("store", ["posix", pytest.param("s3", marks=[pytest.mark.slow, pytest.mark.timeout(1800)])])
 def test_a_fault_at_every_storage_call(reference, store: str, tmp_path: Path, request, capsys) -> None:
     """On a POSIX directory and on the S3 server (whose calls are fewer or more: the count is per store)."""
     name, expected, calls = reference
