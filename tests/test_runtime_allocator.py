@@ -1,4 +1,5 @@
-"""A task process keeps its freed chunk buffers: reallocating one costs no page faults, on a Dask worker too."""
+"""A task process keeps its freed chunk buffers: reallocating one costs no page faults, on a Dask worker too; and
+gives them back near the memory at which its worker would be paused."""
 
 from __future__ import annotations
 
@@ -91,3 +92,28 @@ def test_a_worker_that_ran_a_task_keeps_its_buffers(tmp_path: Path) -> None:
         assert ran.returncode == 0, ran.stderr
         (after,) = client.run(buffer_faults).values()
     assert fresh > 100 * CYCLES and after < CYCLES, (fresh, after)
+
+
+GIVE_BACK_PROBE = """
+import sys
+import numpy as np
+import psutil
+from epcg.runtime.allocator import give_back, keep_chunk_buffers
+assert keep_chunk_buffers()
+held = [np.ones(1 << 20, dtype=np.uint64) for _ in range(24)]  # 24 buffers of 8 MiB at one time
+above = np.ones(1 << 12, dtype=np.uint64)  # a block of 32 KiB above them that stays: the heap's top is not free
+del held
+kept = psutil.Process().memory_info().rss
+far = give_back(100 * kept)  # far below the pause line: kept
+near = give_back(kept)  # at it: given back
+print(far, near, kept - psutil.Process().memory_info().rss)
+"""
+
+
+def test_kept_buffers_are_given_back_near_the_pause_line() -> None:
+    """The buffers a task's process keeps (here 192 MiB freed below a block still in use, which no trim of the
+    heap's top reaches) stay while the process is far below the memory at which its worker would pause, and go
+    back to the system near it."""
+    out = subprocess.run([sys.executable, "-c", GIVE_BACK_PROBE], cwd=Path(__file__).parents[1],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out[:2] == ["False", "True"] and int(out[2]) > 160 << 20, out

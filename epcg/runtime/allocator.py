@@ -12,6 +12,12 @@ kept in the heap, and its top trimmed only past ``TRIM_THRESHOLD``, a freed buff
 is reused. The process then keeps what its threads once held at one time, up to
 ``TRIM_THRESHOLD`` a thread arena more. Larger blocks (a whole layer) are still
 mapped and unmapped on their own.
+
+What is kept counts as the process's memory. A Dask worker with a memory limit
+pauses above a fraction of it and, paused, runs no task that could free
+anything, so the kept buffers alone could hold it paused for ever: after each
+task such a worker gives them back (:func:`give_back`) once it is above
+``GIVE_BACK`` of that fraction.
 """
 
 from __future__ import annotations
@@ -29,19 +35,45 @@ _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
 
 
+GIVE_BACK = 0.75
+"""The share of the memory at which Dask pauses a worker above which the worker gives its kept buffers back after
+a task (0.6 of its limit with Dask's defaults, Dask's own ``target`` fraction)."""
+
+
+@lru_cache(maxsize=1)
+def _glibc() -> ctypes.CDLL | None:
+    """The C library when it is glibc's (whose ``mallopt`` and ``malloc_trim`` these calls mean), else None."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c"))
+        libc.gnu_get_libc_version  # noqa: B018 - glibc only: another libc's mallopt takes other parameters
+    except (OSError, AttributeError, TypeError):
+        return None
+    libc.mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    libc.malloc_trim.argtypes = (ctypes.c_size_t,)
+    return libc
+
+
 @lru_cache(maxsize=1)
 def keep_chunk_buffers() -> bool:
     """Set glibc's thresholds in this process once (called as a process first opens a run's Zarr group, which
     every chunk read or write passes: tasks, verification, reports, export); False where malloc is not glibc's
     (musl, macOS), which is left as it is."""
-    name = ctypes.util.find_library("c")
-    try:
-        libc = ctypes.CDLL(name)
-        mallopt = libc.mallopt
-        libc.gnu_get_libc_version  # noqa: B018 - glibc only: another libc's mallopt takes other parameters
-    except (OSError, AttributeError, TypeError):
+    libc = _glibc()
+    if libc is None:
         return False
-    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
-    mapped = mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
-    trimmed = mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD)
+    mapped = libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+    trimmed = libc.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD)
     return bool(mapped and trimmed)
+
+
+def give_back(pause_at: int) -> bool:
+    """Hand the freed buffers this process keeps back to the operating system (glibc's ``malloc_trim``) if its
+    resident memory is above ``GIVE_BACK`` of ``pause_at``, the bytes at which its worker would be paused;
+    whether it did."""
+    import psutil  # Dask's own measure of a worker's memory (distributed depends on it)
+
+    libc = _glibc()
+    if libc is None or psutil.Process().memory_info().rss <= GIVE_BACK * pause_at:
+        return False
+    libc.malloc_trim(0)
+    return True

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol
 
+from epcg.runtime.allocator import give_back
 from epcg.runtime.errors import StaleTask, TaskFailed, UserError, one_line
+from epcg.runtime.estimate import usable_memory
 from epcg.runtime.jobs import Job
 from epcg.runtime.plan import Plan, Stage, Task
 from epcg.runtime.registry import job_kind, vetted
@@ -56,6 +58,14 @@ def run_task(domain: str, job_json: str, run_path: str, fence: str | None, task:
     place UserError; any other exception becomes a TaskFailed naming the chunk
     (one line at the client).
     """
+    try:
+        return _attempts(domain, job_json, run_path, fence, task)
+    finally:
+        _give_back_near_pause()
+
+
+def _attempts(domain: str, job_json: str, run_path: str, fence: str | None, task: Task) -> dict[str, Any]:
+    """:func:`run_task`'s attempts."""
     for attempt in range(1, RETRIES + 1):
         try:
             with vetted():
@@ -116,6 +126,18 @@ def run_tasks_quietly(domain: str, job_json: str, run_path: str, fence: str | No
         if isinstance(out[-1], Failed):
             break
     return out
+
+
+def _give_back_near_pause() -> None:
+    """On a Dask worker with a memory limit, the kept chunk buffers back to the system when the worker is near the
+    memory at which Dask pauses it (:func:`~epcg.runtime.allocator.give_back`)."""
+    distributed = sys.modules.get("distributed")  # a process that never imported it is no worker
+    try:
+        limit = distributed.get_worker().memory_manager.memory_limit if distributed is not None else None
+    except ValueError:
+        return
+    if limit:
+        give_back(usable_memory(limit))
 
 
 def worker_address() -> str | None:
