@@ -35,7 +35,7 @@ from epcg.combinatorics.jit import INLINE, KERNEL
 from epcg.combinatorics.binomial import BINOMIAL
 from epcg.combinatorics.bits import ctz, popcount
 from epcg.combinatorics.combinations import _unrank_lex
-from epcg.games.witness.domain.kernels import _and_level, _count_and, _keep, _ones, _record
+from epcg.games.witness.domain.kernels import _and_level, _count_and, _cross_leaves, _keep, _ones, _record
 from epcg.games.witness.domain.rule_check import SQUARE, STAR, TRIANGLE, path_ok
 
 # spec fields
@@ -337,6 +337,7 @@ def scan_rules(rows, spec, radices, tri_values, offsets, pair_index, num_paths, 
     counts = np.zeros(max(n, 1), dtype=np.int64)
     valid = 0  # levels of cur that hold the ANDs of ``before``'s atoms
     solvable = 0
+    crossed = 0  # placements counted by _cross_leaves
     r = start
     while r < stop:
         if r == start:
@@ -365,6 +366,12 @@ def scan_rules(rows, spec, radices, tri_values, offsets, pair_index, num_paths, 
         run = 1 if leaf < 0 else min(stop - r, spec[NPOS] - sel[leaf] if n == 0 else spec[VALUES + TRIANGLE] - vidx[n - 1])
         lo = np.uint64(span[m - 1, 0])
         hi = np.uint64(span[m - 1, 1])
+        if lo < hi and (n == 0 or tri_values[vidx[n - 1] + run - 1] - tri_values[vidx[n - 1]] == run - 1):
+            # the run's rows are consecutive: must-cross's own leaf loop (it adds the solvable ones to acc)
+            _cross_leaves(cur, span, m - 1, rows, atoms[m - 1], atoms[m - 1] + run, r, start, stop, lengths, acc,
+                          ranks, longs, hist, bands, kept)
+            crossed += run
+            lo = hi
         for j in range(run if lo < hi else 0):
             q = atoms[m - 1]
             if j > 0:
@@ -382,7 +389,7 @@ def scan_rules(rows, spec, radices, tri_values, offsets, pair_index, num_paths, 
                 digits[6] += run - 1
         r += run
     acc[2] += solvable
-    acc[3] += stop - start
+    acc[3] += stop - start - crossed  # _cross_leaves counted its leaves
 
 
 @njit(**INLINE)
