@@ -183,7 +183,8 @@ def _step(spec, radices, tri_values, digits, sel, cells, types, vidx, values):
         _next_lex(cells, 0, spec[NCELLS], n)
     elif d < 4:
         _first(cells, 0, n)
-    _arrangement(digits[5], spec[COUNTS:COUNTS + 6], n, types)
+    if radices[5] > 1:  # with one arrangement of the types, they stay as decoded
+        _arrangement(digits[5], spec[COUNTS:COUNTS + 6], n, types)
     vidx[:] = 0
     _values(n, types, vidx, tri_values, values)
     return item
