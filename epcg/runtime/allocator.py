@@ -15,9 +15,11 @@ mapped and unmapped on their own.
 
 What is kept counts as the process's memory. A Dask worker with a memory limit
 pauses above a fraction of it and, paused, runs no task that could free
-anything, so the kept buffers alone could hold it paused for ever: after each
-task such a worker gives them back (:func:`give_back`) once it is above
-``GIVE_BACK`` of that fraction.
+anything, so the kept buffers alone could hold it paused for ever, and kept
+buffers beside a task's own can take it past the limit. So a worker that ends a
+task above ``GIVE_BACK`` of that fraction gives them back and stops keeping
+them (:func:`give_back`): near its limit it allocates as glibc does under Dask's
+nanny, every buffer of 128 KiB or more mapped and returned on its own.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ TRIM_THRESHOLD = 64 << 20
 """Free bytes at the top of a heap (one per thread arena) before malloc gives them back."""
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
+RETURNED_FROM = 128 << 10
+"""Both thresholds once a worker stops keeping buffers: glibc's default mmap threshold (the nanny sets the trim
+threshold lower still, 64 KiB)."""
 
 
 GIVE_BACK = 0.75
@@ -67,13 +72,15 @@ def keep_chunk_buffers() -> bool:
 
 
 def give_back(pause_at: int) -> bool:
-    """Hand the freed buffers this process keeps back to the operating system (glibc's ``malloc_trim``) if its
-    resident memory is above ``GIVE_BACK`` of ``pause_at``, the bytes at which its worker would be paused;
-    whether it did."""
+    """If this process's resident memory is above ``GIVE_BACK`` of ``pause_at`` (the bytes at which its worker
+    would be paused), hand the freed buffers it keeps back to the operating system (glibc's ``malloc_trim``) and
+    keep none from now on; whether it did."""
     import psutil  # Dask's own measure of a worker's memory (distributed depends on it)
 
     libc = _glibc()
     if libc is None or psutil.Process().memory_info().rss <= GIVE_BACK * pause_at:
         return False
+    libc.mallopt(_M_MMAP_THRESHOLD, RETURNED_FROM)
+    libc.mallopt(_M_TRIM_THRESHOLD, RETURNED_FROM)
     libc.malloc_trim(0)
     return True
