@@ -372,14 +372,14 @@ def scan_rules(rows, spec, radices, tri_values, offsets, pair_index, num_paths, 
             _cross_leaves(cur, span, m - 1, rows, atoms[m - 1], atoms[m - 1] + run, r, start, stop, lengths, acc,
                           ranks, longs, hist, bands, kept)
             crossed += run
-            lo = hi
-        for j in range(run if lo < hi else 0):
-            q = atoms[m - 1]
-            if j > 0:
-                q = offsets[2] + sel[leaf] + j if n == 0 else \
-                    offsets[4] + 3 * cells[n - 1] + tri_values[vidx[n - 1] + j] - 1
-            count, first = _count_and(cur, m - 1, rows, q, lo, hi, _exact(acc, hist))
-            solvable += _fold(count, first, r + j, lengths, acc, ranks, longs, hist, bands, kept)
+        elif lo < hi:
+            for j in range(run):
+                q = atoms[m - 1]
+                if j > 0:
+                    q = offsets[2] + sel[leaf] + j if n == 0 else \
+                        offsets[4] + 3 * cells[n - 1] + tri_values[vidx[n - 1] + j] - 1
+                count, first = _count_and(cur, m - 1, rows, q, lo, hi, _exact(acc, hist))
+                solvable += _fold(count, first, r + j, lengths, acc, ranks, longs, hist, bands, kept)
         if run > 1:
             if n == 0:
                 sel[leaf] += run - 1
